@@ -1,0 +1,58 @@
+"""Library API under the CLI: migrate one source text, get code and diagnostics back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hcmigrate.diagnostics import Diagnostic
+
+Strategy = Literal["native", "compat"]
+
+
+@dataclass(frozen=True)
+class Options:
+    strategy: Strategy = "native"
+    add_todos: bool = False  # add `# TODO(hcmigrate): HCBxxx ...` at sites left for a human
+    select: frozenset[str] | None = None  # rule codes (or prefixes) to apply; None = all
+    ignore: frozenset[str] = frozenset()  # rule codes (or prefixes) to skip
+    target_jax: tuple[int, ...] | None = None  # None = newest JAX
+
+
+@dataclass
+class MigrationResult:
+    original: str
+    code: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.code != self.original
+
+    @property
+    def needs_human(self) -> bool:
+        return any(d.level.needs_human for d in self.diagnostics)
+
+
+class MigrationError(Exception):
+    """The source could not be migrated (e.g. it does not parse). Carries a location."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.col = col
+
+
+def might_use_host_callback(text: str) -> bool:
+    """Cheap text pre-filter: False only when the text cannot touch the legacy API."""
+    from hcmigrate.codemod import might_use_host_callback as check
+
+    return check(text)
+
+
+def migrate_source(text: str, options: Options | None = None, *, filename: str = "<string>") -> MigrationResult:
+    """Migrate Python source text. Raises MigrationError for text that cannot be parsed."""
+    from hcmigrate.codemod import migrate
+
+    return migrate(text, options or Options(), filename=filename)

@@ -1,0 +1,42 @@
+"""Diagnostics: what the codemod did or left alone at each site, Ruff-style (code, message, level)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass
+
+
+class Level(str, enum.Enum):
+    """How safe a rewrite is, in the spirit of Ruff's fix-safety levels."""
+
+    FIXED = "fixed"  # rewritten; nothing observable changes
+    FIXED_WITH_NOTE = "fixed-with-behaviour-note"  # rewritten; a documented difference remains
+    COMPAT_FALLBACK = "compat-fallback"  # pointed at compat.host_callback (legacy semantics kept)
+    MANUAL = "manual"  # left alone; a human must decide
+
+    @property
+    def needs_human(self) -> bool:
+        return self is Level.MANUAL
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str  # e.g. "HCB101"
+    message: str
+    level: Level
+    line: int  # 1-based, in the file (or notebook cell) the text came from
+    col: int  # 1-based
+    cell: int | None = None  # notebook cell number (1-based) when the source is a notebook
+
+    def location(self, filename: str) -> str:
+        if self.cell is not None:
+            return f"{filename}:cell {self.cell}:{self.line}:{self.col}"
+        return f"{filename}:{self.line}:{self.col}"
+
+    def format(self, filename: str) -> str:
+        return f"{self.location(filename)}: {self.code} [{self.level.value}] {self.message}"
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        data["level"] = self.level.value
+        return data

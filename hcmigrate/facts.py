@@ -1,0 +1,130 @@
+"""The one table of legacy -> modern API facts that every rule reads.
+
+Source: ../shared/design/host-callback-facts.md (verified against real JAX releases) and the
+legacy jax 0.4.30 sources. Rules never spell a legacy or modern name themselves; they look
+it up here, so a fact corrected here is corrected everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+LEGACY_MODULE = "jax.experimental.host_callback"
+# Where `--strategy compat` and compat fallbacks point.
+COMPAT_MODULE = "compat.host_callback"
+COMPAT_ALIAS = "hcb_compat"
+
+
+@dataclass(frozen=True)
+class LegacyFunction:
+    """Signature of a legacy public function (jax 0.4.30), in call-binding order."""
+
+    name: str
+    positional: tuple[str, ...]
+    keyword_only: tuple[str, ...] = ()
+    # Spellings the seed tutorials use; read as the real parameter (see facts page).
+    seed_aliases: dict[str, str] = field(default_factory=dict)
+    accepts_extra_keywords: bool = False  # id_print prints **kwargs; id_tap rejects them
+
+
+LEGACY_FUNCTIONS: dict[str, LegacyFunction] = {
+    "id_tap": LegacyFunction(
+        "id_tap",
+        positional=("tap_func", "arg"),
+        keyword_only=("result", "tap_with_device", "device_index", "callback_flavor"),
+        seed_aliases={"tap_with_transform": "tap_with_transform"},
+    ),
+    "id_print": LegacyFunction(
+        "id_print",
+        positional=("arg",),
+        keyword_only=("result", "tap_with_device", "device_index", "output_stream", "threshold", "callback_flavor"),
+        accepts_extra_keywords=True,
+    ),
+    "call": LegacyFunction(
+        "call",
+        positional=("callback_func", "arg"),
+        keyword_only=("result_shape", "call_with_device", "device_index", "callback_flavor"),
+        seed_aliases={"result_shape_dtypes": "result_shape"},
+    ),
+    "barrier_wait": LegacyFunction("barrier_wait", positional=("logging_name",)),
+    "stop_outfeed_receiver": LegacyFunction("stop_outfeed_receiver", positional=()),
+}
+
+# Exceptions: legacy barrier_wait raised CallbackException; modern callbacks surface errors
+# raised on the host as jax.errors.JaxRuntimeError (a RuntimeError) at the call.
+LEGACY_EXCEPTIONS = ("CallbackException", "TapFunctionException")
+MODERN_EXCEPTION = "jax.errors.JaxRuntimeError"
+
+LEGACY_ENUMS = ("CallbackFlavor",)
+
+# Internals some projects reached into; no public modern equivalent.
+LEGACY_INTERNALS = ("outside_call_p", "id_tap_dep_p", "id_p")
+
+# Config flags that only existed for host_callback; `jax.config.update` of them fails on
+# modern JAX (unknown option), and they had no effect outside host_callback.
+LEGACY_CONFIG_FLAGS = (
+    "jax_host_callback_inline",
+    "jax_host_callback_outfeed",
+    "jax_host_callback_max_queue_byte_size",
+    "jax_host_callback_legacy",
+    "jax_host_callback_ad_transforms",
+)
+
+
+@dataclass(frozen=True)
+class ModernName:
+    """A modern callable and how generated code imports it."""
+
+    dotted: str  # what generated code writes
+    import_module: str  # `import X` or `from X import Y` target
+    import_name: str | None = None
+
+
+MODERN = {
+    "io_callback": ModernName("io_callback", "jax.experimental", "io_callback"),
+    "pure_callback": ModernName("jax.pure_callback", "jax"),
+    "debug_callback": ModernName("jax.debug.callback", "jax"),
+    "debug_print": ModernName("jax.debug.print", "jax"),
+    "effects_barrier": ModernName("jax.effects_barrier", "jax"),
+    "ShapeDtypeStruct": ModernName("jax.ShapeDtypeStruct", "jax"),
+    "tree_map": ModernName("jax.tree.map", "jax"),
+    "canonicalize_dtype": ModernName("jax.dtypes.canonicalize_dtype", "jax"),
+}
+
+# Legacy `call` took a numeric scalar as result_shape and used its canonicalised dtype:
+# 1.0 -> float32[], 1 -> int32[], True -> bool[], 1j -> complex64[] (without x64).
+SCALAR_RESULT_DTYPES = {"float": "float32", "int": "int32", "bool": "bool", "complex": "complex64"}
+# Dtype spellings that are already canonical without x64 (no canonicalize_dtype needed).
+CANONICAL_DTYPE_NAMES = frozenset(
+    {"float32", "float16", "bfloat16", "int32", "int16", "int8", "uint32", "uint16", "uint8", "bool_", "bool", "complex64"}
+)
+
+# `vmap_method=` exists from jax 0.4.35; `vectorized=` was removed in 0.6 (on 0.10 it is
+# silently forwarded to the callback as a keyword argument).
+VMAP_METHOD_SINCE = (0, 4, 35)
+VMAP_METHOD_FOR_VECTORIZED = {True: "legacy_vectorized", False: "sequential"}
+DEFAULT_VMAP_METHOD = "sequential"
+
+# Modules whose functions compute without side effects: a `call` to one of them may become
+# a pure_callback (which the compiler may drop or repeat).
+PURE_MODULE_PREFIXES = ("numpy.", "scipy.", "math.", "cmath.", "jax.numpy.", "jax.scipy.", "operator.")
+PURE_BUILTINS = frozenset(
+    {
+        "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "float", "frozenset", "int",
+        "isinstance", "len", "list", "max", "min", "pow", "range", "reversed", "round", "set", "slice",
+        "sorted", "str", "sum", "tuple", "zip", "map", "filter", "type", "getattr", "hasattr",
+    }
+)
+# Array methods that return new values (never mutate); calls to them keep a function pure.
+PURE_METHODS = frozenset(
+    {
+        "astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "sum", "mean", "prod", "max", "min",
+        "argmax", "argmin", "std", "var", "dot", "copy", "conj", "real", "imag", "cumsum", "cumprod", "round",
+        "clip", "item", "tolist", "all", "any", "swapaxes", "view", "get", "keys", "values", "items",
+        "__array__", "block_until_ready",
+    }
+)
+
+# Sort order of a legacy id_print header line: kwargs sorted by key, "transforms" included
+# when non-empty; values printed as `k: v` separated by single spaces.
+ID_PRINT_HEADER_SEPARATOR = " "
