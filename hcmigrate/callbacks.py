@@ -1,0 +1,243 @@
+"""Host functions given to legacy calls: how to adapt them, and whether they are pure.
+
+Legacy called `tap(arg, transforms)` (`, device=dev` with tap_with_device) and
+`callback(arg)` (`, device=dev` with call_with_device). Modern callbacks call `f(arg)`.
+An unused `transforms`/`device` parameter of a lambda or module-local function is dropped;
+anything else is wrapped (`lambda arg: tap(arg, ())`) or, when the device is really used,
+sent to the compat runtime.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import libcst as cst
+
+from hcmigrate.facts import PURE_BUILTINS, PURE_METHODS, PURE_MODULE_PREFIXES
+
+Mode = Literal["as_is", "edit", "wrap", "compat"]
+
+
+@dataclass
+class Adaptation:
+    mode: Mode
+    drop: tuple[str, ...] = ()  # parameters to remove (mode == "edit")
+    transforms_used: bool = False  # the function reads `transforms` (it now always gets ())
+    reason: str = ""
+
+
+def names_used(node: cst.CSTNode) -> set[str]:
+    """Every bare Name value appearing in `node` (conservative: shadowing counts as a use)."""
+    found: set[str] = set()
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.add(n.value)
+
+    node.visit(_Names())
+    return found
+
+
+def adapt(params: cst.Parameters, body: cst.CSTNode, *, passes_transforms: bool, passes_device: bool) -> Adaptation:
+    """How to make a function with `params` callable as `f(arg)`."""
+    used = names_used(body)
+    positional = list(params.posonly_params) + list(params.params)
+    star = params.star_arg if isinstance(params.star_arg, cst.Param) else None
+    drop: list[str] = []
+    transforms_used = False
+
+    rest = positional[1:]
+    if not positional and star is None:
+        return Adaptation("wrap", reason="the function takes no argument")
+    if not positional:
+        # `lambda *args: ...`: modern passes (arg,) instead of (arg, transforms)
+        if star.name.value in used and passes_transforms:
+            return Adaptation("wrap", transforms_used=True, reason="it reads its *args")
+    if passes_transforms:
+        if rest:
+            transforms = rest.pop(0)
+            if transforms.name.value in used:
+                return Adaptation("wrap", transforms_used=True, reason="it reads `transforms`")
+            drop.append(transforms.name.value)
+        elif star is not None and star.name.value in used:
+            return Adaptation("wrap", transforms_used=True, reason="it reads its *args")
+    device_param = None
+    if passes_device:
+        for p in rest + list(params.kwonly_params):
+            if p.name.value == "device":
+                device_param = p
+        if device_param is not None:
+            if device_param.name.value in used:
+                return Adaptation("compat", reason="it uses the `device` argument")
+            drop.append("device")
+            rest = [p for p in rest if p is not device_param]
+        elif isinstance(params.star_kwarg, cst.Param):
+            if params.star_kwarg.name.value in used:
+                return Adaptation("compat", reason="it may read `device` from **kwargs")
+        else:
+            return Adaptation("wrap", reason="it has no `device` parameter")
+    if any(p.default is None for p in rest):
+        return Adaptation("wrap", reason="it takes more required arguments than the tap value")
+    if not drop:
+        return Adaptation("as_is")
+    return Adaptation("edit", drop=tuple(drop))
+
+
+def drop_params(params: cst.Parameters, drop: tuple[str, ...]) -> cst.Parameters:
+    def keep(ps):
+        return [p for p in ps if p.name.value not in drop]
+
+    new = params.with_changes(
+        posonly_params=keep(params.posonly_params),
+        params=keep(params.params),
+        kwonly_params=keep(params.kwonly_params),
+    )
+    # A bare `*` with no keyword-only parameters left is a syntax error.
+    if not new.kwonly_params and isinstance(new.star_arg, cst.ParamStar):
+        new = new.with_changes(star_arg=cst.MaybeSentinel.DEFAULT)
+    # Re-flow commas so no dangling separator stays behind.
+    groups = [("posonly_params", new.posonly_params), ("params", new.params), ("kwonly_params", new.kwonly_params)]
+    for attr, group in groups:
+        if group:
+            last = group[-1]
+            if not _has_more_after(new, attr):
+                group = [*group[:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+                new = new.with_changes(**{attr: group})
+    return new
+
+
+def _has_more_after(params: cst.Parameters, attr: str) -> bool:
+    order = ["posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"]
+    for later in order[order.index(attr) + 1:]:
+        value = getattr(params, later)
+        if isinstance(value, (list, tuple)) and value:
+            return True
+        if isinstance(value, (cst.Param, cst.ParamStar)):
+            return True
+    return False
+
+
+# --- purity -------------------------------------------------------------------------------
+
+
+@dataclass
+class PurityChecker:
+    """Is a host function *visibly* free of side effects? (Then `call` may become
+    pure_callback, which the compiler may drop or repeat.) Conservative: unknown means no."""
+
+    qualified_names: callable  # node -> set[str]
+    resolve_function: callable  # Name node -> FunctionDef | None
+    _seen: set = field(default_factory=set)
+
+    def function(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Lambda):
+            return self.expression(node.body, local=names_used(node.params))
+        names = self.qualified_names(node)
+        if names and all(self._pure_qualified(n) for n in names):
+            return True
+        if isinstance(node, cst.Name):
+            fdef = self.resolve_function(node)
+            if fdef is not None and id(fdef) not in self._seen:
+                self._seen.add(id(fdef))
+                return not fdef.decorators and self.statements(fdef.body.body, local=names_used(fdef.params))
+        if isinstance(node, cst.Call) and self._is_partial(node.func):
+            return bool(node.args) and self.function(node.args[0].value) and all(
+                self.expression(a.value, set()) for a in node.args[1:]
+            )
+        return False
+
+    def _is_partial(self, func: cst.BaseExpression) -> bool:
+        return "functools.partial" in self.qualified_names(func)
+
+    @staticmethod
+    def _pure_qualified(name: str) -> bool:
+        return name.startswith(PURE_MODULE_PREFIXES) or (name.startswith("builtins.") and name[9:] in PURE_BUILTINS) or name in PURE_BUILTINS
+
+    def statements(self, body, local: set[str]) -> bool:
+        local = set(local)
+        for stmt in body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            if not self._local_target(t.target):
+                                return False
+                            local |= names_used(t.target)
+                        if not self.expression(small.value, local):
+                            return False
+                    elif isinstance(small, cst.AnnAssign):
+                        if not self._local_target(small.target) or (small.value and not self.expression(small.value, local)):
+                            return False
+                        local |= names_used(small.target)
+                    elif isinstance(small, cst.AugAssign):
+                        if not isinstance(small.target, cst.Name) or not self.expression(small.value, local):
+                            return False
+                    elif isinstance(small, cst.Return):
+                        if small.value is not None and not self.expression(small.value, local):
+                            return False
+                    elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                        continue  # docstring
+                    elif isinstance(small, cst.Pass):
+                        continue
+                    else:
+                        return False
+            elif isinstance(stmt, cst.If):
+                if not self.expression(stmt.test, local) or not self.statements(stmt.body.body, local):
+                    return False
+                if stmt.orelse is not None:
+                    orelse = stmt.orelse
+                    if isinstance(orelse, cst.If):
+                        if not self.statements([orelse], local):
+                            return False
+                    elif not self.statements(orelse.body.body, local):
+                        return False
+            elif isinstance(stmt, cst.For):
+                local |= names_used(stmt.target)
+                if not self.expression(stmt.iter, local) or not self.statements(stmt.body.body, local) or stmt.orelse:
+                    return False
+            else:
+                return False
+        return True
+
+    @staticmethod
+    def _local_target(target: cst.BaseExpression) -> bool:
+        if isinstance(target, cst.Name):
+            return True
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return all(isinstance(e.value, cst.Name) for e in target.elements)
+        return False
+
+    def expression(self, node: cst.CSTNode, local: set[str]) -> bool:
+        checker = self
+        pure = True
+
+        class _Walk(cst.CSTVisitor):
+            def visit_Call(self, n: cst.Call) -> bool:
+                nonlocal pure
+                func = n.func
+                if isinstance(func, cst.Attribute) and func.attr.value in PURE_METHODS and not checker.qualified_names(func):
+                    return True  # method call on a local value, e.g. x.astype(...)
+                if isinstance(func, cst.Attribute) and func.attr.value in PURE_METHODS and isinstance(func.value, cst.Name) and func.value.value in local:
+                    return True
+                if not checker.function(func):
+                    pure = False
+                return True
+
+            def visit_Yield(self, n) -> bool:
+                nonlocal pure
+                pure = False
+                return False
+
+            def visit_Await(self, n) -> bool:
+                nonlocal pure
+                pure = False
+                return False
+
+            def visit_NamedExpr(self, n) -> bool:
+                nonlocal pure
+                pure = False
+                return False
+
+        node.visit(_Walk())
+        return pure

@@ -1,0 +1,455 @@
+"""The codemod: a libcst command that rewrites host_callback uses with the rules in `rules/`.
+
+Flow for one module:
+1. plan (a read-only pass over the metadata): find every legacy call, decide how each host
+   function is adapted, which module-local `def`s lose their transforms/device parameters,
+   and whether ordered io_callbacks appear (id_print then joins their ordered chain);
+2. rewrite (this transformer): each legacy call goes to its rule; other legacy references
+   go to `rules.references`; rules report through `report()`, the single gate that applies
+   --select/--ignore and `# noqa` / `# hcmigrate: ignore` suppressions;
+3. imports: unused legacy imports are removed (fresh scope analysis of the result) and
+   the imports the new code needs are added by libcst's AddImportsVisitor.
+
+Usable through libcst's runner: `python -m libcst.tool codemod codemod.MigrateHostCallbackCommand PATH`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from hcmigrate.api import MigrationError, MigrationResult, Options
+from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, names_used
+from hcmigrate.diagnostics import Diagnostic, Level
+from hcmigrate.exprs import parse
+from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, MODERN
+from hcmigrate.resolve import LegacyRef, classify, import_guard_fallbacks
+from hcmigrate.result_shape import ShapeConverter
+from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
+from hcmigrate.rules.base import CallSite, Rule, UnbindableCall, bind_arguments, literal_value
+from hcmigrate.rules.imports import PointImportsAtCompat, RemoveUnusedLegacyImports
+from hcmigrate.rules.references import UNBINDABLE
+
+# Text that any file touching the API must contain (the module name, or a modernisable
+# `vectorized=`). Cross-module re-exports are handled by the file-level pre-filter.
+_HINTS = ("host_callback", "vectorized")
+_SUPPRESS_ALL = re.compile(r"#\s*hcmigrate:\s*ignore\b")
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
+TODO_PREFIX = "# TODO(hcmigrate): "
+
+
+def might_use_host_callback(text: str) -> bool:
+    return any(hint in text for hint in _HINTS)
+
+
+class _SiteSkipped(Exception):
+    """Raised by report() when the site's rule is deselected or suppressed on its line."""
+
+
+_REMOVE_STATEMENT = object()
+
+
+@dataclass
+class _Plan:
+    adaptations: dict  # id(original Call) -> Adaptation
+    def_drops: dict  # id(FunctionDef) -> tuple of parameter names to drop
+    io_family: bool
+
+
+class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
+    DESCRIPTION = "Rewrite jax.experimental.host_callback uses onto modern JAX callbacks."
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider, PositionProvider)
+    REMOVE_STATEMENT = _REMOVE_STATEMENT
+
+    def __init__(self, context: CodemodContext, options: Options | None = None, strategy: str | None = None) -> None:
+        super().__init__(context)
+        options = options or Options()
+        if strategy is not None:
+            options = Options(**{**options.__dict__, "strategy": strategy})
+        self.options = options
+        self.diagnostics: list[Diagnostic] = []
+        self._lines: list[str] = []
+        self._pending_imports: list[tuple] = []
+        self._callee_ids: set[int] = set()
+        self._removed_calls: set[int] = set()
+        self._todos: dict[int, list[str]] = {}
+        self._names: set[str] = set()
+        self._fallback_locals: set[str] = set()
+        self._plan = _Plan({}, {}, False)
+        self._current: cst.CSTNode | None = None
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.add_argument("--strategy", choices=("native", "compat"), default="native")
+
+    # ------------------------------------------------------------------ module level
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        self._lines = tree.code.splitlines()
+        if not might_use_host_callback(tree.code):
+            return tree
+        self._names = names_used(tree)
+        self._fallback_locals = import_guard_fallbacks(tree)
+        if self.options.strategy == "compat":
+            return self._point_at_compat(tree)
+        self._plan = self._make_plan(tree)
+        rewritten = tree.visit(self)
+        cleanup = RemoveUnusedLegacyImports(self._report_plain)
+        return MetadataWrapper(rewritten, unsafe_skip_copy=True).visit(cleanup)
+
+    def _point_at_compat(self, tree: cst.Module) -> cst.Module:
+        transformer = PointImportsAtCompat(self._report_plain, self._suppressed)
+        transformer.metadata = self.metadata
+        result = tree.visit(transformer)
+        if transformer.needs_dotted_import:
+            AddImportsVisitor.add_needed_import(self.context, COMPAT_MODULE)
+        cleanup = RemoveUnusedLegacyImports(self._report_plain)
+        return MetadataWrapper(result, unsafe_skip_copy=True).visit(cleanup)
+
+    # ------------------------------------------------------------------ resolution
+    def _qualified(self, node: cst.CSTNode) -> set[str]:
+        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+
+    def _legacy_ref(self, node: cst.CSTNode) -> LegacyRef | None:
+        names = self.get_metadata(QualifiedNameProvider, node, None)
+        if not names:
+            return None
+        return classify(names, self._fallback_locals)
+
+    def _function_def(self, name: cst.Name) -> cst.FunctionDef | None:
+        scope = self.get_metadata(ScopeProvider, name, None)
+        if scope is None:
+            return None
+        assignments = list(scope[name.value])
+        if len(assignments) != 1:
+            return None
+        node = getattr(assignments[0], "node", None)
+        return node if isinstance(node, cst.FunctionDef) else None
+
+    def _value_used(self, call: cst.Call) -> bool:
+        return not isinstance(self.get_metadata(ParentNodeProvider, call, None), cst.Expr)
+
+    # ------------------------------------------------------------------ planning
+    def _legacy_calls(self, tree: cst.Module) -> list[tuple[cst.Call, str]]:
+        found: list[tuple[cst.Call, str]] = []
+        command = self
+
+        class _Calls(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                ref = command._legacy_ref(node.func)
+                if ref is not None and not ref.is_ambiguous and ref.member in LEGACY_FUNCTIONS:
+                    found.append((node, ref.member))
+
+        tree.visit(_Calls())
+        return found
+
+    def _make_plan(self, tree: cst.Module) -> _Plan:
+        adaptations: dict[int, Adaptation] = {}
+        per_def: dict[int, list] = {}
+        defs: dict[int, cst.FunctionDef] = {}
+        io_family = False
+        for call, member in self._legacy_calls(tree):
+            if member not in ("id_tap", "call"):
+                continue
+            try:
+                args, _ = bind_arguments(member, call)
+            except UnbindableCall:
+                continue
+            device_flag = "tap_with_device" if member == "id_tap" else "call_with_device"
+            passes_transforms = member == "id_tap" and literal_value(args.get("tap_with_transform", cst.Name("True"))) is not False
+            passes_device = literal_value(args.get(device_flag, cst.Name("False"))) is True
+            func = args.get("tap_func" if member == "id_tap" else "callback_func")
+            adaptation = self._adaptation_of(func, passes_transforms, passes_device)
+            if isinstance(func, cst.Name) and adaptation.mode == "edit":
+                fdef = self._function_def(func)
+                defs[id(fdef)] = fdef
+                per_def.setdefault(id(fdef), []).append((call, func, adaptation, passes_transforms, passes_device))
+            adaptations[id(call)] = adaptation
+            native = adaptation.mode != "compat" and self._compat_reason_for(args, device_flag) is None
+            if native and (member == "id_tap" or self._call_becomes_io(call, args)):
+                io_family = True
+        def_drops: dict[int, tuple[str, ...]] = {}
+        for key, uses in per_def.items():
+            fdef = defs[key]
+            scope = self.get_metadata(ScopeProvider, fdef, None)
+            references = set()
+            if scope is not None:
+                for assignment in scope[fdef.name.value]:
+                    references |= {id(access.node) for access in assignment.references}
+            tap_nodes = {id(func) for _, func, _, _, _ in uses}
+            drops = {a.drop for _, _, a, _, _ in uses}
+            if references <= tap_nodes and len(drops) == 1:
+                def_drops[key] = drops.pop()
+            else:  # the def is used elsewhere too: keep its signature, wrap at each site
+                for call, _, _, passes_transforms, passes_device in uses:
+                    adaptations[id(call)] = Adaptation("wrap", reason="the function is used elsewhere too")
+        return _Plan(adaptations, def_drops, io_family)
+
+    def _adaptation_of(self, func, passes_transforms: bool, passes_device: bool) -> Adaptation:
+        if not passes_transforms and not passes_device:
+            return Adaptation("as_is")
+        if isinstance(func, cst.Lambda):
+            return adapt(func.params, func.body, passes_transforms=passes_transforms, passes_device=passes_device)
+        if isinstance(func, cst.Name):
+            fdef = self._function_def(func)
+            if fdef is not None and not fdef.decorators:
+                return adapt(fdef.params, fdef.body, passes_transforms=passes_transforms, passes_device=passes_device)
+        if passes_device:
+            return Adaptation("compat", reason="may use the `device` argument (it cannot be seen from here)")
+        return Adaptation("wrap", reason="its signature cannot be seen from here")
+
+    def _call_becomes_io(self, call: cst.Call, args: dict) -> bool:
+        shape = args.get("result_shape")
+        empty = shape is None or literal_value(shape) is None or (isinstance(shape, cst.Tuple) and not shape.elements)
+        return empty or not self._value_used(call) or not self.is_pure(args["callback_func"])
+
+    # ------------------------------------------------------------------ services for rules
+    @property
+    def io_family(self) -> bool:
+        return self._plan.io_family
+
+    @property
+    def shapes(self) -> ShapeConverter:
+        return ShapeConverter(self.name, self._qualified_for_shapes, x64_possible="x64" in "\n".join(self._lines))
+
+    def _qualified_for_shapes(self, node: cst.CSTNode) -> set[str]:
+        return self._qualified(node)
+
+    def is_pure(self, func: cst.BaseExpression) -> bool:
+        return PurityChecker(self._qualified, lambda n: self._function_def(n)).function(func)
+
+    def target_at_least(self, version: tuple[int, ...]) -> bool:
+        return self.options.target_jax is None or tuple(self.options.target_jax) >= version
+
+    def name(self, key: str) -> str:
+        """Spelling of a modern API object; its import is added if the site is rewritten."""
+        modern = MODERN[key]
+        self._pending_imports.append((modern.import_module, modern.import_name, None))
+        return modern.dotted
+
+    def name_of_dotted(self, dotted: str) -> str:
+        self._pending_imports.append((dotted.split(".", 1)[0], None, None))
+        return dotted
+
+    def compat(self, member: str | None) -> cst.BaseExpression:
+        self._pending_imports.append((_COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
+        return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
+
+    def fresh_name(self, base: str) -> str:
+        name, i = base, 1
+        while name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    def adaptation(self, site: CallSite) -> Adaptation:
+        return self._plan.adaptations.get(id(site.original), Adaptation("as_is"))
+
+    def compat_reason(self, site: CallSite, device_flag: str) -> str | None:
+        return self._compat_reason_for(site.args, device_flag)
+
+    @staticmethod
+    def _compat_reason_for(args: dict, device_flag: str) -> str | None:
+        if "callback_flavor" in args:
+            return "callback_flavor= selects a legacy implementation"
+        if "device_index" in args and literal_value(args["device_index"]) != 0:
+            return "device_index= picks which device's host runs the callback"
+        if device_flag in args and literal_value(args[device_flag]) not in (True, False):
+            return f"{device_flag}= is computed at run time"
+        return None
+
+    def adapted_function(self, site: CallSite, adaptation: Adaptation, pass_transforms: bool) -> cst.BaseExpression:
+        key = "tap_func" if site.legacy_name == "id_tap" else "callback_func"
+        func = site.args[key]
+        if adaptation.mode == "edit" and isinstance(func, cst.Lambda):
+            return func.with_changes(params=drop_params(func.params, adaptation.drop))
+        if adaptation.mode == "wrap":
+            device_flag = "tap_with_device" if site.legacy_name == "id_tap" else "call_with_device"
+            param = self.fresh_name("arg") if "arg" in self._names else "arg"
+            extra = ", ()" if pass_transforms else ""
+            extra += ", device=None" if literal_value(site.args.get(device_flag, cst.Name("False"))) is True else ""
+            code = cst.Module(body=[]).code_for_node(func)
+            if not isinstance(func, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                code = f"({code})"
+            return parse(f"lambda {param}: {code}({param}{extra})")
+        return func
+
+    def report(self, rule: Rule, node: cst.CSTNode, message: str, level: Level | None = None) -> None:
+        """Record a diagnostic for a site; the single gate for selection and suppression."""
+        if not self._selected(rule.code) or self._suppressed(node, rule.code):
+            raise _SiteSkipped
+        self._add_diagnostic(rule, node, message, level or rule.level)
+
+    def _report_plain(self, rule: Rule, node: cst.CSTNode, message: str, level: Level | None) -> None:
+        if self._selected(rule.code):
+            self._add_diagnostic(rule, node, message, level or rule.level)
+
+    def _add_diagnostic(self, rule: Rule, node: cst.CSTNode, message: str, level: Level) -> None:
+        position = self.get_metadata(PositionProvider, node, None)
+        if position is None and self._current is not None:
+            position = self.get_metadata(PositionProvider, self._current, None)
+        line, col = (position.start.line, position.start.column + 1) if position else (1, 1)
+        self.diagnostics.append(Diagnostic(rule.code, message, level, line, col))
+        if level is Level.MANUAL and self.options.add_todos:
+            statement = self._enclosing_statement(node)
+            if statement is not None:
+                self._todos.setdefault(id(statement), []).append(f"{rule.code} {message}")
+
+    def _selected(self, code: str) -> bool:
+        def hit(codes) -> bool:
+            return any(code.startswith(c) for c in codes)
+
+        if self.options.ignore and hit(self.options.ignore):
+            return False
+        return self.options.select is None or hit(self.options.select)
+
+    def _suppressed(self, node: cst.CSTNode, code: str) -> bool:
+        position = self.get_metadata(PositionProvider, node, None)
+        if position is None:
+            return False
+        for text in self._lines[position.start.line - 1 : position.end.line]:
+            if _SUPPRESS_ALL.search(text):
+                return True
+            noqa = _NOQA.search(text)
+            if noqa and (noqa.group("codes") is None or code in re.split(r"[\s,]+", noqa.group("codes").upper())):
+                return True
+        return False
+
+    def _enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            node = self.get_metadata(ParentNodeProvider, node, None)
+        return node
+
+    # ------------------------------------------------------------------ the rewrite
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ref = self._legacy_ref(node.func)
+        if ref is not None and ref.member in CALL_RULES and not ref.is_ambiguous:
+            self._callee_ids.add(id(node.func))
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        # A legacy reference is handled whole at leave_Attribute; its parts are not visited.
+        return id(node) not in self._callee_ids and self._legacy_ref(node) is None
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        if id(original_node.func) in self._callee_ids:
+            member = self._legacy_ref(original_node.func).member
+            return self._run_site(original_node, lambda: self._rewrite_legacy_call(member, original_node, updated_node), updated_node)
+        names = self._qualified(original_node.func)
+        if names:
+            flag = config_flags.matches(original_node, names)
+            if flag is not None:
+                used = self._value_used(original_node)
+                return self._run_site(original_node, lambda: config_flags.rewrite(original_node, flag, used, self), updated_node)
+            if names & set(vectorized.PURE_CALLBACK):
+                return self._run_site(original_node, lambda: vectorized.rewrite(updated_node, names, self), updated_node)
+        return updated_node
+
+    def _rewrite_legacy_call(self, member: str, original: cst.Call, updated: cst.Call):
+        try:
+            args, extra = bind_arguments(member, updated)
+        except UnbindableCall as why:
+            self.report(UNBINDABLE, original, f"{member}(...): {why}; left alone", Level.MANUAL)
+            return None
+        original_args, _ = bind_arguments(member, original)
+        site = CallSite(member, original, updated, args, extra, self._value_used(original), original_args)
+        return CALL_RULES[member](site, self)
+
+    def _run_site(self, original: cst.CSTNode, rewrite, unchanged: cst.BaseExpression):
+        """Run one site's rewrite; commit its imports only if it was not skipped."""
+        self._pending_imports = []
+        self._current = original
+        try:
+            result = rewrite()
+        except _SiteSkipped:
+            return unchanged
+        for module, obj, asname in self._pending_imports:
+            AddImportsVisitor.add_needed_import(self.context, module, obj, asname)
+        if result is _REMOVE_STATEMENT:
+            self._removed_calls.add(id(original))
+            return unchanged
+        return unchanged if result is None else result
+
+    def _rewrite_reference(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
+        if id(original) in self._callee_ids:
+            return updated
+        ref = self._legacy_ref(original)
+        if ref is None:
+            return updated
+        return self._run_site(original, lambda: references.rewrite_reference(original, ref, self), updated)
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        return self._rewrite_reference(original_node, updated_node)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
+        parent = self.get_metadata(ParentNodeProvider, original_node, None)
+        if isinstance(parent, cst.Attribute) and parent.attr is original_node:
+            return updated_node
+        return self._rewrite_reference(original_node, updated_node)
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
+        if id(original_node.value) in self._removed_calls:
+            return cst.RemovalSentinel.REMOVE
+        return updated_node
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef):
+        drop = self._plan.def_drops.get(id(original_node))
+        if drop:
+            updated_node = updated_node.with_changes(params=drop_params(updated_node.params, drop))
+        return self._with_todos(original_node, updated_node)
+
+    def on_leave(self, original_node, updated_node):
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
+            return self._with_todos(original_node, result)
+        return result
+
+    def _with_todos(self, original, updated):
+        messages = self._todos.get(id(original))
+        if not messages or not hasattr(updated, "leading_lines"):
+            return updated
+        existing = {line.comment.value for line in updated.leading_lines if line.comment is not None}
+        new = [
+            cst.EmptyLine(comment=cst.Comment(TODO_PREFIX + m))
+            for m in dict.fromkeys(messages)
+            if TODO_PREFIX + m not in existing
+        ]
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *new])
+
+
+Context = MigrateHostCallbackCommand  # what rules receive
+
+
+def migrate(text: str, options: Options, *, filename: str = "<string>") -> MigrationResult:
+    """Migrate one module's source text (see hcmigrate.api.migrate_source)."""
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
+    if not might_use_host_callback(text):
+        return MigrationResult(text, text, [])
+    command = MigrateHostCallbackCommand(CodemodContext(filename=filename), options)
+    new_module = command.transform_module(module)
+    code = new_module.code
+    diagnostics = sorted(command.diagnostics, key=lambda d: (d.line, d.col, d.code))
+    if code != text:
+        try:
+            compile(code, filename, "exec", dont_inherit=True)
+        except SyntaxError as error:  # never hand back code that does not compile
+            raise MigrationError(
+                f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
+                error.lineno or 1,
+                error.offset or 1,
+            ) from None
+    return MigrationResult(text, code, diagnostics)

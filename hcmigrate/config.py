@@ -1,0 +1,151 @@
+"""`[tool.hcmigrate]` in the nearest pyproject.toml, and the target JAX version from dependency pins."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KNOWN_KEYS = {
+    "strategy": str,
+    "exclude": list,
+    "extend-exclude": list,
+    "include": list,
+    "select": list,
+    "ignore": list,
+    "target-jax": str,
+    "add-todos": bool,
+    "force-exclude": bool,
+    "respect-gitignore": bool,
+}
+STRATEGIES = ("native", "compat")
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass
+class FileConfig:
+    path: Path | None = None  # the pyproject.toml it came from
+    values: dict = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path | None:
+        return self.path.parent if self.path else None
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for d in (start, *start.parents):
+        candidate = d / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _load_toml(path: Path) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
+    """Read `[tool.hcmigrate]` from `explicit` or the nearest pyproject.toml above `start`."""
+    path = explicit or find_pyproject(start)
+    if path is None:
+        return FileConfig()
+    data = _load_toml(path)
+    section = data.get("tool", {}).get("hcmigrate")
+    if section is None:
+        return FileConfig(path, {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.hcmigrate] must be a table")
+    values = {}
+    for key, value in section.items():
+        norm = key.replace("_", "-")
+        if norm not in KNOWN_KEYS:
+            known = ", ".join(sorted(KNOWN_KEYS))
+            raise ConfigError(f"{path}: unknown key '{key}' in [tool.hcmigrate] (known keys: {known})")
+        want = KNOWN_KEYS[norm]
+        if want is list and isinstance(value, str):
+            value = [value]
+        if not isinstance(value, want) or (want is list and not all(isinstance(v, str) for v in value)):
+            raise ConfigError(f"{path}: [tool.hcmigrate] {key} must be a {want.__name__}"
+                              + (" of strings" if want is list else ""))
+        values[norm] = value
+    if "strategy" in values and values["strategy"] not in STRATEGIES:
+        raise ConfigError(f"{path}: [tool.hcmigrate] strategy must be one of {', '.join(STRATEGIES)}")
+    if "target-jax" in values:
+        parse_version(values["target-jax"], where=f"{path}: [tool.hcmigrate] target-jax")
+    return FileConfig(path, values)
+
+
+def parse_version(text: str, where: str = "--target-jax") -> tuple[int, ...]:
+    m = re.fullmatch(r"\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*", str(text))
+    if not m:
+        raise ConfigError(f"{where}: '{text}' is not a version like 0.4.35")
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+_PIN = re.compile(r"^\s*jax\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?|===)\s*[\w.*]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[\w.*]+)*)",
+                  re.IGNORECASE)
+
+
+def _lowest_allowed(spec: str) -> tuple[int, ...] | None:
+    """The oldest JAX a requirement spec allows (what generated code must run on)."""
+    low = None
+    for clause in spec.split(","):
+        m = re.match(r"\s*(===|==|>=|~=|>)\s*([\d.]+)", clause)
+        if m:
+            try:
+                v = parse_version(m.group(2).rstrip("."))
+            except ConfigError:
+                continue
+            if m.group(1) == ">":  # strictly above: the next patch release at least
+                v = v + (0,) * (3 - len(v))
+                v = v[:2] + (v[2] + 1,)
+            low = v if low is None else max(low, v)
+    return low
+
+
+def pinned_jax(root: Path) -> tuple[tuple[int, ...], str] | None:
+    """The lowest JAX version the project's dependency pins allow, and where it was found.
+
+    Looks at pyproject.toml ([project] dependencies and optional-dependencies) and
+    requirements*.txt in `root`. Returns None when nothing pins a lower bound."""
+    found: list[tuple[tuple[int, ...], str]] = []
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = _load_toml(pyproject)
+        except ConfigError:
+            data = {}
+        project = data.get("project", {})
+        deps = list(project.get("dependencies", []) or [])
+        for extra in (project.get("optional-dependencies", {}) or {}).values():
+            deps.extend(extra or [])
+        for dep in deps:
+            m = _PIN.match(str(dep).split(";")[0])
+            if m and (v := _lowest_allowed(m.group("spec"))):
+                found.append((v, f"{pyproject.name}: {dep.strip()}"))
+    for req in sorted(root.glob("requirements*.txt")):
+        try:
+            lines = req.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.split("#")[0]
+            m = _PIN.match(line.split(";")[0])
+            if m and (v := _lowest_allowed(m.group("spec"))):
+                found.append((v, f"{req.name}: {line.strip()}"))
+    if not found:
+        return None
+    return max(found, key=lambda item: item[0])

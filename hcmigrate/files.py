@@ -1,0 +1,183 @@
+"""Reading and writing source files without losing a byte.
+
+* Reading keeps the exact bytes' meaning: PEP 263 coding cookies, a UTF-8 BOM and the line
+  endings (CRLF, LF, mixed) all survive a round trip, because text is decoded without newline
+  translation and re-encoded with the same codec (and BOM).
+* Writing is atomic: the new text goes to a temporary file in the same folder, gets the old
+  file's mode bits, is flushed to disk, and replaces the old file with ``os.replace``. Just
+  before the replace the old file is checked again; if it changed since it was read, nothing
+  is written. A file reached through a symlink is never written.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+TEMP_SUFFIX = ".hcmigrate-tmp"
+
+
+class FileError(Exception):
+    """A file that cannot be processed; the message says why (path added by the caller)."""
+
+    def __init__(self, message: str, line: int | None = None, col: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.col = col
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the file looked like when it was read: checked again right before replacing it."""
+
+    mtime_ns: int
+    size: int
+    inode: int
+    digest: str
+
+
+@dataclass
+class SourceFile:
+    path: Path
+    text: str  # decoded, newlines untranslated, BOM removed
+    encoding: str  # codec used to decode (and to encode the result)
+    bom: bool
+    raw: bytes
+    snapshot: Snapshot
+
+    def encode(self, text: str) -> bytes:
+        data = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+
+def snapshot_of(path: Path, data: bytes) -> Snapshot:
+    st = os.stat(path)
+    return Snapshot(st.st_mtime_ns, st.st_size, st.st_ino, hashlib.sha1(data).hexdigest())
+
+
+def read_bytes(path: Path) -> bytes:
+    try:
+        if path.is_symlink() and not path.exists():
+            raise FileError("broken symlink or symlink loop")
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileError:
+        raise
+    except PermissionError:
+        raise FileError("permission denied (file is not readable)") from None
+    except IsADirectoryError:
+        raise FileError("is a directory") from None
+    except FileNotFoundError:
+        raise FileError("no such file") from None
+    except OSError as exc:
+        if exc.errno == 40:  # ELOOP
+            raise FileError("symlink loop") from None
+        raise FileError(f"cannot read: {exc.strerror or exc}") from None
+
+
+def looks_binary(data: bytes) -> bool:
+    return b"\x00" in data[:8192]
+
+
+def decode_python(data: bytes) -> tuple[str, str, bool]:
+    """Decode Python source bytes as the interpreter would. Returns (text, encoding, bom)."""
+    if looks_binary(data):
+        raise FileError("binary file (contains NUL bytes), not Python source")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise FileError(f"bad coding cookie: {exc}") from None
+    bom = data.startswith(codecs.BOM_UTF8)
+    body = data[len(codecs.BOM_UTF8):] if bom else data
+    codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    try:
+        text = body.decode(codec)
+    except UnicodeDecodeError as exc:
+        line = body[: exc.start].count(b"\n") + 1
+        if codec == "utf-8" and not _has_cookie(data):
+            raise FileError(
+                f"not valid UTF-8 (byte 0x{body[exc.start]:02x} at line {line}) and no PEP 263 coding "
+                "cookie; add e.g. '# -*- coding: latin-1 -*-' or re-encode the file as UTF-8",
+                line=line,
+            ) from None
+        raise FileError(f"cannot decode as {encoding} (line {line}): {exc.reason}", line=line) from None
+    return text, codec, bom
+
+
+def _has_cookie(data: bytes) -> bool:
+    import re
+
+    first_two = b"\n".join(data.splitlines()[:2])
+    return re.search(rb"^[ \t\f]*#.*?coding[:=]", first_two, re.MULTILINE) is not None
+
+
+def decode_utf8(data: bytes) -> tuple[str, str, bool]:
+    """Decode a UTF-8 text file (notebooks). Returns (text, encoding, bom)."""
+    bom = data.startswith(codecs.BOM_UTF8)
+    body = data[3:] if bom else data
+    try:
+        return body.decode("utf-8"), "utf-8", bom
+    except UnicodeDecodeError as exc:
+        raise FileError(f"not valid UTF-8: {exc.reason} at byte {exc.start}") from None
+
+
+def read_source(path: Path, *, notebook: bool = False) -> SourceFile:
+    data = read_bytes(path)
+    snap = snapshot_of(path, data)
+    text, encoding, bom = decode_utf8(data) if notebook else decode_python(data)
+    return SourceFile(path, text, encoding, bom, data, snap)
+
+
+def check_writable(path: Path) -> None:
+    """Raise FileError when `path` must not be written (symlink, read-only)."""
+    if path.is_symlink():
+        raise FileError(f"is a symlink (to {os.readlink(path)}); not written through, pass the real file")
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise FileError("not a regular file")
+    if not os.access(path, os.W_OK):
+        raise FileError("read-only file, not written (make it writable to migrate it)")
+
+
+def write_atomic(source: SourceFile, new_text: str) -> None:
+    """Replace `source.path` with `new_text`, atomically, if the file did not change meanwhile."""
+    path = source.path
+    check_writable(path)
+    data = source.encode(new_text)
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        _ensure_unchanged(source)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _ensure_unchanged(source: SourceFile) -> None:
+    path = source.path
+    try:
+        with open(path, "rb") as fh:
+            now = fh.read()
+        snap = snapshot_of(path, now)
+    except OSError as exc:
+        raise FileError(f"file disappeared or became unreadable during the run: {exc.strerror}") from None
+    old = source.snapshot
+    if snap.digest != old.digest or snap.inode != old.inode or snap.mtime_ns != old.mtime_ns:
+        raise FileError("file changed on disk while it was being migrated; not written (run again)")

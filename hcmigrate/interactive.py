@@ -1,0 +1,69 @@
+"""--interactive: show each change as a diff hunk and ask y (apply) / n (skip) / a (all) / q (quit)."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Callable
+
+import click
+
+CONTEXT = 3
+
+
+def hunks(old: str, new: str) -> list[tuple[str, int, int, int, int]]:
+    """The changed line ranges (tag, i1, i2, j1, j2) between `old` and `new`."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    return [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+
+
+def render_hunk(old_lines: list[str], new_lines: list[str], op, name: str) -> str:
+    _, i1, i2, j1, j2 = op
+    lo, hi = max(0, i1 - CONTEXT), min(len(old_lines), i2 + CONTEXT)
+    out = [f"@@ {name}:{i1 + 1} @@\n"]
+    out += [" " + line for line in old_lines[lo:i1]]
+    out += ["-" + line for line in old_lines[i1:i2]]
+    out += ["+" + line for line in new_lines[j1:j2]]
+    out += [" " + line for line in old_lines[i2:hi]]
+    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+def review(old: str, new: str, name: str, ask: Callable[[str], str], echo: Callable[[str], None],
+           accept_all: bool = False) -> tuple[str, bool, bool]:
+    """Ask about every hunk. Returns (text to write, accept_all from now on, quit)."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    out: list[str] = []
+    quit_ = False
+    for op in ops:
+        tag, i1, i2, j1, j2 = op
+        if tag == "equal":
+            out += a[i1:i2]
+            continue
+        if quit_:
+            out += a[i1:i2]
+            continue
+        if accept_all:
+            out += b[j1:j2]
+            continue
+        echo(render_hunk(a, b, op, name))
+        answer = ask("Apply this change? [y]es / [n]o / [a]ll remaining / [q]uit").strip().lower()[:1]
+        if answer == "a":
+            accept_all = True
+            out += b[j1:j2]
+        elif answer == "y":
+            out += b[j1:j2]
+        elif answer == "q":
+            quit_ = True
+            out += a[i1:i2]
+        else:
+            out += a[i1:i2]
+    return "".join(out), accept_all, quit_
+
+
+def click_ask(prompt: str) -> str:
+    return click.prompt(prompt, type=click.Choice(["y", "n", "a", "q"], case_sensitive=False),
+                        show_choices=False)
+
+
+def click_echo(text: str) -> None:
+    click.echo(text, nl=False)

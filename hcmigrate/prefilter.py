@@ -1,0 +1,172 @@
+"""Two-phase text pre-filter: which files could touch jax.experimental.host_callback at all.
+
+Phase 1 (bytes only, costs about what reading costs): a file is a candidate when it contains
+``host_callback``. Any direct use of the legacy API must spell the module name somewhere.
+
+Phase 2 (cross-module re-exports): a candidate module may bind legacy names at module level
+(``from jax.experimental import host_callback as hcb``, ``from jax.experimental.host_callback
+import id_tap``, or re-export names it got from another re-exporter). Other files that mention
+that module (by its last dotted component, or its package for ``__init__.py``) *and* one of
+those names as a word become candidates too. Repeated until nothing new is found, so chains of
+re-exports are followed. Files that fail the filter are never parsed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+NEEDLE = b"host_callback"
+GENERATED_MARKER = b"@gen" + b"erated"
+LEGACY = "jax.experimental.host_callback"
+
+
+def direct_candidate(data: bytes) -> bool:
+    return NEEDLE in data
+
+
+@dataclass(frozen=True)
+class ReExport:
+    module: str  # dotted module name of the re-exporting file (best effort from the path)
+    names: frozenset[str]  # names it binds at module level that are (or hold) legacy objects
+
+    @property
+    def stem(self) -> str:
+        return self.module.rsplit(".", 1)[-1]
+
+
+def module_name(path: Path) -> str:
+    """Dotted module name from the file's place among packages (folders with __init__.py)."""
+    path = path.resolve()
+    parts = [] if path.stem == "__init__" else [path.stem]
+    d = path.parent
+    while (d / "__init__.py").exists() and d != d.parent:
+        parts.append(d.name)
+        d = d.parent
+    return ".".join(reversed(parts)) or path.stem
+
+
+def legacy_bindings(text: str, extra_modules: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
+    """Names bound at module level (not inside functions) that refer to the legacy module or its
+    members, directly or via a re-exporting module in `extra_modules` (name -> legacy names)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    extra_modules = extra_modules or {}
+    names: set[str] = set()
+
+    def visit(body):
+        for node in body:
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name == LEGACY or a.name.startswith(LEGACY + "."):
+                        names.add(a.asname or a.name.split(".")[0])
+            elif isinstance(node, ast.ImportFrom):
+                mod = node.module or ""
+                for a in node.names:
+                    full = f"{mod}.{a.name}"
+                    if mod == LEGACY or full == LEGACY or mod.startswith(LEGACY + "."):
+                        names.add(a.asname or a.name)
+                    else:
+                        last = mod.rsplit(".", 1)[-1] if mod else ""
+                        for key, exported in extra_modules.items():
+                            stem = key.rsplit(".", 1)[-1]
+                            if (last == stem or mod.endswith(key)) and (a.name in exported or a.name == "*"):
+                                if a.name == "*":
+                                    names.update(exported)
+                                else:
+                                    names.add(a.asname or a.name)
+            elif isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+                for h in getattr(node, "handlers", []):
+                    visit(h.body)
+                visit(getattr(node, "finalbody", []))
+            elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                # `tap = hcb.id_tap` / `hcb2 = hcb`
+                root = node.value
+                while isinstance(root, ast.Attribute):
+                    root = root.value
+                if isinstance(root, ast.Name) and root.id in names:
+                    for t in node.targets:
+                        if isinstance(t, ast.Name):
+                            names.add(t.id)
+
+    visit(tree.body)
+    return frozenset(names)
+
+
+@dataclass
+class ScanResult:
+    candidates: set[int] = field(default_factory=set)  # indices into the scanned list
+    generated: set[int] = field(default_factory=set)
+    reexports: list[ReExport] = field(default_factory=list)
+    reexport_hits: dict[int, list[str]] = field(default_factory=dict)  # index -> modules it uses
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None  # reported later by the per-file step
+
+
+def scan(paths: list[Path], *, notebook_flags: list[bool] | None = None) -> ScanResult:
+    """Run both phases over `paths`. Unreadable files count as candidates (errors surface later)."""
+    res = ScanResult()
+    texts: dict[int, str] = {}
+    for i, p in enumerate(paths):
+        data = _read(p)
+        if data is None:
+            res.candidates.add(i)
+            continue
+        if GENERATED_MARKER in data:
+            res.generated.add(i)
+            continue
+        if NEEDLE in data:
+            res.candidates.add(i)
+            if not (notebook_flags and notebook_flags[i]) and (b"import" in data):
+                texts[i] = data.decode("utf-8", "replace")
+    # Phase 2: follow re-exports until a fixpoint.
+    known: dict[str, frozenset[str]] = {}
+    frontier = texts
+    while frontier:
+        new_exports: dict[str, frozenset[str]] = {}
+        for i, text in frontier.items():
+            bound = legacy_bindings(text, known)
+            if bound:
+                mod = module_name(paths[i])
+                if known.get(mod, frozenset()) | bound != known.get(mod):
+                    new_exports[mod] = known.get(mod, frozenset()) | bound
+        if not new_exports:
+            break
+        known.update(new_exports)
+        for mod, names in new_exports.items():
+            res.reexports.append(ReExport(mod, names))
+        frontier = {}
+        patterns = {
+            mod: (re.compile(rb"\b" + re.escape(mod.rsplit(".", 1)[-1].encode()) + rb"\b"),
+                  re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b"))
+            for mod, names in new_exports.items()
+        }
+        stems = {mod: mod.rsplit(".", 1)[-1].encode() for mod in new_exports}
+        for i, p in enumerate(paths):
+            if i in res.generated:
+                continue
+            data = _read(p)
+            if data is None:
+                continue
+            for mod, (mod_re, names_re) in patterns.items():
+                if stems[mod] not in data or not mod_re.search(data) or not names_re.search(data):
+                    continue
+                if module_name(p) == mod:
+                    continue
+                res.reexport_hits.setdefault(i, []).append(mod)
+                if i not in res.candidates:
+                    res.candidates.add(i)
+                    frontier[i] = data.decode("utf-8", "replace")
+    return res

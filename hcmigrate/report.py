@@ -1,0 +1,193 @@
+"""Reports: text, json, sarif, github annotations; --statistics; the closing summary."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.runner import CHANGED, FAILED, SKIPPED, UNCHANGED, FileResult
+
+FORMATS = ("text", "json", "sarif", "github")
+LEVEL_ORDER = [Level.FIXED, Level.FIXED_WITH_NOTE, Level.COMPAT_FALLBACK, Level.MANUAL]
+
+
+def all_rules() -> list:
+    """The rule registry (hcmigrate.rules.RULES), as a list sorted by code; [] if not available."""
+    try:
+        from hcmigrate.rules import RULES
+    except Exception:
+        return []
+    rules = list(RULES.values()) if isinstance(RULES, dict) else list(RULES)
+    return sorted(rules, key=lambda r: r.code)
+
+
+@dataclass
+class Summary:
+    scanned: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    skipped: int = 0
+    sites: Counter = field(default_factory=Counter)  # Level -> count
+    per_rule: Counter = field(default_factory=Counter)  # code -> count
+    needs_human: bool = False
+
+    def add(self, r: FileResult) -> None:
+        self.scanned += 1
+        if r.status == CHANGED:
+            self.changed += 1
+        elif r.status == UNCHANGED:
+            self.unchanged += 1
+        elif r.status == FAILED:
+            self.failed += 1
+        elif r.status == SKIPPED:
+            self.skipped += 1
+        for d in r.diagnostics:
+            self.sites[d.level] += 1
+            self.per_rule[d.code] += 1
+            if d.level.needs_human:
+                self.needs_human = True
+
+    def to_json(self) -> dict:
+        return {
+            "files_scanned": self.scanned,
+            "files_changed": self.changed,
+            "files_unchanged": self.unchanged,
+            "files_failed": self.failed,
+            "files_skipped": self.skipped,
+            "sites": {lvl.value: self.sites.get(lvl, 0) for lvl in LEVEL_ORDER},
+        }
+
+    def text(self, mode: str) -> str:
+        verb = {"fix": "rewritten", "review": "rewritten"}.get(mode, "would be rewritten")
+        files = f"{self.scanned} file{'s' if self.scanned != 1 else ''} scanned, {self.changed} {verb}, " \
+                f"{self.unchanged} unchanged, {self.failed} failed"
+        if self.skipped:
+            files += f", {self.skipped} skipped"
+        sites = ", ".join(f"{self.sites.get(lvl, 0)} {lvl.value}" for lvl in LEVEL_ORDER)
+        return f"{files}; sites: {sites}"
+
+
+def statistics_rows(summary: Summary) -> list[tuple[int, str, str, str]]:
+    rules = {r.code: r for r in all_rules()}
+    rows = []
+    for code, n in sorted(summary.per_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = rules.get(code)
+        rows.append((n, code, getattr(rule, "name", ""), getattr(getattr(rule, "level", None), "value", "")))
+    return rows
+
+
+def statistics_text(summary: Summary) -> str:
+    rows = statistics_rows(summary)
+    if not rows:
+        return "no sites found"
+    width = max(len(str(r[0])) for r in rows)
+    return "\n".join(f"{n:>{width}}  {code}  {name}  [{level}]".rstrip() for n, code, name, level in rows)
+
+
+# ---------------------------------------------------------------------------------------------
+def json_report(results: list[FileResult], summary: Summary, statistics: bool) -> str:
+    out = {
+        "files": [
+            {
+                "path": r.display,
+                "status": r.status,
+                **({"error": r.error, "error_location": r.error_location} if r.error else {}),
+                "diagnostics": [{**d.to_json(), "path": r.display, "location": d.location(r.display)}
+                                for d in r.diagnostics],
+            }
+            for r in results
+            if r.status != UNCHANGED or r.diagnostics
+        ],
+        "summary": summary.to_json(),
+    }
+    if statistics:
+        out["statistics"] = [{"count": n, "code": c, "name": name, "level": lvl}
+                             for n, c, name, lvl in statistics_rows(summary)]
+    return json.dumps(out, indent=2)
+
+
+_SARIF_LEVEL = {
+    Level.FIXED: "note",
+    Level.FIXED_WITH_NOTE: "warning",
+    Level.COMPAT_FALLBACK: "warning",
+    Level.MANUAL: "error",
+}
+
+
+def sarif_report(results: list[FileResult], summary: Summary) -> str:
+    from hcmigrate import __version__
+
+    rules = all_rules()
+    codes = {r.code for r in rules}
+    extra = sorted({d.code for r in results for d in r.diagnostics} - codes)
+    driver_rules = [
+        {
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "fullDescription": {"text": r.behaviour_note or r.summary},
+            "properties": {"level": r.level.value},
+        }
+        for r in rules
+    ] + [{"id": c, "shortDescription": {"text": c}} for c in extra]
+    sarif_results = []
+    for r in results:
+        for d in r.diagnostics:
+            msg = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
+            sarif_results.append({
+                "ruleId": d.code,
+                "level": _SARIF_LEVEL[d.level],
+                "message": {"text": f"[{d.level.value}] {msg}"},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": r.display.replace("\\", "/")},
+                    "region": {"startLine": d.line, "startColumn": d.col},
+                }}],
+                "properties": {"hcmigrateLevel": d.level.value, **({"cell": d.cell} if d.cell else {})},
+            })
+    notifications = [
+        {"level": "error", "message": {"text": f"{r.error_location}: {r.error}"},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.display}}}]}
+        for r in results if r.status == FAILED
+    ]
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "hcmigrate", "version": __version__,
+                                "informationUri": "https://github.com/hcmigrate/hcmigrate", "rules": driver_rules}},
+            "results": sarif_results,
+            "invocations": [{"executionSuccessful": summary.failed == 0,
+                             "toolExecutionNotifications": notifications}],
+        }],
+    }
+    return json.dumps(doc, indent=2)
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+_GH_LEVEL = {Level.FIXED: "notice", Level.FIXED_WITH_NOTE: "warning", Level.COMPAT_FALLBACK: "warning",
+             Level.MANUAL: "error"}
+
+
+def github_report(results: list[FileResult], mode: str) -> str:
+    lines = []
+    for r in results:
+        f = _gh_escape(r.display, True)
+        for d in r.diagnostics:
+            msg = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
+            lines.append(f"::{_GH_LEVEL[d.level]} file={f},line={d.line},col={d.col},"
+                         f"title={_gh_escape(d.code + ' ' + d.level.value, True)}::{_gh_escape(msg)}")
+        if r.status == FAILED:
+            line = f",line={r.error_line}" if r.error_line else ""
+            lines.append(f"::error file={f}{line},title=hcmigrate::{_gh_escape(r.error or 'failed')}")
+        elif r.status == CHANGED and mode in ("check", "diff"):
+            lines.append(f"::error file={f},title=hcmigrate::would be rewritten by hcmigrate (run `hcmigrate {_gh_escape(r.display)}`)")
+    return "\n".join(lines)

@@ -1,0 +1,122 @@
+"""Which expressions refer to the legacy module, resolved with libcst scope metadata.
+
+Text never decides: `hcb.id_tap` is legacy only when libcst's QualifiedNameProvider says the
+name `hcb` was bound by an import of `jax.experimental.host_callback` (any import form, any
+alias, in any scope). A parameter or local named `host_callback` (E2) or another module
+called `host_callback` (E1) resolves to something else and is never touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import QualifiedName, QualifiedNameSource
+
+from hcmigrate.facts import LEGACY_MODULE
+
+_PREFIX = LEGACY_MODULE + "."
+
+
+@dataclass(frozen=True)
+class LegacyRef:
+    """A reference to the legacy module (`member is None`) or to one of its members."""
+
+    member: str | None
+    ambiguous_with: tuple[str, ...] = ()  # other things the same name may mean
+
+    @property
+    def is_ambiguous(self) -> bool:
+        return bool(self.ambiguous_with)
+
+
+def legacy_member(qualified: str) -> str | None | bool:
+    """'jax.experimental.host_callback.id_tap' -> 'id_tap'; the module itself -> None;
+    anything else -> False."""
+    if qualified == LEGACY_MODULE:
+        return None
+    if qualified.startswith(_PREFIX):
+        rest = qualified[len(_PREFIX):]
+        return rest.split(".", 1)[0]
+    return False
+
+
+def classify(names: set[QualifiedName], fallback_locals: set[str] = frozenset()) -> LegacyRef | None:
+    """Decide what a node's qualified names say about the legacy API.
+
+    `fallback_locals` are local names (e.g. `hcb` in `except ImportError: hcb = None`) that
+    only mark the module as unavailable (I7 guarded import); they do not make a reference
+    ambiguous.
+    """
+    legacy: set[str | None] = set()
+    other: list[str] = []
+    for qn in names:
+        member = legacy_member(qn.name)
+        if member is False:
+            if qn.source is QualifiedNameSource.LOCAL and qn.name.split(".", 1)[0] in fallback_locals:
+                continue
+            other.append(qn.name)
+        else:
+            legacy.add(member)
+    if not legacy:
+        return None
+    if len(legacy) > 1:
+        other.extend(sorted(f"{LEGACY_MODULE}.{m}" if m else LEGACY_MODULE for m in legacy))
+    (member,) = sorted(legacy, key=lambda m: m or "")[:1]
+    return LegacyRef(member=member, ambiguous_with=tuple(sorted(other)))
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` -> 'a.b.c' for Name/Attribute chains, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def import_guard_fallbacks(module: cst.Module) -> set[str]:
+    """Names assigned `None` in an `except ImportError` handler of a try that imports the
+    legacy module (pattern I7): `try: import ...host_callback as hcb / except ImportError: hcb = None`."""
+    names: set[str] = set()
+
+    class _Finder(cst.CSTVisitor):
+        def visit_Try(self, node: cst.Try) -> None:
+            if not _mentions_legacy(node.body):
+                return
+            for handler in node.handlers:
+                for stmt in handler.body.body:
+                    if isinstance(stmt, cst.SimpleStatementLine):
+                        for small in stmt.body:
+                            if (
+                                isinstance(small, cst.Assign)
+                                and isinstance(small.value, cst.Name)
+                                and small.value.value == "None"
+                            ):
+                                for target in small.targets:
+                                    if isinstance(target.target, cst.Name):
+                                        names.add(target.target.value)
+
+    module.visit(_Finder())
+    return names
+
+
+def _mentions_legacy(block: cst.BaseSuite) -> bool:
+    found = False
+
+    class _Imports(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            nonlocal found
+            found |= any(dotted_name(a.name) in (LEGACY_MODULE,) for a in node.names)
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            nonlocal found
+            mod = dotted_name(node.module) if node.module else None
+            if mod == LEGACY_MODULE:
+                found = True
+            elif mod == LEGACY_MODULE.rsplit(".", 1)[0] and not isinstance(node.names, cst.ImportStar):
+                found |= any(a.name.value == LEGACY_MODULE.rsplit(".", 1)[1] for a in node.names)
+
+    block.visit(_Imports())
+    return found

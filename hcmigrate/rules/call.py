@@ -1,0 +1,73 @@
+"""HCB301/HCB302/HCB303: `call(f, arg, result_shape=S)`.
+
+-> `jax.pure_callback(f, SDS, arg, vmap_method="sequential")` when `f` is visibly free of
+side effects and the result is used; otherwise `io_callback(f, SDS, arg, ordered=True)`.
+Never a pure_callback whose result is unused: the compiler drops it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.exprs import arg, call, parse, string
+from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
+from hcmigrate.rules.base import CallSite, Rule
+
+if TYPE_CHECKING:
+    from hcmigrate.codemod import Context
+
+PURE = Rule(
+    code="HCB301",
+    name="call-to-pure-callback",
+    level=Level.FIXED,
+    legacy="call(f, arg, result_shape=S)  # f visibly pure, result used",
+    modern='jax.pure_callback(f, SDS(S), arg, vmap_method="sequential")',
+    summary="A pure host computation becomes pure_callback; result_shape becomes ShapeDtypeStruct leaves.",
+    behaviour_note="The callback receives jax.Array leaves; under vmap it now runs per element (legacy call failed under vmap).",
+)
+IO = Rule(
+    code="HCB302",
+    name="call-to-io-callback",
+    level=Level.FIXED,
+    legacy="call(f, arg, result_shape=S)  # side effects, or result unused",
+    modern="io_callback(f, SDS(S), arg, ordered=True)",
+    summary="A host call with side effects (or an unused result) becomes an ordered io_callback.",
+    behaviour_note="The callback receives jax.Array leaves; like legacy call, it fails under vmap and grad.",
+)
+COMPAT = Rule(
+    code="HCB303",
+    name="call-compat",
+    level=Level.COMPAT_FALLBACK,
+    legacy="call(f, arg, call_with_device=True) using the device; device_index != 0; callback_flavor=",
+    modern="hcb_compat.call(...)",
+    summary="No faithful modern spelling: the call site uses the compat runtime.",
+)
+RULES = (PURE, IO, COMPAT)
+
+
+def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
+    reason = ctx.compat_reason(site, device_flag="call_with_device")
+    adaptation = ctx.adaptation(site)
+    if reason is None and adaptation.mode == "compat":
+        reason = f"the callback {adaptation.reason}"
+    if reason is not None:
+        ctx.report(COMPAT, site.original, f"call kept on the compat runtime: {reason}")
+        return site.updated.with_changes(func=ctx.compat("call"))
+
+    func = ctx.adapted_function(site, adaptation, pass_transforms=False)
+    shapes = ctx.shapes.convert(site.original_args.get("result_shape"))
+    shape_expr = shapes.expr if shapes.expr is not None else cst.Name("None")
+    value = site.args.get("arg", cst.Name("None"))
+    note = " (result_shape converted at trace time)" if shapes.general else ""
+    if site.value_used and not shapes.is_empty and ctx.is_pure(site.original_args["callback_func"]):
+        extra = []
+        if ctx.target_at_least(VMAP_METHOD_SINCE):
+            extra.append(arg(string(DEFAULT_VMAP_METHOD), "vmap_method"))
+        ctx.report(PURE, site.original, f"call -> jax.pure_callback{note}")
+        return call(parse(ctx.name("pure_callback")), arg(func), arg(shape_expr), arg(value), *extra)
+    why = "its result is unused" if not site.value_used or shapes.is_empty else "the callback may have side effects"
+    ctx.report(IO, site.original, f"call -> io_callback(..., ordered=True): {why}{note}")
+    return call(parse(ctx.name("io_callback")), arg(func), arg(shape_expr), arg(value), arg(cst.Name("True"), "ordered"))

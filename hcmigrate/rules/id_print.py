@@ -1,0 +1,92 @@
+"""HCB201/HCB202: `id_print` -> `jax.debug.print` with the legacy header in the format string.
+
+Legacy printed the extra keywords as sorted `k: v` pairs on one line, then the value
+(np.array2string; tuples as `( a b )`). jax.debug.print formats arrays the same way.
+In a module that also has ordered io_callbacks (rewritten id_tap/call), the print goes
+through io_callback as well: ordered io and ordered debug callbacks are separate chains
+that XLA may interleave differently, and legacy kept all of them in program order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.exprs import arg, call, is_simple, parse, string
+from hcmigrate.rules.base import CallSite, Rule, literal_value
+from hcmigrate.rules.values import with_legacy_value
+
+if TYPE_CHECKING:
+    from hcmigrate.codemod import Context
+
+NATIVE = Rule(
+    code="HCB201",
+    name="id-print-to-debug-print",
+    level=Level.FIXED,
+    legacy='id_print(x, what="w", result=r)',
+    modern='jax.debug.print("what: w\\n{}", x, ordered=True)  # value: r (or x)',
+    summary="Print through jax.debug.print with the legacy `k: v` header; the value is kept.",
+    behaviour_note=(
+        "Under vmap jax.debug.print prints once per element (legacy: once, with a `transforms:` "
+        "header); a non-literal pytree argument is formatted by str() instead of `( a b )`."
+    ),
+)
+COMPAT = Rule(
+    code="HCB202",
+    name="id-print-compat",
+    level=Level.COMPAT_FALLBACK,
+    legacy="id_print(x, output_stream=s) / threshold= / tap_with_device=True / non-literal keywords",
+    modern="hcb_compat.id_print(...)",
+    summary="Output stream, threshold, device or computed keywords: the compat runtime prints exactly as legacy.",
+)
+RULES = (NATIVE, COMPAT)
+
+_PRINTER_ONLY = ("output_stream", "threshold")
+
+
+def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
+    reason = ctx.compat_reason(site, device_flag="tap_with_device")
+    if reason is None:
+        given = [p for p in _PRINTER_ONLY if p in site.args and literal_value(site.args[p]) is not None]
+        if given:
+            reason = f"`{given[0]}=` has no jax.debug.print equivalent"
+    header_values = {k: literal_value(v) for k, v in site.extra_keywords.items()}
+    if reason is None:
+        computed = [k for k, v in header_values.items() if v is ... or isinstance(v, bytes)]
+        if computed:
+            reason = f"keyword `{computed[0]}=` is computed at run time"
+    if reason is not None:
+        ctx.report(COMPAT, site.original, f"id_print kept on the compat runtime: {reason}")
+        return site.updated.with_changes(func=ctx.compat("id_print"))
+
+    header = " ".join(f"{k}: {header_values[k]}" for k in sorted(header_values))
+    header = header.replace("{", "{{").replace("}", "}}")
+    value = site.args.get("arg", cst.Name("None"))
+    split_tuple = (
+        isinstance(value, cst.Tuple)
+        and value.elements
+        and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+        and (not site.value_used or "result" in site.args or is_simple(value))
+    )
+    placeholders = "( " + " ".join("{}" for _ in value.elements) + " )" if split_tuple else "{}"
+    fmt = f"{header}\n{placeholders}" if header else placeholders
+
+    def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
+        values = [e.value for e in printed.elements] if split_tuple else [printed]
+        if ctx.io_family:
+            printer = parse(f"lambda *values: print({string(fmt).value}.format(*values))")
+            return call(
+                parse(ctx.name("io_callback")),
+                arg(printer),
+                arg(cst.Name("None")),
+                *[arg(v) for v in values],
+                arg(cst.Name("True"), "ordered"),
+            )
+        return call(parse(ctx.name("debug_print")), arg(string(fmt)), *[arg(v) for v in values], arg(cst.Name("True"), "ordered"))
+
+    target = "io_callback(print)" if ctx.io_family else "jax.debug.print"
+    why = " (same ordered chain as this module's io_callbacks)" if ctx.io_family else ""
+    ctx.report(NATIVE, site.original, f"id_print -> {target}{why}", level=Level.FIXED)
+    return with_legacy_value(site, ctx, make_effect)

@@ -1,0 +1,59 @@
+"""HCB101/HCB102: `id_tap` -> `io_callback(tap, None, arg, ordered=True)` (or compat)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.exprs import arg, call, parse
+from hcmigrate.rules.base import CallSite, Rule
+from hcmigrate.rules.values import with_legacy_value
+
+if TYPE_CHECKING:
+    from hcmigrate.codemod import Context
+
+NATIVE = Rule(
+    code="HCB101",
+    name="id-tap-to-io-callback",
+    level=Level.FIXED,
+    legacy="id_tap(tap, arg, result=r)",
+    modern="io_callback(tap1, None, arg, ordered=True)  # value: r (or arg)",
+    summary="Tap through an ordered io_callback; the tap loses its transforms/device parameters.",
+    behaviour_note=(
+        "Taps receive jax.Array leaves instead of numpy arrays; an ordered io_callback cannot be "
+        "vmapped or differentiated (legacy tapped the whole batch once, or the primal); a tap that "
+        "reads `transforms` now always gets ()."
+    ),
+)
+COMPAT = Rule(
+    code="HCB102",
+    name="id-tap-compat",
+    level=Level.COMPAT_FALLBACK,
+    legacy="id_tap(tap, arg, tap_with_device=True) using the device; device_index != 0; callback_flavor=",
+    modern="hcb_compat.id_tap(...)",
+    summary="No faithful modern spelling: the call site uses the compat runtime, which keeps legacy semantics.",
+)
+RULES = (NATIVE, COMPAT)
+
+
+def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
+    reason = ctx.compat_reason(site, device_flag="tap_with_device")
+    adaptation = ctx.adaptation(site)
+    if reason is None and adaptation.mode == "compat":
+        reason = f"the tap function {adaptation.reason}"
+    if reason is not None:
+        ctx.report(COMPAT, site.original, f"id_tap kept on the compat runtime: {reason}")
+        return site.updated.with_changes(func=ctx.compat("id_tap"))
+
+    tap = ctx.adapted_function(site, adaptation, pass_transforms=site.literal("tap_with_transform", True) is not False)
+    io_callback = parse(ctx.name("io_callback"))
+    level = Level.FIXED_WITH_NOTE if adaptation.transforms_used else Level.FIXED
+    note = " (the tap reads `transforms`; it now always gets ())" if adaptation.transforms_used else ""
+    ctx.report(NATIVE, site.original, f"id_tap -> io_callback(..., ordered=True){note}", level=level)
+    return with_legacy_value(
+        site,
+        ctx,
+        lambda value: call(io_callback, arg(tap), arg(cst.Name("None")), arg(value), arg(cst.Name("True"), "ordered")),
+    )

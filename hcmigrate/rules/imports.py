@@ -1,0 +1,196 @@
+"""Imports of the legacy module.
+
+HCB001: with the native strategy, an import of host_callback that nothing uses any more is
+removed (a guarded `try: import ... / except ImportError: hcb = None` goes as a whole).
+HCB701: with `--strategy compat`, every import (and full dotted use) is pointed at
+`compat.host_callback`, one line per import, nothing else changes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider, ScopeProvider
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.exprs import parse
+from hcmigrate.facts import COMPAT_MODULE, LEGACY_MODULE
+from hcmigrate.resolve import dotted_name
+from hcmigrate.rules.base import Rule
+
+UNUSED_IMPORT = Rule(
+    code="HCB001",
+    name="legacy-import",
+    level=Level.FIXED,
+    legacy="import jax.experimental.host_callback as hcb (nothing left uses it)",
+    modern="(removed)",
+    summary="The import fails on JAX >= 0.8; once no use is left it is removed.",
+)
+GUARD_KEPT = Rule(
+    code="HCB004",
+    name="guarded-import-still-used",
+    level=Level.MANUAL,
+    legacy="try: import ...host_callback as hcb / except ImportError: hcb = None, with `hcb` still tested",
+    modern="(left alone)",
+    summary="On JAX >= 0.8 the guarded name is always None: code guarded by it silently stops running.",
+)
+COMPAT_IMPORT = Rule(
+    code="HCB701",
+    name="compat-strategy-import",
+    level=Level.FIXED,
+    legacy="from jax.experimental import host_callback as hcb",
+    modern="from compat import host_callback as hcb",
+    summary="--strategy compat: point the import at the compat runtime (no behaviour change).",
+)
+RULES = (UNUSED_IMPORT, GUARD_KEPT, COMPAT_IMPORT)
+
+_PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)  # "jax.experimental", "host_callback"
+_COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
+
+Report = Callable[[Rule, cst.CSTNode, str, "Level | None"], None]
+
+
+def legacy_aliases(node: cst.Import | cst.ImportFrom) -> list[tuple[cst.ImportAlias, str]]:
+    """(alias, bound name) for every alias of `node` that imports the legacy module or a member."""
+    found = []
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            if dotted_name(alias.name) == LEGACY_MODULE:
+                bound = alias.asname.name.value if alias.asname else LEGACY_MODULE
+                found.append((alias, bound))
+        return found
+    if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        return found
+    module = dotted_name(node.module)
+    for alias in node.names:
+        name = alias.name.value
+        bound = alias.asname.name.value if alias.asname else name
+        if module == LEGACY_MODULE or (module == _PARENT and name == _LEAF):
+            found.append((alias, bound))
+    return found
+
+
+def _without(names, drop):
+    kept = [a for a in names if not any(a is d for d in drop)]
+    if kept:
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return kept
+
+
+class RemoveUnusedLegacyImports(cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (ScopeProvider,)
+
+    def __init__(self, report: Report):
+        super().__init__()
+        self._report = report
+        self._removed_names: set[str] = set()
+
+    def _unused(self, node: cst.CSTNode, bound: str) -> bool:
+        scope = self.get_metadata(ScopeProvider, node, None)
+        if scope is None:
+            return False
+        return all(not a.references for a in scope.assignments[bound] if a.node is node)
+
+    def _prune(self, original, updated):
+        drop = [alias for alias, bound in legacy_aliases(original) if self._unused(original, bound)]
+        if not drop:
+            return updated
+        names = [a.evaluated_name for a in drop]
+        self._report(UNUSED_IMPORT, original, f"unused import of {', '.join(names)} removed", None)
+        self._removed_names.update(a.evaluated_alias or a.evaluated_name for a in drop)
+        keep = _without(updated.names, [u for o, u in zip(original.names, updated.names) if any(o is d for d in drop)])
+        if not keep:
+            if isinstance(original, cst.Import) and any(dotted_name(a.name) == LEGACY_MODULE and not a.asname for a in drop):
+                # `import jax.experimental.host_callback` also bound `jax`; keep that binding.
+                return updated.with_changes(names=[cst.ImportAlias(name=cst.Name("jax"))])
+            return cst.RemovalSentinel.REMOVE
+        return updated.with_changes(names=keep)
+
+    def leave_Import(self, original_node, updated_node):
+        return self._prune(original_node, updated_node)
+
+    def leave_ImportFrom(self, original_node, updated_node):
+        return self._prune(original_node, updated_node)
+
+    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
+        """I7: drop a guard whose import is gone and whose fallback name nobody reads."""
+        body_left = [s for s in updated_node.body.body if not _is_pass(s)]
+        if body_left or updated_node.orelse or updated_node.finalbody or len(updated_node.body.body) == len(original_node.body.body):
+            return updated_node
+        scope = self.get_metadata(ScopeProvider, original_node, None)
+        for handler in updated_node.handlers:
+            for stmt in handler.body.body:
+                if _is_pass(stmt):
+                    continue
+                target = _none_assignment_target(stmt)
+                if target is None or scope is None or scope.accesses[target]:
+                    return updated_node
+        return cst.RemovalSentinel.REMOVE
+
+
+def _is_pass(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body)
+
+
+def _none_assignment_target(stmt: cst.BaseStatement) -> str | None:
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        small = stmt.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            if isinstance(small.value, cst.Name) and small.value.value == "None":
+                return small.targets[0].target.value
+    return None
+
+
+class PointImportsAtCompat(cst.CSTTransformer):
+    """--strategy compat: imports and full dotted uses point at compat.host_callback."""
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
+
+    def __init__(self, report: Report, suppressed: Callable[[cst.CSTNode, str], bool]):
+        super().__init__()
+        self._report = report
+        self._suppressed = suppressed
+        self.needs_dotted_import = False
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        found = legacy_aliases(original_node)
+        if not found or self._suppressed(original_node, COMPAT_IMPORT.code):
+            return updated_node
+        new_names = []
+        for alias in updated_node.names:
+            if dotted_name(alias.name) == LEGACY_MODULE:
+                alias = alias.with_changes(name=parse(COMPAT_MODULE))
+            new_names.append(alias)
+        if len(found) == len(updated_node.names) and all(a.asname for a, _ in found):
+            # `import jax.experimental.host_callback as hcb` -> `from compat import host_callback as hcb`
+            self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
+            return cst.ImportFrom(
+                module=parse(_COMPAT_PARENT),
+                names=[cst.ImportAlias(name=cst.Name(_COMPAT_LEAF), asname=a.asname) for a, _ in found],
+            )
+        self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
+        return updated_node.with_changes(names=new_names)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
+        found = legacy_aliases(original_node)
+        if not found or self._suppressed(original_node, COMPAT_IMPORT.code):
+            return updated_node
+        module = dotted_name(original_node.module)
+        self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
+        if module == LEGACY_MODULE:
+            return updated_node.with_changes(module=parse(COMPAT_MODULE))
+        # from jax.experimental import host_callback [as X][, other]
+        if len(found) == len(updated_node.names):
+            return updated_node.with_changes(module=parse(_COMPAT_PARENT))
+        others = _without(updated_node.names, [u for o, u in zip(original_node.names, updated_node.names) if any(o is a for a, _ in found)])
+        compat = cst.ImportFrom(module=parse(_COMPAT_PARENT), names=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a, _ in found])
+        return cst.FlattenSentinel([updated_node.with_changes(names=others), compat])
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
+        if dotted_name(original_node) == LEGACY_MODULE:
+            names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node, set())}
+            if LEGACY_MODULE in names and not self._suppressed(original_node, COMPAT_IMPORT.code):
+                self.needs_dotted_import = True
+                return parse(COMPAT_MODULE)
+        return updated_node

@@ -1,0 +1,86 @@
+"""Legacy names used other than in a call we can rewrite.
+
+HCB403 `CallbackException`/`TapFunctionException` -> `jax.errors.JaxRuntimeError`.
+HCB502 a legacy function, `CallbackFlavor` or the module itself used as a value
+       (`functools.partial(hcb.id_tap, cb, device_index=i)`) -> the compat runtime.
+HCB501 internals (`outside_call_p`, `id_tap_dep_p`, ...): no faithful equivalent; reported.
+HCB002 a name that may mean several things; HCB003 a call whose arguments cannot be bound.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.exprs import parse
+from hcmigrate.facts import LEGACY_ENUMS, LEGACY_EXCEPTIONS, LEGACY_FUNCTIONS, LEGACY_INTERNALS, MODERN_EXCEPTION
+from hcmigrate.resolve import LegacyRef
+from hcmigrate.rules.base import Rule
+
+if TYPE_CHECKING:
+    from hcmigrate.codemod import Context
+
+AMBIGUOUS = Rule(
+    code="HCB002",
+    name="ambiguous-name",
+    level=Level.MANUAL,
+    legacy="a name bound to host_callback on one path and to something else on another",
+    modern="(left alone)",
+    summary="The tool does not guess: the site is reported for a human.",
+)
+UNBINDABLE = Rule(
+    code="HCB003",
+    name="unbindable-arguments",
+    level=Level.MANUAL,
+    legacy="id_tap(*args, **kwargs) and other calls whose arguments cannot be bound statically",
+    modern="(left alone)",
+    summary="Arguments cannot be matched to the legacy signature without running the code.",
+)
+EXCEPTION = Rule(
+    code="HCB403",
+    name="callback-exception",
+    level=Level.FIXED_WITH_NOTE,
+    legacy="except hcb.CallbackException",
+    modern=f"except {MODERN_EXCEPTION}",
+    summary="Errors raised in host callbacks now surface as jax.errors.JaxRuntimeError at the call.",
+    behaviour_note="Raised at the jitted call (or block_until_ready), not by barrier_wait().",
+)
+INTERNAL = Rule(
+    code="HCB501",
+    name="internals",
+    level=Level.MANUAL,
+    legacy="hcb.outside_call_p, hcb.id_tap_dep_p, hcb.id_p",
+    modern="(left alone)",
+    summary="Private primitives of the legacy implementation have no modern counterpart.",
+)
+COMPAT_REFERENCE = Rule(
+    code="HCB502",
+    name="legacy-reference-compat",
+    level=Level.COMPAT_FALLBACK,
+    legacy="hcb.id_tap used as a value (functools.partial(hcb.id_tap, ...)), hcb.CallbackFlavor, the module as a value",
+    modern="hcb_compat.id_tap, hcb_compat.CallbackFlavor, hcb_compat",
+    summary="Uses that are not plain calls keep legacy semantics through the compat runtime.",
+)
+RULES = (AMBIGUOUS, UNBINDABLE, EXCEPTION, INTERNAL, COMPAT_REFERENCE)
+
+
+def rewrite_reference(node: cst.BaseExpression, ref: LegacyRef, ctx: "Context") -> cst.BaseExpression | None:
+    """A legacy name in a position other than a rewritten call's callee."""
+    if ref.is_ambiguous:
+        ctx.report(AMBIGUOUS, node, f"may mean {', '.join(ref.ambiguous_with)}; left alone")
+        return None
+    member = ref.member
+    if member in LEGACY_EXCEPTIONS:
+        ctx.report(EXCEPTION, node, f"{member} -> {MODERN_EXCEPTION} (raised at the call, not by barrier_wait)")
+        return parse(ctx.name_of_dotted(MODERN_EXCEPTION))
+    if member in LEGACY_INTERNALS:
+        ctx.report(INTERNAL, node, f"`{member}` is a private primitive of the legacy implementation; port this by hand")
+        return None
+    if member is None or member in LEGACY_FUNCTIONS or member in LEGACY_ENUMS:
+        what = "the host_callback module" if member is None else member
+        ctx.report(COMPAT_REFERENCE, node, f"{what} used as a value: pointed at the compat runtime")
+        return ctx.compat(member)
+    ctx.report(INTERNAL, node, f"`{member}` is not part of the legacy public API; port this by hand")
+    return None

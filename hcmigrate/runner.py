@@ -1,0 +1,186 @@
+"""The engine: pre-filter, migrate each candidate file (in worker processes), write safely.
+
+Results come back in the order of the file list whatever the scheduling. A worker never lets an
+exception escape: every problem becomes a `failed` result naming the reason, and the other files
+go on. In fix mode the worker writes its own file (atomically, see hcmigrate.files).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from hcmigrate import files as fileio
+from hcmigrate.api import MigrationError, Options, migrate_source
+from hcmigrate.diagnostics import Diagnostic, Level
+from hcmigrate.discover import Target
+
+REEXPORT_CODE = "HCB900"
+
+# Status of one file after a run.
+UNCHANGED, CHANGED, FAILED, SKIPPED = "unchanged", "changed", "failed", "skipped"
+
+
+@dataclass
+class FileResult:
+    display: str
+    status: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None
+    error_line: int | None = None
+    error_cell: int | None = None
+    diff: str | None = None
+    original: str | None = None  # kept only when asked (interactive review)
+    new: str | None = None
+    written: bool = False
+    notebook: bool = False
+
+    @property
+    def error_location(self) -> str:
+        loc = self.display
+        if self.error_cell is not None:
+            loc += f":cell {self.error_cell}"
+        if self.error_line is not None:
+            loc += f":{self.error_line}"
+        return loc
+
+
+@dataclass(frozen=True)
+class Task:
+    path: str
+    display: str
+    notebook: bool
+    mode: str  # "fix" | "check" | "diff" | "review"
+    options: Options
+    reexports: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (module, names) this file imports
+
+
+_PY2 = re.compile(r"^[ \t]*(print[ \t]+[\"'\w]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,[ \t]*\w+[ \t]*:)|`\w+`|^[ \t]*raise[ \t]+\w+[ \t]*,", re.M)
+
+
+def py2_hint(text: str) -> str:
+    return " (this looks like Python 2 code; hcmigrate only reads Python 3)" if _PY2.search(text) else ""
+
+
+def unified_diff(old: str, new: str, name: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _parses(code: str) -> str | None:
+    """None when `code` parses, else the error message with its line."""
+    try:
+        ast.parse(code)
+        return None
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except ValueError as exc:  # e.g. NUL bytes
+        return str(exc)
+
+
+def process(task: Task) -> FileResult:
+    try:
+        return _process(task)
+    except Exception as exc:  # a bug or an OS surprise: report the file, keep going
+        return FileResult(task.display, FAILED, error=f"internal error: {type(exc).__name__}: {exc}",
+                          notebook=task.notebook)
+
+
+def _process(task: Task) -> FileResult:
+    path = Path(task.path)
+    res = FileResult(task.display, UNCHANGED, notebook=task.notebook)
+    try:
+        src = fileio.read_source(path, notebook=task.notebook)
+    except fileio.FileError as exc:
+        res.status, res.error, res.error_line = FAILED, exc.message, exc.line
+        return res
+    try:
+        new_text, diagnostics = migrate_text(src.text, task.options, task.display, task.notebook)
+    except fileio.FileError as exc:
+        res.status, res.error, res.error_line = FAILED, exc.message, exc.line
+        res.error_cell = getattr(exc, "cell", None)
+        return res
+    if task.reexports and not diagnostics:
+        for module, names in task.reexports:
+            diagnostics.append(Diagnostic(
+                REEXPORT_CODE,
+                f"may use legacy host_callback names re-exported by module `{module}` ({', '.join(names)}); "
+                "hcmigrate rewrites that module, check this file's uses by hand",
+                Level.MANUAL, 1, 1,
+            ))
+    res.diagnostics = diagnostics
+    if new_text == src.text:
+        return res
+    res.status = CHANGED
+    if task.mode == "diff":
+        res.diff = unified_diff(src.text, new_text, task.display)
+    elif task.mode == "review":
+        res.original, res.new = src.text, new_text
+    elif task.mode == "fix":
+        try:
+            fileio.write_atomic(src, new_text)
+            res.written = True
+        except fileio.FileError as exc:
+            res.status, res.error = FAILED, f"not written: {exc.message}"
+        except OSError as exc:
+            res.status, res.error = FAILED, f"not written: {exc.strerror or exc}"
+    return res
+
+
+class _CellError(fileio.FileError):
+    def __init__(self, message, line=None, cell=None):
+        super().__init__(message, line)
+        self.cell = cell
+
+
+def migrate_text(text: str, options: Options, display: str, notebook: bool) -> tuple[str, list[Diagnostic]]:
+    """Migrate one file's text; raise FileError for anything that must leave it unchanged."""
+    if notebook:
+        from hcmigrate.notebook import NotebookError, migrate_notebook
+
+        try:
+            nres = migrate_notebook(text, options, filename=display)
+        except NotebookError as exc:
+            raise _CellError(exc.message, exc.line, exc.cell) from None
+        return nres.code, list(nres.diagnostics)
+    try:
+        result = migrate_source(text, options, filename=display)
+    except MigrationError as exc:
+        raise fileio.FileError(f"cannot parse: {exc.message}{py2_hint(text)}", exc.line, exc.col) from None
+    except RecursionError:
+        raise fileio.FileError("cannot parse: nesting too deep") from None
+    if result.changed:
+        problem = _parses(result.code)
+        if problem is not None and _parses(text) is None:
+            raise fileio.FileError(f"the rewrite would not parse ({problem}); file left unchanged (please report)")
+    return result.code, list(result.diagnostics)
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        return os.cpu_count() or 1
+
+
+def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
+    """Yield one FileResult per task, in task order. Uses worker processes when it pays."""
+    if jobs <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            yield process(t)
+        return
+    workers = min(jobs, len(tasks))
+    chunksize = max(1, min(8, len(tasks) // (workers * 4)))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(process, tasks, chunksize=chunksize)

@@ -1,0 +1,796 @@
+"""Recorder for `hcmigrate verify`: run one Python script and write a trace of its host callbacks.
+
+Executed BY FILE PATH in a fresh interpreter, which may be the legacy reference venv where
+hcmigrate is not installed:
+
+    python .../hcmigrate/verify/_runner.py --trace OUT.json [options] -- SCRIPT [ARGS...]
+
+It needs only the standard library, numpy and jax, and imports nothing from hcmigrate.
+sys.path[0] (this file's folder) is replaced by the script's folder, as for `python SCRIPT`.
+
+What is recorded (see docs/verify.md for the format):
+* every host invocation of a callback registered through
+  - legacy / compat `host_callback.id_tap`, `id_print`, `call` (module patched on import),
+  - `jax.experimental.io_callback`, `jax.pure_callback`, `jax.debug.callback`, `jax.debug.print`;
+  with the callback's identity, the call site that registered it, whether the API keeps
+  program order, its arguments as numpy values, its result, and what it printed;
+* entry points: the script body (`<script>`) and each call of a top-level function named
+  by `--entry` (default `main`). If the script defines `main` but never calls it (no
+  `if __name__ == "__main__":` guard), the runner calls `main()` once, with no arguments,
+  after the body. Return values are recorded as numpy values.
+* stdout written outside callbacks, and the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import functools
+import importlib.abc
+import json
+import linecache
+import os
+import sys
+import threading
+import time
+import traceback
+import types
+
+TRACE_VERSION = 1
+MAX_ELEMENTS = 100_000  # larger arrays are recorded as a summary (sha256 + statistics)
+
+HOST_CALLBACK_MODULES = ("jax.experimental.host_callback", "compat.host_callback")
+
+_HERE = os.path.abspath(__file__)
+
+
+class _State:
+    def __init__(self):
+        self.lock = threading.RLock()
+        self.events: list[dict] = []
+        self.registrations: list[dict] = []
+        self.entries: list[dict] = []
+        self.entry_stack: list[str] = ["<script>"]
+        self.stdout_parts: list[str] = []
+        self.skip_dirs: tuple[str, ...] = ()
+        self.entry_names: tuple[str, ...] = ("main",)
+        self.entry_calls: dict[str, int] = {}
+        self.patched: list[str] = []
+
+
+STATE = _State()
+_tls = threading.local()
+
+
+# ---------------------------------------------------------------------------------------
+# stdout: one tee; writes made while a callback runs (on that thread) belong to the event.
+
+
+class _Tee:
+    def __init__(self, real):
+        self._real = real
+
+    def write(self, s):
+        capture = getattr(_tls, "capture", None)
+        if capture is not None:
+            capture.append(s)
+        else:
+            with STATE.lock:
+                STATE.stdout_parts.append(s)
+        return self._real.write(s)
+
+    def writelines(self, lines):
+        for line in lines:
+            self.write(line)
+
+    def flush(self):
+        return self._real.flush()
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+
+# ---------------------------------------------------------------------------------------
+# Values -> JSON-able records (numpy values; jax.Array is converted with np.asarray).
+
+
+def encode(x, depth: int = 0):
+    import numpy as np
+
+    if depth > 50:
+        return {"k": "object", "t": type(x).__qualname__, "repr": "<too deep>"}
+    if x is None:
+        return {"k": "none"}
+    if isinstance(x, bool):
+        return {"k": "py", "t": "bool", "v": x}
+    if isinstance(x, int):
+        return {"k": "py", "t": "int", "v": x}
+    if isinstance(x, float):
+        return {"k": "py", "t": "float", "v": x}
+    if isinstance(x, complex):
+        return {"k": "py", "t": "complex", "v": [x.real, x.imag]}
+    if isinstance(x, str):
+        return {"k": "str", "v": x}
+    if isinstance(x, (np.ndarray, np.generic)) or _is_jax_array(x):
+        return _encode_array(np.asarray(x))
+    if isinstance(x, tuple) and hasattr(type(x), "_fields"):
+        return {
+            "k": "namedtuple",
+            "t": type(x).__qualname__,
+            "fields": list(type(x)._fields),
+            "items": [encode(v, depth + 1) for v in x],
+        }
+    if isinstance(x, tuple):
+        return {"k": "tuple", "items": [encode(v, depth + 1) for v in x]}
+    if isinstance(x, list):
+        return {"k": "list", "items": [encode(v, depth + 1) for v in x]}
+    if isinstance(x, dict):
+        try:
+            keys = sorted(x)
+        except TypeError:
+            keys = sorted(x, key=repr)
+        return {"k": "dict", "items": [[k if isinstance(k, str) else repr(k), encode(x[k], depth + 1)] for k in keys]}
+    tname = type(x).__module__ + "." + type(x).__qualname__
+    if "Device" in type(x).__name__:
+        return {"k": "device", "v": str(x)}
+    try:
+        import jax
+
+        leaves, treedef = jax.tree_util.tree_flatten(x)
+        if not (len(leaves) == 1 and leaves[0] is x):
+            return {"k": "pytree", "t": tname, "items": [encode(v, depth + 1) for v in leaves]}
+    except Exception:
+        pass
+    if hasattr(x, "__array__") and hasattr(x, "shape") and hasattr(x, "dtype"):
+        try:
+            return _encode_array(np.asarray(x))
+        except Exception:
+            pass
+    try:
+        text = repr(x)
+    except Exception:
+        text = "<unrepresentable>"
+    return {"k": "object", "t": tname, "repr": text[:300]}
+
+
+def _is_jax_array(x) -> bool:
+    mod = type(x).__module__ or ""
+    return (mod.startswith("jax") or mod.startswith("jaxlib")) and hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def _encode_array(a):
+    import hashlib
+
+    import numpy as np
+
+    rec = {"k": "array", "dtype": str(a.dtype), "shape": list(a.shape)}
+    kind = a.dtype.kind
+    if kind not in "biufc":
+        if a.dtype.kind in "V" or a.dtype.name in ("bfloat16",) or "float" in a.dtype.name:
+            try:
+                a = a.astype(np.float64)
+                kind = "f"
+            except Exception:
+                pass
+    if kind not in "biufc":
+        rec["repr"] = np.array2string(a, threshold=50)[:2000]
+        return rec
+    if a.size > MAX_ELEMENTS:
+        f = a.astype(np.complex128 if kind == "c" else np.float64)
+        rec["summary"] = {
+            "sha256": hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest(),
+            "sum": [float(np.real(np.nansum(f))), float(np.imag(np.nansum(f)))],
+            "min": float(np.nanmin(np.real(f))) if f.size else 0.0,
+            "max": float(np.nanmax(np.real(f))) if f.size else 0.0,
+            "nan": int(np.isnan(f).sum()),
+        }
+        return rec
+    if kind == "c":
+        rec["data"] = [np.real(a).tolist(), np.imag(a).tolist()]
+    else:
+        rec["data"] = a.tolist()
+    return rec
+
+
+def encode_spec(s, depth: int = 0):
+    """A result-shape description (legacy result_shape / modern result_shape_dtypes)."""
+    import numpy as np
+
+    if s is None:
+        return {"k": "none"}
+    if isinstance(s, (tuple, list)) and not hasattr(type(s), "_fields"):
+        return {"k": "tuple", "items": [encode_spec(v, depth + 1) for v in s]}
+    if isinstance(s, tuple):
+        return {"k": "namedtuple", "t": type(s).__qualname__, "items": [encode_spec(v, depth + 1) for v in s]}
+    if isinstance(s, dict):
+        return {"k": "dict", "items": [[str(k), encode_spec(s[k], depth + 1)] for k in sorted(s, key=str)]}
+    if hasattr(s, "shape") and hasattr(s, "dtype"):
+        return {"k": "spec", "shape": [int(d) for d in s.shape], "dtype": _canonical(np.dtype(s.dtype))}
+    if isinstance(s, (bool, int, float, complex, np.generic)):
+        return {"k": "spec", "shape": [], "dtype": _canonical(np.asarray(s).dtype)}
+    try:
+        import jax
+
+        leaves, _ = jax.tree_util.tree_flatten(s)
+        if not (len(leaves) == 1 and leaves[0] is s):
+            return {"k": "tuple", "items": [encode_spec(v, depth + 1) for v in leaves]}
+    except Exception:
+        pass
+    return {"k": "object", "t": type(s).__qualname__, "repr": repr(s)[:200]}
+
+
+def _canonical(dt) -> str:
+    try:
+        import jax
+
+        return str(jax.dtypes.canonicalize_dtype(dt))
+    except Exception:
+        return str(dt)
+
+
+def _spec_is_empty(spec) -> bool:
+    if spec["k"] == "none":
+        return True
+    if spec["k"] in ("tuple", "namedtuple"):
+        return all(_spec_is_empty(i) for i in spec["items"])
+    if spec["k"] == "dict":
+        return all(_spec_is_empty(v) for _, v in spec["items"])
+    return False
+
+
+# ---------------------------------------------------------------------------------------
+# Callback identity and call sites.
+
+
+def _referenced_names(code, out: set, depth: int = 0) -> set:
+    out.update(code.co_names)
+    out.update(code.co_freevars)
+    if depth < 5:
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                _referenced_names(c, out, depth + 1)
+    return out
+
+
+def describe_callable(f) -> dict:
+    wrapped_in = []
+    seen = 0
+    while seen < 10:
+        seen += 1
+        if isinstance(f, functools.partial):
+            wrapped_in.append("partial")
+            f = f.func
+            continue
+        inner = getattr(f, "_hcmigrate_callback", None)
+        if inner is not None:
+            f = inner
+            continue
+        break
+    func = getattr(f, "__func__", f)  # bound method -> function
+    code = getattr(func, "__code__", None)
+    qualname = getattr(func, "__qualname__", None) or getattr(func, "__name__", None)
+    if qualname is None:  # a callable object
+        qualname = type(f).__qualname__ + ".__call__"
+        call = getattr(type(f), "__call__", None)
+        code = getattr(call, "__code__", None)
+    module = getattr(func, "__module__", None) or ""
+    if not module and type(func).__name__ == "ufunc":
+        module = "numpy"
+    info = {
+        "name": f"{module}.{qualname}" if module else qualname,
+        "simple": (getattr(func, "__name__", None) or qualname.rsplit(".", 1)[-1]),
+        "lambda": "<lambda>" in qualname,
+    }
+    if wrapped_in:
+        info["wrapped"] = wrapped_in
+    if code is not None:
+        info["file"] = code.co_filename
+        info["line"] = code.co_firstlineno
+        if info["lambda"]:
+            info["refs"] = sorted(_referenced_names(code, set()))
+    return info
+
+
+def _call_site() -> dict | None:
+    frame = sys._getframe(2)
+    while frame is not None:
+        fn = os.path.abspath(frame.f_code.co_filename)
+        if fn != _HERE and not fn.startswith(STATE.skip_dirs) and not fn.startswith("<frozen"):
+            line = frame.f_lineno
+            return {"file": fn, "line": line, "code": linecache.getline(fn, line).strip()}
+        frame = frame.f_back
+    return None
+
+
+def _current_entry() -> str:
+    with STATE.lock:
+        return STATE.entry_stack[-1]
+
+
+# ---------------------------------------------------------------------------------------
+# Recording wrappers.
+
+
+def _suppressed() -> bool:
+    return getattr(_tls, "suppress", 0) > 0
+
+
+class _Suppress:
+    def __enter__(self):
+        _tls.suppress = getattr(_tls, "suppress", 0) + 1
+
+    def __exit__(self, *exc):
+        _tls.suppress -= 1
+
+
+def _register(api, cls, ordered, callback, spec, site) -> dict:
+    reg = {
+        "api": api,
+        "class": cls,
+        "ordered": ordered,
+        "callback": describe_callable(callback) if callback is not None else None,
+        "site": site,
+        "entry": _current_entry(),
+    }
+    if spec is not None:
+        reg["spec"] = spec
+    with STATE.lock:
+        reg["id"] = len(STATE.registrations)
+        STATE.registrations.append(reg)
+    return reg
+
+
+def _make_recorder(fn, reg: dict, *, mode: str):
+    """mode: 'tap' (legacy id_tap: fn(arg, transforms[, device=])), 'call' (legacy call:
+    fn(arg[, device=])), 'args' (modern: fn(*args, **kwargs))."""
+
+    def recorded(*args, **kwargs):
+        ev = {
+            "api": reg["api"],
+            "class": reg["class"],
+            "ordered": reg["ordered"],
+            "callback": reg["callback"],
+            "site": reg["site"],
+            "reg": reg["id"],
+            "entry": _current_entry(),
+        }
+        if "spec" in reg:
+            ev["spec"] = reg["spec"]
+        try:
+            if mode in ("tap", "call"):
+                ev["args"] = [encode(args[0])] if args else []
+                if mode == "tap" and len(args) > 1:
+                    ev["transforms"] = repr(args[1])
+                if "device" in kwargs:
+                    ev["device"] = str(kwargs["device"])
+            else:
+                ev["args"] = [encode(a) for a in args]
+                if kwargs:
+                    ev["kwargs"] = {k: encode(v) for k, v in sorted(kwargs.items())}
+        except Exception as e:  # never let recording break the program
+            ev["args"] = [{"k": "object", "t": "unrecordable", "repr": repr(e)}]
+        with STATE.lock:
+            ev["i"] = len(STATE.events)
+            STATE.events.append(ev)
+        captured: list[str] = []
+        previous = getattr(_tls, "capture", None)
+        _tls.capture = captured
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as e:
+            ev["raised"] = f"{type(e).__name__}: {e}"[:500]
+            raise
+        finally:
+            _tls.capture = previous
+            ev["stdout"] = "".join(captured)
+        if reg["class"] == "value":
+            try:
+                ev["result"] = encode(result)
+            except Exception as e:
+                ev["result"] = {"k": "object", "t": "unrecordable", "repr": repr(e)}
+        return result
+
+    recorded._hcmigrate_callback = fn
+    return recorded
+
+
+def _is_print_tap(tap_func) -> bool:
+    f = tap_func
+    while isinstance(f, functools.partial):
+        f = f.func
+    return getattr(f, "__name__", "") == "_print_tap_func"
+
+
+def _print_header(tap_func) -> dict:
+    kw = {}
+    if isinstance(tap_func, functools.partial):
+        kw = {k: v for k, v in tap_func.keywords.items() if k not in ("output_stream", "threshold")}
+    return {k: repr(v) for k, v in sorted(kw.items())}
+
+
+def patch_host_callback_module(mod, label: str) -> None:
+    """Patch a legacy (jax 0.4.x) or compat host_callback module in place."""
+    if getattr(mod, "_hcmigrate_patched", False):
+        return
+    d = mod.__dict__
+    orig_tap = d.get("_deprecated_id_tap") or d.get("id_tap")
+    orig_call = d.get("_deprecated_call") or d.get("call")
+    prefix = "compat." if label.startswith("compat") else ""
+
+    if orig_tap is not None:
+
+        def id_tap(tap_func, arg=None, *a, **kw):
+            if _suppressed():
+                return orig_tap(tap_func, arg, *a, **kw)
+            is_print = _is_print_tap(tap_func)
+            api = prefix + ("id_print" if is_print else "id_tap")
+            reg = _register(api, "print" if is_print else "effect", True, None if is_print else tap_func, None, _call_site())
+            if is_print:
+                reg["header"] = _print_header(tap_func)
+            with _Suppress():
+                return orig_tap(_make_recorder(tap_func, reg, mode="tap"), arg, *a, **kw)
+
+        id_tap.__wrapped__ = orig_tap
+        mod.id_tap = id_tap
+        if "_deprecated_id_tap" in d:
+            mod._deprecated_id_tap = id_tap
+        if "_deprecated_id_print" in d:
+            mod.id_print = d["_deprecated_id_print"]  # calls the patched _deprecated_id_tap
+
+    if orig_call is not None:
+
+        def call(callback_func, arg=None, *a, **kw):
+            if _suppressed():
+                return orig_call(callback_func, arg, *a, **kw)
+            shape = kw.get("result_shape", kw.get("result_shape_dtypes"))
+            spec = encode_spec(shape)
+            cls = "effect" if _spec_is_empty(spec) else "value"
+            reg = _register(prefix + "call", cls, True, callback_func, spec, _call_site())
+            with _Suppress():
+                return orig_call(_make_recorder(callback_func, reg, mode="call"), arg, *a, **kw)
+
+        call.__wrapped__ = orig_call
+        mod.call = call
+        if "_deprecated_call" in d:
+            mod._deprecated_call = call
+    mod._hcmigrate_patched = True
+    STATE.patched.append(label)
+
+
+def patch_modern_jax() -> None:
+    import jax
+    import jax.debug
+    import jax.experimental
+
+    orig_io = getattr(jax.experimental, "io_callback", None)
+    orig_pure = getattr(jax, "pure_callback", None)
+    orig_dcb = getattr(jax.debug, "callback", None)
+    orig_dprint = getattr(jax.debug, "print", None)
+
+    if orig_io is not None:
+
+        def io_callback(callback, result_shape_dtypes, *args, **kw):
+            if _suppressed():
+                return orig_io(callback, result_shape_dtypes, *args, **kw)
+            spec = encode_spec(result_shape_dtypes)
+            cls = "effect" if _spec_is_empty(spec) else "value"
+            reg = _register("io_callback", cls, bool(kw.get("ordered", False)), callback, spec, _call_site())
+            return orig_io(_make_recorder(callback, reg, mode="args"), result_shape_dtypes, *args, **kw)
+
+        io_callback.__wrapped__ = orig_io
+        jax.experimental.io_callback = io_callback
+
+    if orig_pure is not None:
+
+        def pure_callback(callback, result_shape_dtypes, *args, **kw):
+            if _suppressed():
+                return orig_pure(callback, result_shape_dtypes, *args, **kw)
+            spec = encode_spec(result_shape_dtypes)
+            cls = "effect" if _spec_is_empty(spec) else "value"
+            reg = _register("pure_callback", cls, False, callback, spec, _call_site())
+            return orig_pure(_make_recorder(callback, reg, mode="args"), result_shape_dtypes, *args, **kw)
+
+        pure_callback.__wrapped__ = orig_pure
+        jax.pure_callback = pure_callback
+
+    if orig_dcb is not None:
+
+        def debug_callback(callback=None, *args, **kw):
+            if callback is None:  # two-call form: jax.debug.callback(ordered=True)(f, *args)
+                options = dict(kw)
+                return lambda f, *a, **k: debug_callback(f, *a, **options, **k)
+            if _suppressed():
+                return orig_dcb(callback, *args, **kw)
+            reg = _register("jax.debug.callback", "effect", bool(kw.get("ordered", False)), callback, None, _call_site())
+            return orig_dcb(_make_recorder(callback, reg, mode="args"), *args, **kw)
+
+        debug_callback.__wrapped__ = orig_dcb
+        jax.debug.callback = debug_callback
+
+    if orig_dprint is not None:
+        _patch_debug_print(jax, orig_dprint)
+
+
+class _TaggedFormat(str):
+    """A format string carrying the id of its registration to the host-side print."""
+
+    _hcmigrate_reg: int = -1
+
+
+def _patch_debug_print(jax, orig_dprint) -> None:
+    import inspect
+
+    try:
+        import jax._src.debugging as dbg
+    except Exception:
+        return
+    orig_fmt = getattr(dbg, "_format_print_callback", None)
+    if orig_fmt is None:
+        return
+    # Positional parameters before *args: (fmt,) on 0.4.30; (fmt, np_printoptions,
+    # has_placeholders, logging_record) on 0.10.
+    params = list(inspect.signature(orig_fmt).parameters.values())
+    n_fixed = 0
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            n_fixed += 1
+        else:
+            break
+
+    def debug_print(fmt=None, *args, **kw):
+        if fmt is None:
+            options = dict(kw)
+            return lambda f, *a, **k: debug_print(f, *a, **options, **k)
+        if _suppressed() or not isinstance(fmt, str):
+            return orig_dprint(fmt, *args, **kw)
+        reg = _register("jax.debug.print", "print", bool(kw.get("ordered", False)), None, None, _call_site())
+        reg["format"] = str(fmt)
+        tagged = _TaggedFormat(fmt)
+        tagged._hcmigrate_reg = reg["id"]
+        return orig_dprint(tagged, *args, **kw)
+
+    def format_print_callback(*a, **kw):
+        fmt = a[0] if a else ""
+        reg_id = getattr(fmt, "_hcmigrate_reg", -1)
+        with STATE.lock:
+            reg = STATE.registrations[reg_id] if 0 <= reg_id < len(STATE.registrations) else None
+        if reg is None:
+            reg = _register("jax.debug.print", "print", False, None, None, None)
+            reg["format"] = str(fmt)
+        recorder = _make_recorder(lambda *values, **kwvalues: orig_fmt(*a[:n_fixed], *values, **kwvalues), reg, mode="args")
+        return recorder(*a[n_fixed:], **kw)
+
+    debug_print.__wrapped__ = orig_dprint
+    jax.debug.print = debug_print
+    dbg._format_print_callback = format_print_callback
+
+
+class _PatchOnImport(importlib.abc.MetaPathFinder):
+    """Patches host_callback modules (legacy or compat) right after they are imported."""
+
+    def find_spec(self, name, path, target=None):
+        if name not in HOST_CALLBACK_MODULES:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                loader = spec.loader
+                original_exec = loader.exec_module
+
+                class _Loader(importlib.abc.Loader):
+                    def create_module(self, spec_):
+                        return loader.create_module(spec_)
+
+                    def exec_module(self, module):
+                        original_exec(module)
+                        patch_host_callback_module(module, module.__name__)
+
+                spec.loader = _Loader()
+                return spec
+            if spec is not None:
+                return spec
+        return None
+
+
+def patch_already_imported() -> None:
+    for name in HOST_CALLBACK_MODULES:
+        mod = sys.modules.get(name)
+        if mod is not None:
+            patch_host_callback_module(mod, name)
+
+
+# ---------------------------------------------------------------------------------------
+# Entry points.
+
+
+def _barrier(value=None) -> None:
+    try:
+        import jax
+
+        if value is not None:
+            jax.block_until_ready(value)
+        jax.effects_barrier()
+    except Exception:
+        pass
+
+
+def _entry_wrapper(name, fn):
+    @functools.wraps(fn)
+    def entry(*args, **kwargs):
+        with STATE.lock:
+            n = STATE.entry_calls.get(name, 0) + 1
+            STATE.entry_calls[name] = n
+            label = name if n == 1 else f"{name}#{n}"
+            STATE.entry_stack.append(label)
+        rec = {"name": label, "function": name}
+        try:
+            result = fn(*args, **kwargs)
+            _barrier(result)
+            rec["result"] = encode(result)
+            return result
+        except BaseException as e:
+            _barrier()
+            rec["raised"] = f"{type(e).__name__}: {e}"[:500]
+            raise
+        finally:
+            with STATE.lock:
+                STATE.entry_stack.pop()
+                STATE.entries.append(rec)
+
+    entry._hcmigrate_entry = True
+    return entry
+
+
+def _compile_script(path: str, source: str, entry_names):
+    tree = ast.parse(source, filename=path)
+    body = []
+    for node in tree.body:
+        body.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in entry_names:
+            wrap = ast.parse(f"{node.name} = __hcmigrate_entry__({node.name!r}, {node.name})").body[0]
+            for n in ast.walk(wrap):
+                ast.copy_location(n, node)
+                if hasattr(n, "end_lineno"):
+                    n.end_lineno = node.lineno
+                    n.end_col_offset = node.col_offset
+            body.append(wrap)
+    tree.body = body
+    return compile(tree, path, "exec")
+
+
+def _exit_code(e: SystemExit) -> int:
+    if e.code is None:
+        return 0
+    if isinstance(e.code, int):
+        return e.code
+    print(e.code, file=sys.stderr)
+    return 1
+
+
+def run_script(script: str, script_args: list[str]) -> tuple[int, str | None]:
+    """Run the script as __main__. Returns (exit status, error text or None)."""
+    script = os.path.abspath(script)
+    with open(script, "rb") as fh:
+        source = fh.read().decode("utf-8")
+    code = _compile_script(script, source, STATE.entry_names)
+    module = types.ModuleType("__main__")
+    module.__file__ = script
+    module.__builtins__ = __builtins__
+    module.__spec__ = None
+    module.__dict__["__hcmigrate_entry__"] = _entry_wrapper
+    sys.modules["__main__"] = module
+    sys.argv = [script, *script_args]
+    status, error = 0, None
+    try:
+        exec(code, module.__dict__)
+        for name in STATE.entry_names:
+            fn = module.__dict__.get(name)
+            if getattr(fn, "_hcmigrate_entry", False) and STATE.entry_calls.get(name, 0) == 0:
+                fn()
+    except SystemExit as e:
+        status = _exit_code(e)
+    except BaseException as e:  # noqa: BLE001 - report like the interpreter would
+        traceback.print_exc()
+        status = 1
+        error = f"{type(e).__name__}: {e}"[:1000]
+    _barrier()
+    return status, error
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="_runner.py")
+    parser.add_argument("--trace", required=True)
+    parser.add_argument("--entry", action="append", default=None, help="entry function name (default: main)")
+    parser.add_argument("--install-compat", action="store_true", help="compat.install() first")
+    parser.add_argument("--path", action="append", default=[], help="extra sys.path entries (after the script folder)")
+    parser.add_argument("--side", default="")
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    if ns.args and ns.args[0] == "--":
+        ns.args = ns.args[1:]
+    started = time.time()
+    STATE.entry_names = tuple(ns.entry or ["main"])
+
+    script_dir = os.path.dirname(os.path.abspath(ns.script))
+    if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(_HERE):
+        sys.path[0] = script_dir
+    else:
+        sys.path.insert(0, script_dir)
+    for i, p in enumerate(ns.path):
+        sys.path.insert(1 + i, p)
+
+    real_stdout = sys.stdout
+    sys.stdout = _Tee(real_stdout)
+    sys.meta_path.insert(0, _PatchOnImport())
+
+    status, error = 0, None
+    jax_version = None
+    try:
+        import jax
+        import numpy as np  # noqa: F401
+
+        jax_version = jax.__version__
+        skip = [os.path.dirname(os.path.abspath(jax.__file__)) + os.sep]
+        try:
+            import jaxlib
+
+            skip.append(os.path.dirname(os.path.abspath(jaxlib.__file__)) + os.sep)
+        except Exception:
+            pass
+        skip.append(os.path.dirname(functools.__file__) + os.sep + "functools.py")
+        STATE.skip_dirs = tuple(skip)
+        if ns.install_compat:
+            import compat
+
+            compat.install()
+            compat_dir = os.path.dirname(os.path.abspath(compat.__file__)) + os.sep
+            STATE.skip_dirs = STATE.skip_dirs + (compat_dir,)
+        else:
+            try:
+                import importlib.util
+
+                spec = importlib.util.find_spec("compat")
+                if spec is not None and spec.origin:
+                    STATE.skip_dirs = STATE.skip_dirs + (os.path.dirname(os.path.abspath(spec.origin)) + os.sep,)
+            except Exception:
+                pass
+        patch_modern_jax()
+        patch_already_imported()
+    except BaseException as e:  # noqa: BLE001
+        traceback.print_exc()
+        status, error = 3, f"recorder setup failed: {type(e).__name__}: {e}"
+    if error is None:
+        status, error = run_script(ns.script, ns.args)
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    sys.stdout = real_stdout
+    trace = {
+        "version": TRACE_VERSION,
+        "side": ns.side,
+        "script": os.path.abspath(ns.script),
+        "argv": ns.args,
+        "python": sys.executable,
+        "jax": jax_version,
+        "host_callback": STATE.patched,
+        "exit_status": status,
+        "error": error,
+        "stdout": "".join(STATE.stdout_parts),
+        "entries": STATE.entries,
+        "events": STATE.events,
+        "registrations": STATE.registrations,
+        "seconds": round(time.time() - started, 3),
+    }
+    tmp = ns.trace + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(trace, fh, default=repr)
+    os.replace(tmp, ns.trace)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
