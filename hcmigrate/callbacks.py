@@ -49,19 +49,19 @@ def adapt(params: cst.Parameters, body: cst.CSTNode, *, passes_transforms: bool,
 
     rest = positional[1:]
     if not positional and star is None:
-        return Adaptation("wrap", reason="the function takes no argument")
+        return Adaptation("wrap", reason="takes no argument")
     if not positional:
         # `lambda *args: ...`: modern passes (arg,) instead of (arg, transforms)
         if star.name.value in used and passes_transforms:
-            return Adaptation("wrap", transforms_used=True, reason="it reads its *args")
+            return Adaptation("wrap", transforms_used=True, reason="reads its *args")
     if passes_transforms:
         if rest:
             transforms = rest.pop(0)
             if transforms.name.value in used:
-                return Adaptation("wrap", transforms_used=True, reason="it reads `transforms`")
+                return Adaptation("wrap", transforms_used=True, reason="reads `transforms`")
             drop.append(transforms.name.value)
         elif star is not None and star.name.value in used:
-            return Adaptation("wrap", transforms_used=True, reason="it reads its *args")
+            return Adaptation("wrap", transforms_used=True, reason="reads its *args")
     device_param = None
     if passes_device:
         for p in rest + list(params.kwonly_params):
@@ -69,16 +69,16 @@ def adapt(params: cst.Parameters, body: cst.CSTNode, *, passes_transforms: bool,
                 device_param = p
         if device_param is not None:
             if device_param.name.value in used:
-                return Adaptation("compat", reason="it uses the `device` argument")
+                return Adaptation("compat", reason="uses the `device` argument")
             drop.append("device")
             rest = [p for p in rest if p is not device_param]
         elif isinstance(params.star_kwarg, cst.Param):
             if params.star_kwarg.name.value in used:
-                return Adaptation("compat", reason="it may read `device` from **kwargs")
+                return Adaptation("compat", reason="may read `device` from **kwargs")
         else:
-            return Adaptation("wrap", reason="it has no `device` parameter")
+            return Adaptation("wrap", reason="has no `device` parameter")
     if any(p.default is None for p in rest):
-        return Adaptation("wrap", reason="it takes more required arguments than the tap value")
+        return Adaptation("wrap", reason="takes more required arguments than the tap value")
     if not drop:
         return Adaptation("as_is")
     return Adaptation("edit", drop=tuple(drop))

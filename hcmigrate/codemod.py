@@ -157,6 +157,8 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
         for call, member in self._legacy_calls(tree):
             if member not in ("id_tap", "call"):
                 continue
+            if self._suppressed(call, "HCB101" if member == "id_tap" else "HCB302"):
+                continue  # left as is: it joins no ordered chain
             try:
                 args, _ = bind_arguments(member, call)
             except UnbindableCall:
@@ -188,7 +190,7 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
                 def_drops[key] = drops.pop()
             else:  # the def is used elsewhere too: keep its signature, wrap at each site
                 for call, _, _, passes_transforms, passes_device in uses:
-                    adaptations[id(call)] = Adaptation("wrap", reason="the function is used elsewhere too")
+                    adaptations[id(call)] = Adaptation("wrap", reason="is used elsewhere too")
         return _Plan(adaptations, def_drops, io_family)
 
     def _adaptation_of(self, func, passes_transforms: bool, passes_device: bool) -> Adaptation:
@@ -201,8 +203,8 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
             if fdef is not None and not fdef.decorators:
                 return adapt(fdef.params, fdef.body, passes_transforms=passes_transforms, passes_device=passes_device)
         if passes_device:
-            return Adaptation("compat", reason="may use the `device` argument (it cannot be seen from here)")
-        return Adaptation("wrap", reason="its signature cannot be seen from here")
+            return Adaptation("compat", reason="may use the `device` argument (it is not defined in this module)")
+        return Adaptation("wrap", reason="is not defined in this module")
 
     def _call_becomes_io(self, call: cst.Call, args: dict) -> bool:
         shape = args.get("result_shape")
@@ -271,7 +273,7 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
             return func.with_changes(params=drop_params(func.params, adaptation.drop))
         if adaptation.mode == "wrap":
             device_flag = "tap_with_device" if site.legacy_name == "id_tap" else "call_with_device"
-            param = self.fresh_name("arg") if "arg" in self._names else "arg"
+            param = "arg" if "arg" not in names_used(func) else self.fresh_name("arg")
             extra = ", ()" if pass_transforms else ""
             extra += ", device=None" if literal_value(site.args.get(device_flag, cst.Name("False"))) is True else ""
             code = cst.Module(body=[]).code_for_node(func)
