@@ -1,0 +1,18 @@
+"""Shared fixtures. The legacy reference interpreter is real jax 0.4.30 in its own venv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def legacy_python() -> Path:
+    """Path to the interpreter with real jax==jaxlib==0.4.30 (created on first use)."""
+    from hcmigrate.legacy_env import legacy_python as ensure
+
+    return ensure()
