@@ -16,6 +16,7 @@ Usable through libcst's runner: `python -m libcst.tool codemod codemod.MigrateHo
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from dataclasses import dataclass
 
@@ -438,6 +439,13 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as error:
+        # CPython locates syntax errors more precisely than libcst's parser; prefer its words.
+        try:
+            compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except SyntaxError as precise:
+            raise MigrationError(f"syntax error: {precise.msg}", precise.lineno or 1, precise.offset or 1) from None
+        except ValueError:
+            pass
         raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
     if not might_use_host_callback(text):
         return MigrationResult(text, text, [])

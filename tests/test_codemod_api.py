@@ -1,0 +1,70 @@
+"""The library API: options, diagnostics and errors, on real source text."""
+
+from __future__ import annotations
+
+import pytest
+
+from hcmigrate import Level, MigrationError, Options, migrate_source
+
+TAP = """\
+from jax.experimental import host_callback as hcb
+
+
+def f(x):
+    hcb.id_tap(lambda a, t: print(a), x)
+    return hcb.call(np.sin, x, result_shape=x)
+"""
+
+
+def test_untouched_text_is_returned_byte_identical():
+    text = "import jax\r\n\r\nx = 1  # host_callback is mentioned only here\r\n"
+    result = migrate_source(text)
+    assert result.code == text and not result.changed and result.diagnostics == []
+
+
+def test_syntax_error_names_the_line():
+    with pytest.raises(MigrationError) as info:
+        migrate_source("from jax.experimental import host_callback\n\ndef f(:\n    pass\n")
+    assert info.value.line == 3
+
+
+def test_select_and_ignore_by_code():
+    only_taps = migrate_source(TAP, Options(select=frozenset({"HCB101"})))
+    assert "io_callback(lambda a: print(a)" in only_taps.code and "hcb.call(" in only_taps.code
+    assert {d.code for d in only_taps.diagnostics} == {"HCB101"}
+    no_taps = migrate_source(TAP, Options(ignore=frozenset({"HCB1"})))
+    assert "hcb.id_tap(" in no_taps.code and "hcb.call(" not in no_taps.code
+
+
+def test_target_jax_before_vmap_method_keeps_default_vmap():
+    code = "import numpy as np\n" + TAP.replace("hcb.id_tap(lambda a, t: print(a), x)\n    ", "")
+    new = migrate_source(code, Options(target_jax=(0, 4, 30))).code
+    assert "jax.pure_callback(np.sin" in new and "vmap_method" not in new
+    assert 'vmap_method="sequential"' in migrate_source(code).code
+
+
+def test_add_todos_marks_manual_sites_once():
+    text = "from jax.experimental import host_callback as hcb\n\n\ndef f(x, t):\n    return hcb.id_tap_dep_p.bind(x, t)\n"
+    once = migrate_source(text, Options(add_todos=True))
+    assert "# TODO(hcmigrate): HCB501" in once.code
+    assert [d.level for d in once.diagnostics] == [Level.MANUAL]
+    assert once.needs_human
+    twice = migrate_source(once.code, Options(add_todos=True))
+    assert twice.code == once.code
+    assert migrate_source(text).code == text  # without --add-todos nothing is written
+
+
+def test_returned_id_print_value_is_never_none():
+    text = "from jax.experimental import host_callback as hcb\n\ndef f(w):\n    return hcb.id_print(w * 2)\n"
+    code = migrate_source(text).code
+    namespace: dict = {}
+    exec(code, namespace)
+    import jax.numpy as jnp
+
+    assert float(namespace["f"](jnp.float32(3.0))) == 6.0
+
+
+def test_unused_pure_looking_call_becomes_io_callback():
+    text = "import numpy as np\nfrom jax.experimental import host_callback as hcb\n\ndef f(x):\n    hcb.call(np.sin, x, result_shape=x)\n    return x\n"
+    code = migrate_source(text).code
+    assert "io_callback(np.sin" in code and "pure_callback" not in code
