@@ -1,0 +1,43 @@
+"""``python -m compat SCRIPT [ARGS]``: run a legacy host_callback program on current JAX.
+
+Installs ``compat.host_callback`` as ``jax.experimental.host_callback`` and runs SCRIPT
+as ``__main__`` with ``sys.argv`` set as ``python SCRIPT ARGS`` would set it.
+``python -m compat -m MODULE [ARGS]`` runs a module instead.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+
+USAGE = "usage: python -m compat SCRIPT [ARGS...] | python -m compat -m MODULE [ARGS...]"
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr if not argv else sys.stdout)
+        return 2 if not argv else 0
+    # Imported from the submodule so that this also works when an outdated editable
+    # install exposes ``compat`` as a namespace package.
+    from compat._install import install
+
+    install()
+    if argv[0] == "-m":
+        if len(argv) < 2:
+            print(USAGE, file=sys.stderr)
+            return 2
+        sys.argv = [argv[1], *argv[2:]]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        return 0
+    script = argv[0]
+    sys.argv = [script, *argv[1:]]
+    # Like `python script.py`: the script's folder comes first on sys.path.
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    runpy.run_path(script, run_name="__main__")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

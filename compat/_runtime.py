@@ -1,0 +1,453 @@
+"""The ``outside_call`` primitive behind ``compat.host_callback``.
+
+One JAX primitive carries both ``id_tap`` (``identity=True``) and ``call``
+(``identity=False``), like legacy host_callback did. Its rules reproduce the legacy ones:
+
+* batching: appends ``("batch", batch_dims)`` to ``transforms`` and binds again with the
+  whole batch (one host call per batch, per vmap level; innermost level first);
+* JVP: taps the primals only, tangents pass through (``call`` refuses, as legacy did);
+* transpose: taps the cotangents with ``("transpose",)`` appended;
+* effects: the ordered IO effect of ``jax.experimental.io_callback(ordered=True)``, so the
+  calls keep program order and are never removed by dead-code elimination.
+
+Lowering has two implementations:
+
+* fast (default): emits the host callback directly with
+  ``jax.interpreters.mlir.emit_python_callback`` and hands the NumPy buffers to the
+  Python side (no ``device_put`` round trip), plus the replica/partition id so that the
+  real device can be reported. It touches JAX internals (axis contexts, the stablehlo
+  dialect, ``dispatch``) and is therefore probed at import and version-guarded;
+* public: lowers through ``jax.experimental.io_callback(ordered=True)`` with
+  ``jax.interpreters.mlir.lower_fun``. Selected when ``HCMIGRATE_COMPAT_PUBLIC_ONLY=1`` or
+  when the fast path's internals are unavailable. Under ``pmap``/``shard_map`` it cannot tell
+  devices apart: the device passed is ``jax.local_devices()[device_index]``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+
+import jax
+import numpy as np
+from jax import tree_util
+from jax.experimental import io_callback
+from jax.interpreters import ad, batching, mlir
+
+try:  # jax >= 0.4.36
+    from jax.extend.core import Primitive
+except ImportError:  # pragma: no cover - very old jax
+    from jax.core import Primitive  # type: ignore[no-redef]
+
+logger = logging.getLogger("compat.host_callback")
+
+_ENV_PUBLIC_ONLY = "HCMIGRATE_COMPAT_PUBLIC_ONLY"
+
+
+def _env_public_only() -> bool:
+    return os.environ.get(_ENV_PUBLIC_ONLY, "").strip().lower() not in ("", "0", "false", "no")
+
+
+# --------------------------------------------------------------------------- effects
+def _effect_of(fun):
+    effects = list(jax.make_jaxpr(fun)().effects)
+    if len(effects) != 1:  # pragma: no cover - would mean JAX changed its callbacks
+        raise RuntimeError(f"compat: unexpected callback effects {effects}")
+    return effects[0]
+
+
+# The effect of ``io_callback(ordered=True)``: ordered (tokens keep program order),
+# lowerable, allowed in control flow, shardable (pmap over several devices works) and never
+# removed by dead-code elimination. Both lowerings use it (the public one lowers through
+# io_callback itself). Consequence: like io_callback, taps are refused under
+# ``jax.checkpoint``; jax.debug.callback's effect would allow that but is refused by
+# multi-device pmap, which matters more.
+IO_EFFECT = _effect_of(lambda: io_callback(lambda: None, None, ordered=True))
+
+
+# --------------------------------------------------------------------------- fast-path internals
+class _Internals:
+    """JAX internals used by the fast lowering; ``ok`` is False when any is missing."""
+
+    def __init__(self):
+        self.ok = False
+        self.error = None
+        try:
+            import inspect
+
+            from jax.extend.mlir.dialects import stablehlo as hlo  # public in >= 0.4.36
+
+            emit = getattr(mlir, "emit_python_callback", None)
+            if emit is None:  # pragma: no cover
+                from jax._src.callback import emit_python_callback as emit
+            from jax._src import sharding_impls
+
+            try:
+                from jax._src.callback import _callback_op_sharding as op_sharding
+            except ImportError:  # pragma: no cover - older layout
+                op_sharding = None
+            try:
+                from jax._src import dispatch
+
+                requires_devices = getattr(dispatch, "prim_requires_devices_during_lowering", None)
+            except ImportError:  # pragma: no cover
+                requires_devices = None
+            self.hlo = hlo
+            self.emit = emit
+            self.emit_has_returns_token = "returns_token" in inspect.signature(emit).parameters
+            self.sharding_impls = sharding_impls
+            self.op_sharding = op_sharding
+            self.requires_devices = requires_devices
+            self.u32 = jax.core.ShapedArray((), np.dtype(np.uint32))
+            self.ok = True
+        except Exception as e:  # pragma: no cover - depends on the JAX version
+            self.error = e
+
+
+_INTERNALS = _Internals()
+PUBLIC_ONLY = _env_public_only() or not _INTERNALS.ok
+ORDERED_EFFECT = IO_EFFECT
+
+
+def fast_path_available() -> bool:
+    return _INTERNALS.ok
+
+
+def using_fast_path() -> bool:
+    """True when this process lowers through the fast internal path (decided at import)."""
+    return not PUBLIC_ONLY
+
+
+# --------------------------------------------------------------------------- helpers
+class ResultAval:
+    """Shape and dtype of one expected ``call`` result leaf (prints like legacy avals)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, ResultAval) and self.shape == other.shape and self.dtype == other.dtype
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+    def __repr__(self):
+        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}])"
+
+    __str__ = __repr__
+
+
+def canonicalize_dtype(dtype) -> np.dtype:
+    return np.dtype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
+
+
+def _canonicalize_value(x) -> np.ndarray:
+    x = np.asarray(x)
+    dt = canonicalize_dtype(x.dtype)
+    if dt != x.dtype:
+        x = x.astype(dt)
+    return x
+
+
+def _unpack_transforms(transforms):
+    out = []
+    for t in transforms:
+        name, *params = t
+        if name == "batch":
+            out.append((name, dict(batch_dims=params[0])))
+        else:
+            out.append((name, {}))
+    return tuple(out)
+
+
+def _add_transform(params: dict, name: str, *transform_params) -> dict:
+    new_transform = (name, *transform_params)
+    return dict(params, transforms=(params.get("transforms", ()) + (new_transform,)))
+
+
+def _aval_is_empty(shape) -> bool:
+    n = 1
+    for d in shape:
+        n *= d
+    return n == 0
+
+
+class Failure:
+    """Book-keeping of exceptions raised by host functions (for ``barrier_wait``)."""
+
+    last = None  # (exception, formatted traceback)
+
+
+def _record_failure(callback, e):
+    import traceback
+
+    logger.error("Outside call %s threw exception %s.", callback, e)
+    Failure.last = (e, traceback.format_exc())
+
+
+def _make_runner(callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval):
+    """Return ``run(arrays, device) -> tuple of flat results`` for one lowered call site."""
+    unpacked = _unpack_transforms(transforms)
+    unflatten = arg_treedef.unflatten
+    if identity:
+
+        def run(arrays, device):
+            try:
+                callback(unflatten(arrays), device, unpacked)
+            except Exception as e:
+                _record_failure(callback, e)
+                raise
+            return ()
+
+        return run
+
+    expected = tuple(flat_results_aval)
+
+    def run(arrays, device):
+        try:
+            res = callback(unflatten(arrays), device, unpacked)
+            actual_flat, actual_treedef = tree_util.tree_flatten(res)
+            if actual_treedef != result_treedef:
+                raise TypeError(
+                    f"Callback func {callback} should have returned a result "
+                    f"with pytree {result_treedef} but returned {actual_treedef}"
+                )
+            canonical = tuple(_canonicalize_value(r) for r in actual_flat)
+            actual_avals = tuple(ResultAval(r.shape, r.dtype) for r in canonical)
+            if actual_avals != expected:
+                raise TypeError(
+                    f"Callback func {callback} should have returned a result "
+                    "with abstract values "
+                    f"{result_treedef.unflatten(expected)} "
+                    f"but returned {actual_treedef.unflatten(actual_avals)}"
+                )
+            return canonical
+        except Exception as e:
+            _record_failure(callback, e)
+            raise
+
+    return run
+
+
+# --------------------------------------------------------------------------- the primitive
+outside_call_p = Primitive("outside_call")
+outside_call_p.multiple_results = True
+
+
+def _abstract_eval(*avals, identity, flat_results_aval=(), **params):
+    if identity:
+        return list(avals), {ORDERED_EFFECT}
+    return [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval], {ORDERED_EFFECT}
+
+
+outside_call_p.def_effectful_abstract_eval(_abstract_eval)
+
+_eager_cache: dict = {}
+
+
+def _impl(*args, **params):
+    """Eager execution: compile the single primitive (as legacy did with apply_primitive)."""
+    if jax.config.jax_disable_jit:
+        arrays = [np.asarray(a) for a in args]
+        run = _make_runner(
+            params["callback"],
+            params["identity"],
+            params["arg_treedef"],
+            params.get("transforms", ()),
+            params.get("result_treedef"),
+            params.get("flat_results_aval", ()),
+        )
+        res = run(arrays, jax.local_devices()[params["device_index"]])
+        return list(args) if params["identity"] else [jax.numpy.asarray(r) for r in res]
+    key = tuple(sorted(params.items(), key=lambda kv: kv[0]))
+    try:
+        fn = _eager_cache.get(key)
+    except TypeError:  # unhashable callback: no caching
+        key, fn = None, None
+    if fn is None:
+        fn = jax.jit(functools.partial(_bind_flat, params))
+        if key is not None:
+            if len(_eager_cache) > 256:
+                _eager_cache.clear()
+            _eager_cache[key] = fn
+    return fn(*args)
+
+
+def _bind_flat(params, *args):
+    return outside_call_p.bind(*args, **params)
+
+
+outside_call_p.def_impl(_impl)
+
+
+def _jvp_rule(primals, tangents, **params):
+    if not params["identity"]:
+        raise NotImplementedError("JVP rule is implemented only for id_tap, not for call.")
+    out_primals = outside_call_p.bind(*primals, **params)
+    return list(out_primals), list(tangents)
+
+
+ad.primitive_jvps[outside_call_p] = _jvp_rule
+
+
+def _transpose_rule(cts, *args, **params):
+    if not params["identity"]:
+        raise NotImplementedError(
+            "differentiation rules are implemented only for id_tap, not for call."
+        )
+    cts_instantiated = []
+    for ct, arg in zip(cts, args):
+        if type(ct) is ad.Zero:
+            ct = ad.instantiate_zeros(ct)
+        cts_instantiated.append(ct)
+    res = outside_call_p.bind(*cts_instantiated, **_add_transform(params, "transpose"))
+    return [r if ad.is_undefined_primal(a) else None for r, a in zip(res, args)]
+
+
+ad.primitive_transposes[outside_call_p] = _transpose_rule
+
+
+def _batching_rule(batched_args, batch_dims, **params):
+    if not params["identity"]:
+        raise NotImplementedError("batching rules are implemented only for id_tap, not for call.")
+    dims = tuple(None if d is None else d for d in batch_dims)
+    res = outside_call_p.bind(*batched_args, **_add_transform(params, "batch", dims))
+    return list(res), list(batch_dims)
+
+
+batching.primitive_batchers[outside_call_p] = _batching_rule
+
+
+# --------------------------------------------------------------------------- lowering
+_CPU_DEVICE_INDEX_MSG = "The device_index feature on CPU works only when using outfeed."
+
+
+def _device_resolver(axis_context):
+    """Return ``resolve(replica_id, partition_id) -> jax.Device`` for this lowering."""
+    si = _INTERNALS.sharding_impls
+    devices = None
+    by_partition = False
+    try:
+        if isinstance(axis_context, si.SPMDAxisContext):
+            devices = tuple(axis_context.mesh.devices.flat)
+            by_partition = True
+        elif isinstance(axis_context, si.ShardingContext):
+            if axis_context.device_assignment:
+                devices = tuple(axis_context.device_assignment)
+                by_partition = True
+    except Exception:  # pragma: no cover - internals moved
+        devices = None
+    local = None
+
+    def resolve(replica_id: int, partition_id: int):
+        nonlocal local
+        if devices is not None and by_partition and partition_id < len(devices):
+            return devices[partition_id]
+        if local is None:
+            local = jax.local_devices()
+        return local[replica_id] if replica_id < len(local) else local[0]
+
+    return resolve
+
+
+def _fast_lowering(
+    ctx,
+    *args,
+    callback,
+    identity,
+    arg_treedef,
+    device_index,
+    transforms=(),
+    result_treedef=None,
+    flat_results_aval=(),
+):
+    I = _INTERNALS
+    platforms = ctx.module_context.platforms
+    if device_index != 0 and "cpu" in platforms:
+        raise ValueError(_CPU_DEVICE_INDEX_MSG)
+    run = _make_runner(callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval)
+    resolve = _device_resolver(ctx.module_context.axis_context)
+    copy = np.array
+
+    def host(replica_id, partition_id, *arrays):
+        # The buffers belong to the runtime; legacy handed out arrays the user may keep.
+        return run([copy(a) for a in arrays], resolve(int(replica_id), int(partition_id)))
+
+    replica_id = I.hlo.ReplicaIdOp().result
+    partition_id = I.hlo.PartitionIdOp().result
+    out_avals = [] if identity else [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval]
+    in_avals = [I.u32, I.u32, *ctx.avals_in]
+    sub_ctx = ctx.replace(avals_in=in_avals, avals_out=out_avals)
+    sharding = None
+    if I.op_sharding is not None:
+        sharding = I.op_sharding(ctx.module_context.axis_context, None, out_avals)
+    token = ctx.tokens_in.get(ORDERED_EFFECT)
+    kwargs = dict(has_side_effect=True, sharding=sharding)
+    if I.emit_has_returns_token:
+        kwargs["returns_token"] = True
+    results, token, _ = I.emit(
+        sub_ctx, host, token, [replica_id, partition_id, *args], in_avals, out_avals, **kwargs
+    )
+    ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: token})))
+    return list(args) if identity else list(results)
+
+
+def _public_lowering(
+    ctx,
+    *args,
+    callback,
+    identity,
+    arg_treedef,
+    device_index,
+    transforms=(),
+    result_treedef=None,
+    flat_results_aval=(),
+):
+    if device_index != 0 and "cpu" in ctx.module_context.platforms:
+        raise ValueError(_CPU_DEVICE_INDEX_MSG)
+    run = _make_runner(callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval)
+    device_cache = []
+
+    def host(*arrays):
+        if not device_cache:
+            device_cache.append(jax.local_devices()[device_index])
+        res = run([np.array(a) for a in arrays], device_cache[0])
+        return None if identity else tuple(res)
+
+    result_shape = (
+        None
+        if identity
+        else tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in flat_results_aval)
+    )
+
+    def fun(*xs):
+        out = io_callback(host, result_shape, *xs, ordered=True)
+        return list(xs) if identity else list(out)
+
+    return mlir.lower_fun(fun, multiple_results=True)(ctx, *args)
+
+
+def _register(rule):
+    import inspect
+
+    kwargs = {}
+    if "cacheable" in inspect.signature(mlir.register_lowering).parameters:
+        kwargs["cacheable"] = False  # each lowering embeds its own host callback
+    mlir.register_lowering(outside_call_p, rule, **kwargs)
+
+
+if not PUBLIC_ONLY:
+    _register(_fast_lowering)
+    if _INTERNALS.requires_devices is not None:
+        try:
+            _INTERNALS.requires_devices.add(outside_call_p)
+        except Exception:  # pragma: no cover
+            pass
+else:  # pragma: no cover - depends on the JAX version
+    _register(_public_lowering)
