@@ -78,6 +78,7 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
         self.diagnostics: list[Diagnostic] = []
         self._lines: list[str] = []
         self._pending_imports: list[tuple] = []
+        self._added_imports: set[tuple] = set()
         self._callee_ids: set[int] = set()
         self._removed_calls: set[int] = set()
         self._todos: dict[int, list[str]] = {}
@@ -377,8 +378,10 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
             result = rewrite()
         except _SiteSkipped:
             return unchanged
-        for module, obj, asname in self._pending_imports:
-            AddImportsVisitor.add_needed_import(self.context, module, obj, asname)
+        for needed in self._pending_imports:
+            if needed not in self._added_imports:  # AddImportsVisitor would repeat an aliased one
+                self._added_imports.add(needed)
+                AddImportsVisitor.add_needed_import(self.context, *needed)
         if result is _REMOVE_STATEMENT:
             self._removed_calls.add(id(original))
             return unchanged

@@ -59,6 +59,9 @@ LEGACY_ENUMS = ("CallbackFlavor",)
 
 # Internals some projects reached into; no public modern equivalent.
 LEGACY_INTERNALS = ("outside_call_p", "id_tap_dep_p", "id_p")
+# The ones the compat runtime provides faithfully (identity primitives); outside_call_p's
+# parameters were private to the legacy implementation, so binding it cannot be carried over.
+COMPAT_INTERNALS = ("id_tap_dep_p", "id_p")
 
 # Config flags that only existed for host_callback; `jax.config.update` of them fails on
 # modern JAX (unknown option), and they had no effect outside host_callback.

@@ -37,7 +37,9 @@ def legacy_member(qualified: str) -> str | None | bool:
         return None
     if qualified.startswith(_PREFIX):
         rest = qualified[len(_PREFIX):]
-        return rest.split(".", 1)[0]
+        # `hcb.CallbackFlavor.PURE` is an attribute OF a member: the member node inside it is
+        # the legacy reference, so the outer node must not be replaced whole.
+        return rest if "." not in rest else False
     return False
 
 

@@ -44,7 +44,7 @@ def test_target_jax_before_vmap_method_keeps_default_vmap():
 
 
 def test_add_todos_marks_manual_sites_once():
-    text = "from jax.experimental import host_callback as hcb\n\n\ndef f(x, t):\n    return hcb.id_tap_dep_p.bind(x, t)\n"
+    text = "from jax.experimental import host_callback as hcb\n\n\ndef f(x, t):\n    return hcb.outside_call_p.bind(x, t)\n"
     once = migrate_source(text, Options(add_todos=True))
     assert "# TODO(hcmigrate): HCB501" in once.code
     assert [d.level for d in once.diagnostics] == [Level.MANUAL]

@@ -3,7 +3,7 @@
 HCB403 `CallbackException`/`TapFunctionException` -> `jax.errors.JaxRuntimeError`.
 HCB502 a legacy function, `CallbackFlavor` or the module itself used as a value
        (`functools.partial(hcb.id_tap, cb, device_index=i)`) -> the compat runtime.
-HCB501 internals (`outside_call_p`, `id_tap_dep_p`, ...): no faithful equivalent; reported.
+HCB501 `outside_call_p`: no faithful equivalent; reported (`id_tap_dep_p`/`id_p` go to compat).
 HCB002 a name that may mean several things; HCB003 a call whose arguments cannot be bound.
 """
 
@@ -15,7 +15,7 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.exprs import parse
-from hcmigrate.facts import LEGACY_ENUMS, LEGACY_EXCEPTIONS, LEGACY_FUNCTIONS, LEGACY_INTERNALS, MODERN_EXCEPTION
+from hcmigrate.facts import COMPAT_INTERNALS, LEGACY_ENUMS, LEGACY_EXCEPTIONS, LEGACY_FUNCTIONS, LEGACY_INTERNALS, MODERN_EXCEPTION
 from hcmigrate.resolve import LegacyRef
 from hcmigrate.rules.base import Rule
 
@@ -51,7 +51,7 @@ INTERNAL = Rule(
     code="HCB501",
     name="internals",
     level=Level.MANUAL,
-    legacy="hcb.outside_call_p, hcb.id_tap_dep_p, hcb.id_p",
+    legacy="hcb.outside_call_p",
     modern="(left alone)",
     summary="Private primitives of the legacy implementation have no modern counterpart.",
 )
@@ -59,8 +59,8 @@ COMPAT_REFERENCE = Rule(
     code="HCB502",
     name="legacy-reference-compat",
     level=Level.COMPAT_FALLBACK,
-    legacy="hcb.id_tap used as a value (functools.partial(hcb.id_tap, ...)), hcb.CallbackFlavor, the module as a value",
-    modern="hcb_compat.id_tap, hcb_compat.CallbackFlavor, hcb_compat",
+    legacy="hcb.id_tap used as a value (functools.partial(hcb.id_tap, ...)), hcb.CallbackFlavor, hcb.id_tap_dep_p, the module as a value",
+    modern="hcb_compat.id_tap, hcb_compat.CallbackFlavor, hcb_compat.id_tap_dep_p, hcb_compat",
     summary="Uses that are not plain calls keep legacy semantics through the compat runtime.",
 )
 RULES = (AMBIGUOUS, UNBINDABLE, EXCEPTION, INTERNAL, COMPAT_REFERENCE)
@@ -75,6 +75,9 @@ def rewrite_reference(node: cst.BaseExpression, ref: LegacyRef, ctx: "Context") 
     if member in LEGACY_EXCEPTIONS:
         ctx.report(EXCEPTION, node, f"{member} -> {MODERN_EXCEPTION} (raised at the call, not by barrier_wait)")
         return parse(ctx.name_of_dotted(MODERN_EXCEPTION))
+    if member in COMPAT_INTERNALS:
+        ctx.report(COMPAT_REFERENCE, node, f"`{member}` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy")
+        return ctx.compat(member)
     if member in LEGACY_INTERNALS:
         ctx.report(INTERNAL, node, f"`{member}` is a private primitive of the legacy implementation; port this by hand")
         return None
