@@ -453,8 +453,24 @@ def patch_host_callback_module(mod, label: str) -> None:
         mod.call = call
         if "_deprecated_call" in d:
             mod._deprecated_call = call
+    # barrier_wait taps an internal callback of its own: not a user event.
+    for name in ("_deprecated_barrier_wait", "barrier_wait"):
+        orig_barrier = d.get(name)
+        if orig_barrier is not None:
+            setattr(mod, name, _suppressing(orig_barrier))
+    if "_deprecated_barrier_wait" in d:
+        mod.barrier_wait = mod._deprecated_barrier_wait
     mod._hcmigrate_patched = True
     STATE.patched.append(label)
+
+
+def _suppressing(fn):
+    @functools.wraps(fn)
+    def wrapper(*a, **kw):
+        with _Suppress():
+            return fn(*a, **kw)
+
+    return wrapper
 
 
 def patch_modern_jax() -> None:
@@ -699,6 +715,27 @@ def run_script(script: str, script_args: list[str]) -> tuple[int, str | None]:
     return status, error
 
 
+def _make_compat_importable(compat_dir: str, force: bool) -> None:
+    """Make `import compat` load the project's compat runtime from compat_dir: always when the
+    compat reference needs it (force), else only when nothing else provides a `compat` package."""
+    import importlib.util
+
+    init = os.path.join(compat_dir, "__init__.py")
+    if not os.path.isfile(init):
+        return
+    if not force:
+        try:
+            spec = importlib.util.find_spec("compat")
+        except Exception:
+            spec = None
+        if spec is not None and spec.origin not in (None, "namespace"):
+            return
+    spec = importlib.util.spec_from_file_location("compat", init, submodule_search_locations=[compat_dir])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["compat"] = module
+    spec.loader.exec_module(module)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="_runner.py")
     parser.add_argument("--trace", required=True)
@@ -706,6 +743,9 @@ def main(argv=None) -> int:
     parser.add_argument("--install-compat", action="store_true", help="compat.install() first")
     parser.add_argument("--path", action="append", default=[], help="extra sys.path entries (after the script folder)")
     parser.add_argument("--side", default="")
+    parser.add_argument("--compat-dir", default=None, help="folder of the compat package (used when `import compat` fails)")
+    parser.add_argument("--align-modern-defaults", action="store_true",
+                        help="on JAX < 0.5: use today's default jax_threefry_partitionable=True")
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
@@ -742,6 +782,8 @@ def main(argv=None) -> int:
             pass
         skip.append(os.path.dirname(functools.__file__) + os.sep + "functools.py")
         STATE.skip_dirs = tuple(skip)
+        if ns.compat_dir:
+            _make_compat_importable(ns.compat_dir, force=ns.install_compat)
         if ns.install_compat:
             import compat
 
@@ -757,6 +799,10 @@ def main(argv=None) -> int:
                     STATE.skip_dirs = STATE.skip_dirs + (os.path.dirname(os.path.abspath(spec.origin)) + os.sep,)
             except Exception:
                 pass
+        if ns.align_modern_defaults and tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 5):
+            # JAX 0.5 made jax_threefry_partitionable the default: random numbers for the same
+            # key changed. Align the legacy reference so a migration is judged on its callbacks.
+            jax.config.update("jax_threefry_partitionable", True)
         patch_modern_jax()
         patch_already_imported()
     except BaseException as e:  # noqa: BLE001

@@ -1,0 +1,22 @@
+"""The differential tester behind `hcmigrate verify` (see docs/verify.md).
+
+`verify(original, candidate=..., reference="legacy")` runs the original on a legacy reference and
+the candidate on current JAX, each in a subprocess recorded by `_runner.py`, and compares the
+traces with `compare.compare_traces`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["verify", "compare_traces", "Tolerance"]
+
+
+def __getattr__(name):  # keep `import hcmigrate.verify` cheap (no numpy until needed)
+    if name == "verify":
+        from hcmigrate.verify.core import verify
+
+        return verify
+    if name in ("compare_traces", "Tolerance"):
+        from hcmigrate.verify import compare
+
+        return getattr(compare, name)
+    raise AttributeError(name)

@@ -1,0 +1,84 @@
+"""`hcmigrate verify`: the click command (registered by hcmigrate/cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from hcmigrate.verify.compare import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
+
+
+@click.command("verify", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("original", type=click.Path(path_type=Path))
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--candidate", type=click.Path(path_type=Path), default=None,
+              help="The migrated program (file or folder). Default: migrate a temporary copy of ORIGINAL with the codemod.")
+@click.option("--reference", default="compat", show_default=True,
+              help="What runs ORIGINAL: 'compat' (current JAX + compat runtime), 'legacy' (cached venv with "
+                   "jax==jaxlib==0.4.30, created on first use) or a path to a Python interpreter with legacy JAX.")
+@click.option("--reference-trace", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Use a trace recorded earlier (e.g. fixtures/golden/NAME.json) instead of running the reference.")
+@click.option("--rtol", type=float, default=DEFAULT_RTOL, show_default=True, help="Relative tolerance for numbers.")
+@click.option("--atol", type=float, default=DEFAULT_ATOL, show_default=True, help="Absolute tolerance for numbers.")
+@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per subprocess (its process group is killed after).")
+@click.option("--entry", "entries", multiple=True,
+              help="Top-level function(s) whose return value is recorded (default: main). Repeatable.")
+@click.option("--entry-file", default=None, help="For a folder ORIGINAL: the script to run (default: __main__.py, main.py or the one file with a __main__ guard).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the report (with both traces) as JSON to this file ('-' for stdout).")
+@click.option("--keep-traces", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write reference.json and candidate.json traces into this folder.")
+@click.option("--platform", default="cpu", show_default=True, help="JAX_PLATFORMS for both runs ('' keeps the environment's).")
+@click.option("--pytest", "pytest_tests", default=None, help="Not implemented yet: run a test suite on both sides.")
+@click.option("-q", "--quiet", is_flag=True, help="Only print the verdict line (and differences).")
+def verify(original, script_args, candidate, reference, reference_trace, rtol, atol, timeout, entries, entry_file,
+           json_path, keep_traces, platform, pytest_tests, quiet):
+    """Run ORIGINAL (legacy host_callback code) on a legacy reference and the migrated program on
+    current JAX, each in its own subprocess, and compare every host callback (which function,
+    arguments, result, order), each entry point's return value, stdout and the exit status.
+
+    ORIGINAL is a script or a folder with an entry point; arguments after `--` are passed to the
+    script on both sides. Exit status: 0 equivalent, 1 different, 2 could not run.
+    """
+    from hcmigrate.verify.core import CANNOT_RUN, json_report, text_report
+    from hcmigrate.verify.core import verify as run_verify
+
+    if pytest_tests is not None:
+        click.echo("hcmigrate verify: --pytest is not implemented yet (could not run)", err=True)
+        sys.exit(CANNOT_RUN)
+
+    def progress(message: str) -> None:
+        click.echo(message, err=True)
+
+    try:
+        outcome = run_verify(
+            original,
+            candidate=candidate,
+            reference=reference,
+            tolerance=Tolerance(rtol=rtol, atol=atol),
+            timeout=timeout,
+            entries=list(entries),
+            entry_file=entry_file,
+            script_args=list(script_args),
+            reference_trace=reference_trace,
+            keep_traces=keep_traces,
+            platform=platform or None,
+            progress=progress,
+        )
+    except KeyboardInterrupt:  # subprocess groups are already killed by run_sides
+        click.echo("hcmigrate verify: interrupted (could not run)", err=True)
+        sys.exit(CANNOT_RUN)
+    report = text_report(outcome)
+    if quiet and outcome.exit_code == 0:
+        report = report.splitlines()[-1]
+    click.echo(report, err=outcome.exit_code == CANNOT_RUN and json_path is not None and str(json_path) == "-")
+    if json_path is not None:
+        data = json.dumps(json_report(outcome), indent=1, default=repr)
+        if str(json_path) == "-":
+            click.echo(data)
+        else:
+            Path(json_path).write_text(data + "\n", encoding="utf-8")
+    sys.exit(outcome.exit_code)

@@ -1,0 +1,206 @@
+"""`verify()`: run ORIGINAL on a legacy reference and the candidate on current JAX, compare."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hcmigrate.verify.compare import Comparison, Tolerance, compare_traces
+from hcmigrate.verify.execute import (
+    CannotRun,
+    RunResult,
+    Side,
+    find_entry,
+    migrate_copy,
+    new_workdir,
+    project_compat_dir,
+    resolve_reference,
+    run_sides,
+)
+
+EQUIVALENT, DIFFERENT, CANNOT_RUN = 0, 1, 2
+
+
+@dataclass
+class Outcome:
+    exit_code: int
+    original: str
+    candidate: str | None = None
+    reference: str = ""
+    comparison: Comparison | None = None
+    why: str | None = None  # for exit 2
+    notes: list[str] = field(default_factory=list)
+    reference_trace: dict | None = None
+    candidate_trace: dict | None = None
+    candidate_stderr: str = ""
+
+    @property
+    def verdict(self) -> str:
+        return {EQUIVALENT: "equivalent", DIFFERENT: "different"}.get(self.exit_code, "could-not-run")
+
+
+def verify(
+    original: str | Path,
+    *,
+    candidate: str | Path | None = None,
+    reference: str = "compat",
+    tolerance: Tolerance | None = None,
+    timeout: float = 300.0,
+    entries: list[str] | None = None,
+    entry_file: str | None = None,
+    script_args: list[str] | None = None,
+    reference_trace: str | Path | None = None,
+    keep_traces: str | Path | None = None,
+    platform: str | None = "cpu",
+    progress=None,
+) -> Outcome:
+    original = Path(original)
+    out = Outcome(exit_code=CANNOT_RUN, original=str(original))
+    workdir = new_workdir()
+    try:
+        if not original.exists():
+            raise CannotRun(f"{original}: no such file or folder")
+        # What runs on each side.
+        if candidate is None:
+            cand_root, notes = migrate_copy(original.resolve(), workdir)
+            out.notes += notes
+            if not notes:
+                out.notes.append("the codemod changed nothing")
+        else:
+            cand_root = Path(candidate)
+            if not cand_root.exists():
+                raise CannotRun(f"--candidate {candidate}: no such file or folder")
+            if original.is_dir() != cand_root.is_dir():
+                raise CannotRun("ORIGINAL and --candidate must both be files or both be folders")
+        if original.is_dir():
+            orig_script = find_entry(original, entry_file)
+            cand_script = cand_root / orig_script.relative_to(original)
+            if not cand_script.is_file():
+                raise CannotRun(f"the candidate folder has no {orig_script.relative_to(original)}")
+            cand_paths: list[str] = []
+        else:
+            orig_script, cand_script = original, Path(cand_root)
+            # Sibling modules of a single-file original stay importable from the candidate copy.
+            cand_paths = [str(original.resolve().parent)] if candidate is None else []
+        out.candidate = str(cand_script) if candidate is not None else f"{original} migrated by the codemod ({cand_script})"
+        cand_side = Side("candidate", sys.executable, cand_script.resolve(), extra_paths=cand_paths,
+                         compat_dir=project_compat_dir(), description=f"jax on {sys.executable}")
+        sides = [cand_side]
+        if reference_trace is not None:
+            ref_trace = json.loads(Path(reference_trace).read_text(encoding="utf-8"))
+            out.reference = f"recorded trace {reference_trace} (jax {ref_trace.get('jax')})"
+        else:
+            python, install_compat, description = resolve_reference(reference, progress)
+            out.reference = description
+            sides.insert(0, Side("reference", python, orig_script.resolve(), install_compat=install_compat,
+                                 align_modern_defaults=not install_compat,
+                                 compat_dir=project_compat_dir() if install_compat else None, description=description))
+        results = run_sides(sides, script_args=list(script_args or []), entries=list(entries or []), timeout=timeout,
+                            workdir=workdir, platform=platform)
+        by_label: dict[str, RunResult] = {r.side.label: r for r in results}
+        cand = by_label["candidate"]
+        out.candidate_stderr = cand.stderr
+        if reference_trace is None:
+            ref = by_label["reference"]
+            if ref.trace is None:
+                raise CannotRun(ref.why_no_trace())
+            ref_trace = ref.trace
+            if ref_trace.get("exit_status") != 0:
+                tail = "\n".join(ref.stderr.strip().splitlines()[-12:])
+                raise CannotRun(f"the original failed on the reference ({out.reference}), exit status "
+                                f"{ref_trace.get('exit_status')}: {ref_trace.get('error') or ''}\n{tail}")
+        if cand.trace is None:
+            raise CannotRun(cand.why_no_trace())
+        out.reference_trace, out.candidate_trace = ref_trace, cand.trace
+        if keep_traces:
+            keep = Path(keep_traces)
+            keep.mkdir(parents=True, exist_ok=True)
+            for name, trace in (("reference", ref_trace), ("candidate", cand.trace)):
+                (keep / f"{name}.json").write_text(json.dumps(clean(trace), indent=1), encoding="utf-8")
+        out.comparison = compare_traces(ref_trace, cand.trace, tolerance or Tolerance())
+        out.exit_code = EQUIVALENT if out.comparison.equivalent else DIFFERENT
+    except CannotRun as e:
+        out.exit_code, out.why = CANNOT_RUN, str(e)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
+def clean(obj):
+    """A JSON-able copy of a trace (drops cached numpy arrays)."""
+    if isinstance(obj, dict):
+        return {k: clean(v) for k, v in obj.items() if k != "_np"}
+    if isinstance(obj, list):
+        return [clean(v) for v in obj]
+    return obj
+
+
+# ---------------------------------------------------------------------------------------
+# Reports
+
+
+def text_report(out: Outcome, *, verbose: bool = False) -> str:
+    lines = [f"hcmigrate verify {out.original}"]
+    if out.reference:
+        lines.append(f"  reference: {out.reference}")
+    if out.candidate:
+        cj = (out.candidate_trace or {}).get("jax")
+        lines.append(f"  candidate: {out.candidate}" + (f" (jax {cj})" if cj else ""))
+    for note in out.notes:
+        lines.append(f"  note: {note}")
+    if out.exit_code == CANNOT_RUN:
+        lines.append(f"COULD NOT RUN: {out.why}")
+        return "\n".join(lines)
+    comp = out.comparison
+    assert comp is not None
+    for s in comp.entries:
+        if s["entry"] == "<script>" and not s["reference_events"] and not s["candidate_events"]:
+            continue
+        mark = "ok  " if s["equivalent"] else "DIFF"
+        lines.append(f"  {mark} entry {s['entry']}: {s['reference_events']} host call(s) in the reference, "
+                     f"{s['candidate_events']} in the candidate")
+    if comp.equivalent:
+        ref = out.reference_trace or {}
+        n_ev = len(ref.get("events", []))
+        n_entries = len(ref.get("entries", []))
+        lines.append(f"EQUIVALENT: {n_ev} host call(s), {n_entries} entry result(s), stdout and exit status match")
+        return "\n".join(lines)
+    lines.append(f"DIFFERENT: {len(comp.differences)} difference(s)")
+    for d in comp.differences:
+        lines.append(f"- [{d.entry}] {d.message}")
+        if d.expected is not None:
+            lines.append(f"    expected (reference): {d.expected}")
+        if d.got is not None:
+            lines.append(f"    got (candidate):      {d.got}")
+        if d.reference_source:
+            lines.append(f"    reference source: {d.reference_source}")
+        if d.candidate_source:
+            lines.append(f"    candidate source: {d.candidate_source}")
+        if d.hint:
+            lines.append(f"    hint: {d.hint}")
+    if out.candidate_trace and out.candidate_trace.get("exit_status"):
+        tail = [line for line in out.candidate_stderr.strip().splitlines() if line.strip()][-6:]
+        if tail:
+            lines.append("  candidate stderr (last lines):")
+            lines += [f"    {line}" for line in tail]
+    return "\n".join(lines)
+
+
+def json_report(out: Outcome, *, include_traces: bool = True) -> dict:
+    data = {
+        "verdict": out.verdict,
+        "exit_code": out.exit_code,
+        "original": out.original,
+        "candidate": out.candidate,
+        "reference": out.reference,
+        "why": out.why,
+        "notes": out.notes,
+        "differences": [d.to_dict() for d in out.comparison.differences] if out.comparison else [],
+        "entries": out.comparison.entries if out.comparison else [],
+    }
+    if include_traces:
+        data["traces"] = {"reference": clean(out.reference_trace), "candidate": clean(out.candidate_trace)}
+    return data

@@ -1,0 +1,244 @@
+"""Run the reference and the candidate, each in its own subprocess, and collect their traces."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RUNNER = Path(__file__).resolve().parent / "_runner.py"
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".tox", ".nox", "build", "dist",
+             ".mypy_cache", ".pytest_cache", ".ruff_cache", "node_modules", ".ipynb_checkpoints"}
+
+
+class CannotRun(Exception):
+    """Verification could not run (exit status 2); the message says why."""
+
+
+@dataclass
+class Side:
+    """How one side is run."""
+
+    label: str  # "reference" | "candidate"
+    python: str
+    script: Path
+    install_compat: bool = False
+    align_modern_defaults: bool = False
+    compat_dir: str | None = None
+    extra_paths: list[str] = field(default_factory=list)
+    description: str = ""
+
+
+@dataclass
+class RunResult:
+    side: Side
+    trace: dict | None
+    returncode: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool = False
+
+    def why_no_trace(self) -> str:
+        if self.timed_out:
+            return f"the {self.side.label} run timed out after {self.seconds:.0f} s (process group killed)"
+        tail = "\n".join(self.stderr.strip().splitlines()[-15:])
+        return f"the {self.side.label} run exited with status {self.returncode} without writing a trace:\n{tail}"
+
+
+def _popen(side: Side, trace_path: Path, script_args: list[str], entries: list[str], cwd: str | None, env: dict) -> subprocess.Popen:
+    cmd = [side.python, str(RUNNER), "--trace", str(trace_path), "--side", side.label]
+    for e in entries:
+        cmd += ["--entry", e]
+    if side.install_compat:
+        cmd.append("--install-compat")
+    if side.compat_dir:
+        cmd += ["--compat-dir", side.compat_dir]
+    if side.align_modern_defaults:
+        cmd.append("--align-modern-defaults")
+    for p in side.extra_paths:
+        cmd += ["--path", p]
+    cmd += [str(side.script), "--", *script_args]
+    return subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,  # own process group: killed as a whole on timeout / Ctrl-C
+    )
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def subprocess_env(platform: str | None = "cpu") -> dict:
+    env = dict(os.environ)
+    if platform:
+        env["JAX_PLATFORMS"] = platform
+    env.setdefault("PYTHONHASHSEED", "0")
+    env["PYTHONUNBUFFERED"] = "1"
+    env.pop("PYTHONSTARTUP", None)
+    return env
+
+
+def run_sides(sides: list[Side], *, script_args: list[str], entries: list[str], timeout: float, workdir: Path,
+              cwd: str | None = None, platform: str | None = "cpu") -> list[RunResult]:
+    """Run the sides concurrently (each in its own process group) and read their traces."""
+    env = subprocess_env(platform)
+    procs = []
+    started = time.monotonic()
+    try:
+        for i, side in enumerate(sides):
+            trace_path = workdir / f"{side.label}-{i}.json"
+            if trace_path.exists():
+                trace_path.unlink()
+            procs.append((side, trace_path, _popen(side, trace_path, script_args, entries, cwd, env)))
+        results = []
+        for side, trace_path, proc in procs:
+            remaining = max(0.1, timeout - (time.monotonic() - started))
+            timed_out = False
+            try:
+                out, err = proc.communicate(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc)
+                out, err = proc.communicate()
+            trace = None
+            if not timed_out and trace_path.exists():
+                try:
+                    trace = json.loads(trace_path.read_text(encoding="utf-8"))
+                except ValueError:
+                    trace = None
+            results.append(RunResult(side, trace, proc.returncode, out or "", err or "", time.monotonic() - started, timed_out))
+        return results
+    finally:  # Ctrl-C or any error: no stray process groups
+        for _, _, proc in procs:
+            _kill_group(proc)
+
+
+# ---------------------------------------------------------------------------------------
+# Reference interpreters
+
+
+def project_compat_dir() -> str | None:
+    """The compat package shipped next to hcmigrate (None when not there)."""
+    d = Path(__file__).resolve().parent.parent.parent / "compat"
+    return str(d) if (d / "__init__.py").is_file() else None
+
+
+def resolve_reference(reference: str, progress=None) -> tuple[str, bool, str]:
+    """(python, install_compat, description) for --reference compat|legacy|PATH."""
+    if reference == "compat":
+        compat_dir = project_compat_dir()
+        code = "import compat, sys; compat.install; import compat.host_callback"
+        if compat_dir:
+            code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('compat', "
+                    f"{str(Path(compat_dir) / '__init__.py')!r}, submodule_search_locations=[{compat_dir!r}]); "
+                    "m = importlib.util.module_from_spec(s); sys.modules['compat'] = m; s.loader.exec_module(m); " + code)
+        probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env())
+        if probe.returncode != 0:
+            tail = "\n".join(probe.stderr.strip().splitlines()[-3:])
+            raise CannotRun(f"--reference compat: the compat runtime is not importable in {sys.executable}:\n{tail}\n"
+                            "(use --reference legacy to run the original on real jax 0.4.30)")
+        return sys.executable, True, f"compat runtime on {sys.executable}"
+    if reference == "legacy":
+        from hcmigrate.legacy_env import LegacyEnvError, legacy_python
+
+        try:
+            python = legacy_python(progress)
+        except LegacyEnvError as e:
+            raise CannotRun(f"--reference legacy: {e}") from None
+        return str(python), False, f"legacy jax 0.4.30 ({python})"
+    path = shutil.which(reference) or reference
+    if not os.path.exists(path):
+        raise CannotRun(f"--reference {reference}: no such interpreter (expected compat, legacy or a path to python)")
+    probe = subprocess.run([path, "-c", "import jax, numpy, sys; sys.stdout.write(jax.__version__)"],
+                           capture_output=True, text=True, env=subprocess_env())
+    if probe.returncode != 0:
+        raise CannotRun(f"--reference {reference}: cannot import jax and numpy there:\n{probe.stderr.strip()[-500:]}")
+    return path, False, f"jax {probe.stdout.strip()} ({path})"
+
+
+# ---------------------------------------------------------------------------------------
+# Originals, entry points and candidates
+
+
+def find_entry(folder: Path, entry_file: str | None = None) -> Path:
+    if entry_file:
+        p = folder / entry_file
+        if not p.is_file():
+            raise CannotRun(f"entry file {entry_file} not found in {folder}")
+        return p
+    for name in ("__main__.py", "main.py"):
+        if (folder / name).is_file():
+            return folder / name
+    guarded = [p for p in sorted(folder.glob("*.py")) if "__name__" in (t := p.read_text(encoding="utf-8", errors="replace"))
+               and "__main__" in t]
+    if len(guarded) == 1:
+        return guarded[0]
+    if not guarded:
+        raise CannotRun(f"{folder}: no entry point (no __main__.py, main.py or file with `if __name__ == \"__main__\":`); "
+                        "pass --entry-file")
+    raise CannotRun(f"{folder}: several possible entry points ({', '.join(p.name for p in guarded)}); pass --entry-file")
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    shutil.copytree(src, dst, ignore=lambda d, names: [n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")])
+
+
+def migrate_copy(original: Path, workdir: Path) -> tuple[Path, list[str]]:
+    """Migrate a temporary copy with the codemod; returns (copy, notes)."""
+    try:
+        from hcmigrate.api import MigrationError, Options, migrate_source
+    except ImportError as e:  # pragma: no cover - only while the codemod is missing
+        raise CannotRun(f"the codemod is not available ({e}); pass --candidate MIGRATED") from None
+    dest = workdir / "candidate"
+    if original.is_dir():
+        _copy_tree(original, dest / original.name)
+        root = dest / original.name
+        files = sorted(root.rglob("*.py"))
+    else:
+        root = dest
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(original, root / original.name)
+        files = [root / original.name]
+    notes = []
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        try:
+            result = migrate_source(text, Options(), filename=str(f))
+        except MigrationError as e:
+            raise CannotRun(f"the codemod could not migrate {f.name}: {e.message} (line {e.line})") from None
+        except ImportError as e:  # pragma: no cover - codemod module not there yet
+            raise CannotRun(f"the codemod is not available ({e}); pass --candidate MIGRATED") from None
+        if result.changed:
+            f.write_text(result.code, encoding="utf-8")
+            notes.append(f"migrated {f.relative_to(root.parent) if original.is_dir() else f.name}")
+        for d in result.diagnostics:
+            if d.level.needs_human:
+                notes.append(f"codemod left for a human: {d.format(f.name)}")
+    return (root if original.is_dir() else root / original.name), notes
+
+
+def new_workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="hcmigrate-verify-"))

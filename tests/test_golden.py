@@ -1,0 +1,71 @@
+"""Runnable codemod fixtures: NAME.out.py on current JAX must do what NAME.in.py did on REAL
+legacy jax 0.4.30, as recorded in fixtures/golden/NAME.json by scripts/record_golden.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from hcmigrate.verify.compare import Tolerance, compare_traces
+from hcmigrate.verify.core import CANNOT_RUN, DIFFERENT, EQUIVALENT, Outcome, text_report
+from hcmigrate.verify.execute import Side, new_workdir, project_compat_dir, run_sides
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures" / "codemod"
+GOLDEN = REPO / "fixtures" / "golden"
+MARKER = "# hcmigrate-fixture: runnable"
+
+
+def _runnable() -> list[str]:
+    names = []
+    for path in sorted(FIXTURES.glob("*.in.py")):
+        with path.open(encoding="utf-8") as fh:
+            if fh.readline().strip() == MARKER:
+                names.append(path.name[: -len(".in.py")])
+    return names
+
+
+RUNNABLE = _runnable()
+
+
+@pytest.fixture(scope="session")
+def candidate_traces() -> dict:
+    """Run every NAME.out.py once with the recorder (2 at a time)."""
+
+    def one(name):
+        out = FIXTURES / f"{name}.out.py"
+        if not out.exists():
+            return name, (None, f"{out.name} does not exist")
+        [res] = run_sides([Side("candidate", sys.executable, out, compat_dir=project_compat_dir())],
+                          script_args=[], entries=[], timeout=300, workdir=new_workdir())
+        return name, (res.trace, None if res.trace else res.why_no_trace())
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, RUNNABLE))
+
+
+def test_fixtures_are_discovered():
+    assert RUNNABLE, f"no fixture in {FIXTURES} starts with {MARKER!r}"
+
+
+@pytest.mark.parametrize("name", RUNNABLE)
+def test_out_matches_golden_legacy_trace(name, candidate_traces):
+    golden = GOLDEN / f"{name}.json"
+    if not golden.exists():
+        pytest.fail(f"missing {golden.relative_to(REPO)}: run `python scripts/record_golden.py {name}` (real legacy JAX)")
+    reference = json.loads(golden.read_text(encoding="utf-8"))
+    assert reference.get("recorded_by") == "scripts/record_golden.py"
+    trace, why = candidate_traces[name]
+    if trace is None:
+        pytest.fail(f"{name}.out.py could not run: {why}")
+    comparison = compare_traces(reference, trace, Tolerance())
+    outcome = Outcome(exit_code=EQUIVALENT if comparison.equivalent else DIFFERENT,
+                      original=f"fixtures/codemod/{name}.in.py", candidate=f"fixtures/codemod/{name}.out.py",
+                      reference=f"golden trace {golden.relative_to(REPO)} (jax {reference.get('jax')})",
+                      comparison=comparison, reference_trace=reference, candidate_trace=trace)
+    assert outcome.exit_code != CANNOT_RUN
+    assert comparison.equivalent, "\n" + text_report(outcome)

@@ -1,0 +1,85 @@
+"""`hcmigrate verify` exit status 2 (could not run), timeouts, --reference-trace, runner details."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GOLDEN = REPO / "fixtures" / "golden"
+CODEMOD = REPO / "fixtures" / "codemod"
+
+
+def hcmigrate_verify(*args, timeout=300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO, timeout=timeout)
+
+
+def test_missing_original_exits_2(tmp_path):
+    res = hcmigrate_verify(tmp_path / "nope.py", "--candidate", tmp_path / "nope.py")
+    assert res.returncode == 2
+    assert "COULD NOT RUN" in res.stdout and "no such file" in res.stdout
+
+
+def test_bad_reference_interpreter_exits_2(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("print(1)\n")
+    res = hcmigrate_verify(script, "--candidate", script, "--reference", tmp_path / "no-python")
+    assert res.returncode == 2
+    assert "no such interpreter" in res.stdout
+
+
+def test_timeout_kills_the_candidate_and_exits_2(tmp_path):
+    golden = GOLDEN / "t1_progress_bar.json"
+    slow = tmp_path / "slow.py"
+    slow.write_text(textwrap.dedent("""\
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        print(child.pid, flush=True)
+        time.sleep(120)
+        """))
+    started = time.monotonic()
+    res = hcmigrate_verify(CODEMOD / "t1_progress_bar.in.py", "--candidate", slow, "--reference-trace", golden,
+                           "--timeout", "8")
+    assert time.monotonic() - started < 60
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "timed out after" in res.stdout and "process group killed" in res.stdout
+
+
+def test_reference_failure_exits_2(tmp_path):
+    original = tmp_path / "broken.py"
+    original.write_text("raise SystemExit('boom')\n")
+    res = hcmigrate_verify(original, "--candidate", original, "--reference", "legacy")
+    assert res.returncode == 2
+    assert "the original failed on the reference" in res.stdout
+
+
+def test_reference_trace_and_json_report(tmp_path):
+    out_json = tmp_path / "r.json"
+    res = hcmigrate_verify(CODEMOD / "t1_progress_bar.in.py", "--candidate", CODEMOD / "t1_progress_bar.out.py",
+                           "--reference-trace", GOLDEN / "t1_progress_bar.json", "--json", out_json)
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = json.loads(out_json.read_text())
+    assert data["verdict"] == "equivalent" and data["differences"] == []
+    cand = data["traces"]["candidate"]
+    assert cand["exit_status"] == 0 and cand["events"]
+    ev = cand["events"][0]
+    assert {"api", "class", "ordered", "callback", "site", "args", "entry"} <= set(ev)
+
+
+def test_main_without_guard_is_called_once_and_its_value_recorded(tmp_path):
+    script = tmp_path / "noguard.py"
+    script.write_text(textwrap.dedent("""\
+        import jax.numpy as jnp
+        def main():
+            return jnp.arange(3) * 2, "label"
+        """))
+    res = hcmigrate_verify(script, "--candidate", script, "--reference", "legacy", "--keep-traces", tmp_path / "t")
+    assert res.returncode == 0, res.stdout + res.stderr
+    ref = json.loads((tmp_path / "t" / "reference.json").read_text())
+    assert [e["name"] for e in ref["entries"]] == ["main"]
+    assert ref["entries"][0]["result"]["items"][0]["data"] == [0, 2, 4]
