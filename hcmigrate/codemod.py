@@ -82,6 +82,7 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
         self._callee_ids: set[int] = set()
         self._removed_calls: set[int] = set()
         self._todos: dict[int, list[str]] = {}
+        self._after_statement: dict[int, list[cst.BaseExpression]] = {}
         self._names: set[str] = set()
         self._fallback_locals: set[str] = set()
         self._plan = _Plan({}, {}, False)
@@ -252,6 +253,20 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
         self._names.add(name)
         return name
 
+    def assignment_target(self, call: cst.Call) -> str | None:
+        """`name` when `call` is the whole value of a plain `name = call` statement line."""
+        assign = self.get_metadata(ParentNodeProvider, call, None)
+        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return None
+        line = self.get_metadata(ParentNodeProvider, assign, None)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        return assign.targets[0].target.value
+
+    def run_after_statement(self, call: cst.Call, effect: cst.BaseExpression) -> None:
+        statement = self._enclosing_statement(call)
+        self._after_statement.setdefault(id(statement), []).append(effect)
+
     def adaptation(self, site: CallSite) -> Adaptation:
         return self._plan.adaptations.get(id(site.original), Adaptation("as_is"))
 
@@ -418,7 +433,10 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
     def on_leave(self, original_node, updated_node):
         result = super().on_leave(original_node, updated_node)
         if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
-            return self._with_todos(original_node, result)
+            result = self._with_todos(original_node, result)
+        after = self._after_statement.get(id(original_node))
+        if after and isinstance(result, cst.SimpleStatementLine):
+            return cst.FlattenSentinel([result, *(cst.SimpleStatementLine(body=[cst.Expr(e)]) for e in after)])
         return result
 
     def _with_todos(self, original, updated):

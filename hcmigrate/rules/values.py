@@ -33,5 +33,10 @@ def with_legacy_value(
         return make_effect(arg)
     if is_simple(arg):
         return keep_value(make_effect(arg), arg)
+    target = ctx.assignment_target(site.original)
+    if target is not None:
+        # `y = id_print(x * 2)` -> `y = x * 2` then the callback on `y`, as a person would write it.
+        ctx.run_after_statement(site.original, make_effect(cst.Name(target)))
+        return arg
     name = ctx.fresh_name("_hcb_value")
     return keep_value(make_effect(walrus(name, arg)), cst.Name(name))
