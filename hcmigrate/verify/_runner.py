@@ -19,6 +19,10 @@ What is recorded (see docs/verify.md for the format):
   `if __name__ == "__main__":` guard), the runner calls `main()` once, with no arguments,
   after the body. Return values are recorded as numpy values.
 * stdout written outside callbacks, and the exit status.
+
+With `--pytest`, SCRIPT is the root folder of the code under test and ARGS are pytest
+arguments: pytest runs in that folder with `_pytest_plugin.py` (loaded by file path), which
+records each test's outcome and attributes host calls to the running test (entry = nodeid).
 """
 
 from __future__ import annotations
@@ -744,6 +748,8 @@ def main(argv=None) -> int:
     parser.add_argument("--path", action="append", default=[], help="extra sys.path entries (after the script folder)")
     parser.add_argument("--side", default="")
     parser.add_argument("--compat-dir", default=None, help="folder of the compat package (used when `import compat` fails)")
+    parser.add_argument("--pytest", action="store_true", help="SCRIPT is a folder; run pytest there with ARGS")
+    parser.add_argument("--append-path", action="append", default=[], help="sys.path entries added last (e.g. a shared pytest)")
     parser.add_argument("--align-modern-defaults", action="store_true",
                         help="on JAX < 0.5: use today's default jax_threefry_partitionable=True")
     parser.add_argument("script")
@@ -754,16 +760,21 @@ def main(argv=None) -> int:
     started = time.time()
     STATE.entry_names = tuple(ns.entry or ["main"])
 
-    script_dir = os.path.dirname(os.path.abspath(ns.script))
+    script_dir = os.path.abspath(ns.script) if ns.pytest else os.path.dirname(os.path.abspath(ns.script))
     if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(_HERE):
         sys.path[0] = script_dir
     else:
         sys.path.insert(0, script_dir)
     for i, p in enumerate(ns.path):
         sys.path.insert(1 + i, p)
+    sys.path.extend(ns.append_path)
 
     real_stdout = sys.stdout
-    sys.stdout = _Tee(real_stdout)
+    if ns.pytest:
+        # pytest's own output is not the program's: the plugin tees sys.stdout per test phase.
+        STATE.entry_stack = ["<session>"]
+    else:
+        sys.stdout = _Tee(real_stdout)
     sys.meta_path.insert(0, _PatchOnImport())
 
     status, error = 0, None
@@ -808,7 +819,24 @@ def main(argv=None) -> int:
     except BaseException as e:  # noqa: BLE001
         traceback.print_exc()
         status, error = 3, f"recorder setup failed: {type(e).__name__}: {e}"
-    if error is None:
+    plugin = None
+    pytest_version = None
+    if error is None and ns.pytest:
+        try:
+            import importlib.util
+
+            spec = importlib.util.spec_from_file_location(
+                "_hcmigrate_verify_pytest_plugin", os.path.join(os.path.dirname(_HERE), "_pytest_plugin.py"))
+            plugin_mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(plugin_mod)
+            import pytest
+
+            pytest_version = pytest.__version__
+            status, error, plugin = plugin_mod.run_pytest(sys.modules[__name__], os.path.abspath(ns.script), ns.args)
+        except BaseException as e:  # noqa: BLE001
+            traceback.print_exc()
+            status, error = 3, f"pytest could not run: {type(e).__name__}: {e}"
+    elif error is None:
         status, error = run_script(ns.script, ns.args)
     try:
         sys.stdout.flush()
@@ -831,6 +859,11 @@ def main(argv=None) -> int:
         "registrations": STATE.registrations,
         "seconds": round(time.time() - started, 3),
     }
+    if ns.pytest:
+        trace["mode"] = "pytest"
+        trace["pytest"] = pytest_version
+        trace["tests"] = plugin.tests if plugin else []
+        trace["collect_errors"] = plugin.collect_errors if plugin else []
     tmp = ns.trace + ".tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(trace, fh, default=repr)

@@ -32,7 +32,9 @@ from hcmigrate.verify.compare import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
 @click.option("--keep-traces", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write reference.json and candidate.json traces into this folder.")
 @click.option("--platform", default="cpu", show_default=True, help="JAX_PLATFORMS for both runs ('' keeps the environment's).")
-@click.option("--pytest", "pytest_tests", default=None, help="Not implemented yet: run a test suite on both sides.")
+@click.option("--pytest", "pytest_tests", default=None, metavar="TESTS",
+              help="ORIGINAL is a package folder: run pytest on TESTS (a path relative to it) on both sides and "
+                   "compare each test's outcome and host calls. Arguments after `--` go to pytest.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print the verdict line (and differences).")
 def verify(original, script_args, candidate, reference, reference_trace, rtol, atol, timeout, entries, entry_file,
            json_path, keep_traces, platform, pytest_tests, quiet):
@@ -41,33 +43,48 @@ def verify(original, script_args, candidate, reference, reference_trace, rtol, a
     arguments, result, order), each entry point's return value, stdout and the exit status.
 
     ORIGINAL is a script or a folder with an entry point; arguments after `--` are passed to the
-    script on both sides. Exit status: 0 equivalent, 1 different, 2 could not run.
+    script on both sides. With `--pytest TESTS`, ORIGINAL is a package folder and each test's
+    outcome and host calls are compared. Exit status: 0 equivalent, 1 different, 2 could not run.
     """
-    from hcmigrate.verify.core import CANNOT_RUN, json_report, text_report
+    from hcmigrate.verify.core import CANNOT_RUN, json_report, text_report, verify_pytest
     from hcmigrate.verify.core import verify as run_verify
-
-    if pytest_tests is not None:
-        click.echo("hcmigrate verify: --pytest is not implemented yet (could not run)", err=True)
-        sys.exit(CANNOT_RUN)
 
     def progress(message: str) -> None:
         click.echo(message, err=True)
 
+    if pytest_tests is not None and (entries or entry_file):
+        click.echo("hcmigrate verify: --entry/--entry-file do not apply with --pytest (each test is an entry)", err=True)
+        sys.exit(CANNOT_RUN)
     try:
-        outcome = run_verify(
-            original,
-            candidate=candidate,
-            reference=reference,
-            tolerance=Tolerance(rtol=rtol, atol=atol),
-            timeout=timeout,
-            entries=list(entries),
-            entry_file=entry_file,
-            script_args=list(script_args),
-            reference_trace=reference_trace,
-            keep_traces=keep_traces,
-            platform=platform or None,
-            progress=progress,
-        )
+        if pytest_tests is not None:
+            outcome = verify_pytest(
+                original,
+                pytest_tests,
+                candidate=candidate,
+                reference=reference,
+                tolerance=Tolerance(rtol=rtol, atol=atol),
+                timeout=timeout,
+                pytest_args=list(script_args),
+                reference_trace=reference_trace,
+                keep_traces=keep_traces,
+                platform=platform or None,
+                progress=progress,
+            )
+        else:
+            outcome = run_verify(
+                original,
+                candidate=candidate,
+                reference=reference,
+                tolerance=Tolerance(rtol=rtol, atol=atol),
+                timeout=timeout,
+                entries=list(entries),
+                entry_file=entry_file,
+                script_args=list(script_args),
+                reference_trace=reference_trace,
+                keep_traces=keep_traces,
+                platform=platform or None,
+                progress=progress,
+            )
     except KeyboardInterrupt:  # subprocess groups are already killed by run_sides
         click.echo("hcmigrate verify: interrupted (could not run)", err=True)
         sys.exit(CANNOT_RUN)

@@ -67,6 +67,7 @@ class Difference:
 class Comparison:
     differences: list[Difference] = field(default_factory=list)
     entries: list[dict] = field(default_factory=list)  # per-entry summary
+    tests: list[dict] | None = None  # --pytest: per-test results
 
     @property
     def equivalent(self) -> bool:
@@ -750,3 +751,74 @@ def _first_line(text: str | None) -> str | None:
         return None
     line = text.strip().splitlines()[0]
     return line if len(line) <= 200 else line[:197] + "..."
+
+
+# ---------------------------------------------------------------------------------------
+# --pytest: per-test comparison
+
+SESSION = "<session>"  # host calls made outside any test (imports, collection)
+
+
+def _outcome_text(t: dict) -> str:
+    msg = (t.get("message") or "").strip().splitlines()
+    return t["outcome"] + (f": {msg[0][:200]}" if msg else "")
+
+
+def compare_pytest_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -> Comparison:
+    """Compare two --pytest traces test by test (nodeid): the outcome, the test's own host calls
+    (under the event rules above; the first difference is reported) and what it printed."""
+    tol = tol or Tolerance()
+    out = Comparison(tests=[])
+    ref_tests = {t["nodeid"]: t for t in ref.get("tests", [])}
+    cand_tests = {t["nodeid"]: t for t in cand.get("tests", [])}
+    ref_groups, cand_groups = _group(ref.get("events", [])), _group(cand.get("events", []))
+    regs = cand.get("registrations", [])
+    cand_collect_errors = cand.get("collect_errors", [])
+    names = list(ref_tests) + [n for n in cand_tests if n not in ref_tests]
+    if ref_groups.get(SESSION) or cand_groups.get(SESSION):
+        names.insert(0, SESSION)
+    for name in names:
+        r, c = ref_tests.get(name), cand_tests.get(name)
+        E, G = ref_groups.get(name, []), cand_groups.get(name, [])
+        summary = {
+            "nodeid": name,
+            "reference_outcome": r["outcome"] if r else (None if name != SESSION else "-"),
+            "candidate_outcome": c["outcome"] if c else (None if name != SESSION else "-"),
+            "reference_events": len(E),
+            "candidate_events": len(G),
+        }
+        diffs: list[Difference] = []
+        if name != SESSION and c is None:
+            module = name.split("::", 1)[0]
+            err = next((e for e in cand_collect_errors if e["nodeid"] and module.startswith(e["nodeid"])), None)
+            diffs.append(Difference(
+                entry=name, kind="test-missing",
+                message=f"test ran only in the reference ({r['outcome']}); the candidate did not run it",
+                expected=_outcome_text(r), got="not collected",
+                hint=f"collecting {err['nodeid']} failed in the candidate: {err['message']}" if err else None))
+        elif name != SESSION and r is None:
+            diffs.append(Difference(
+                entry=name, kind="test-extra",
+                message=f"test ran only in the candidate ({c['outcome']}); the reference did not run it",
+                expected="not collected", got=_outcome_text(c)))
+        else:
+            d = compare_event_lists(name, E, G, tol, regs)
+            if d is not None:
+                diffs.append(d)
+            if r and c and r["outcome"] != c["outcome"]:
+                diffs.append(Difference(
+                    entry=name, kind="outcome",
+                    message=f"test outcome {r['outcome']} in the reference, {c['outcome']} in the candidate",
+                    expected=_outcome_text(r), got=_outcome_text(c)))
+            if r and c:
+                line_diff = first_line_diff(r.get("stdout", ""), c.get("stdout", ""), tol)
+                if line_diff is not None:
+                    n, x, y = line_diff
+                    diffs.append(Difference(entry=name, kind="stdout", position=n,
+                                            message=f"the test printed differently at line {n} (outside callbacks)",
+                                            expected=x or "nothing", got=y or "nothing"))
+        summary["equivalent"] = not diffs
+        summary["differences"] = [d.to_dict() for d in diffs]
+        out.tests.append(summary)
+        out.differences += diffs
+    return out

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hcmigrate.verify.compare import Comparison, Tolerance, compare_traces
+from hcmigrate.verify.compare import Comparison, Tolerance, compare_pytest_traces, compare_traces
 from hcmigrate.verify.execute import (
     CannotRun,
     RunResult,
@@ -17,6 +17,8 @@ from hcmigrate.verify.execute import (
     migrate_copy,
     new_workdir,
     project_compat_dir,
+    pytest_config,
+    pytest_paths,
     resolve_reference,
     run_sides,
 )
@@ -36,6 +38,8 @@ class Outcome:
     reference_trace: dict | None = None
     candidate_trace: dict | None = None
     candidate_stderr: str = ""
+    mode: str = "script"  # or "pytest"
+    tests: str | None = None  # --pytest TESTS
 
     @property
     def verdict(self) -> str:
@@ -129,6 +133,110 @@ def verify(
     return out
 
 
+def verify_pytest(
+    original: str | Path,
+    tests: str,
+    *,
+    candidate: str | Path | None = None,
+    reference: str = "compat",
+    tolerance: Tolerance | None = None,
+    timeout: float = 300.0,
+    pytest_args: list[str] | None = None,
+    reference_trace: str | Path | None = None,
+    keep_traces: str | Path | None = None,
+    platform: str | None = "cpu",
+    progress=None,
+) -> Outcome:
+    """--pytest: run the package's tests on the reference (original) and on the candidate, each
+    in one pytest process with the recorder, and compare them test by test."""
+    original = Path(original)
+    out = Outcome(exit_code=CANNOT_RUN, original=str(original), mode="pytest", tests=tests)
+    workdir = new_workdir()
+    try:
+        if not original.exists():
+            raise CannotRun(f"{original}: no such file or folder")
+        if not original.is_dir():
+            raise CannotRun(f"--pytest needs ORIGINAL to be the package's folder (the tests path is relative to it); "
+                            f"{original} is a file")
+        if Path(tests).is_absolute() or ".." in Path(tests).parts:
+            raise CannotRun(f"--pytest {tests}: give the tests as a path relative to {original}")
+        test_path = tests.split("::", 1)[0]
+        if not (original / test_path).exists():
+            raise CannotRun(f"--pytest {tests}: no {test_path} in {original}")
+        if candidate is None:
+            cand_root, notes = migrate_copy(original.resolve(), workdir)
+            out.notes += notes
+            if not notes:
+                out.notes.append("the codemod changed nothing")
+            out.candidate = f"{original} migrated by the codemod ({cand_root})"
+        else:
+            cand_root = Path(candidate)
+            if not cand_root.is_dir():
+                raise CannotRun(f"--candidate {candidate}: not a folder (--pytest compares two package folders)")
+            if not (cand_root / test_path).exists():
+                raise CannotRun(f"--candidate {candidate}: no {test_path} in it")
+            out.candidate = str(cand_root)
+        # The same pytest configuration on both sides: the package's own file (copied with it),
+        # else an empty one (never a configuration found above the package, e.g. a repository's).
+        config = pytest_config(original)
+        if config is None:
+            (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+            config = str(workdir / "pytest.ini")
+        args = [tests, "-c", config, "-q", *(pytest_args or [])]
+        cand_append, _ = pytest_paths(sys.executable, may_install=False, progress=progress)
+        cand_side = Side("candidate", sys.executable, cand_root.resolve(), compat_dir=project_compat_dir(),
+                         description=f"jax on {sys.executable}", pytest=True, append_paths=cand_append,
+                         cwd=str(cand_root.resolve()))
+        sides = [cand_side]
+        if reference_trace is not None:
+            ref_trace = json.loads(Path(reference_trace).read_text(encoding="utf-8"))
+            if ref_trace.get("mode") != "pytest":
+                raise CannotRun(f"--reference-trace {reference_trace} is not a --pytest trace")
+            out.reference = f"recorded trace {reference_trace} (jax {ref_trace.get('jax')})"
+        else:
+            python, install_compat, description = resolve_reference(reference, progress)
+            ref_append, note = pytest_paths(python, may_install=(reference == "legacy"), progress=progress)
+            if note:
+                out.notes.append(note)
+            out.reference = description
+            sides.insert(0, Side("reference", python, original.resolve(), install_compat=install_compat,
+                                 align_modern_defaults=not install_compat,
+                                 compat_dir=project_compat_dir() if install_compat else None, description=description,
+                                 pytest=True, append_paths=ref_append, cwd=str(original.resolve())))
+        results = run_sides(sides, script_args=args, entries=[], timeout=timeout, workdir=workdir, platform=platform)
+        by_label: dict[str, RunResult] = {r.side.label: r for r in results}
+        cand = by_label["candidate"]
+        out.candidate_stderr = cand.stderr
+        if reference_trace is None:
+            ref = by_label["reference"]
+            if ref.trace is None:
+                raise CannotRun(ref.why_no_trace())
+            ref_trace = ref.trace
+            if ref_trace.get("exit_status") not in (0, 1) or ref_trace.get("collect_errors"):
+                tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
+                errors = "; ".join(f"{e['nodeid']}: {e['message']}" for e in ref_trace.get("collect_errors", []))
+                raise CannotRun(f"pytest could not run the original's tests on the reference ({out.reference}): "
+                                f"{ref_trace.get('error') or 'collection errors: ' + errors}\n{tail}")
+        if cand.trace is None:
+            raise CannotRun(cand.why_no_trace())
+        if cand.trace.get("exit_status") in (3, 4) or (cand.trace.get("error") or "").startswith(("pytest could not", "recorder")):
+            tail = "\n".join((cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:])
+            raise CannotRun(f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}")
+        out.reference_trace, out.candidate_trace = ref_trace, cand.trace
+        if keep_traces:
+            keep = Path(keep_traces)
+            keep.mkdir(parents=True, exist_ok=True)
+            for name, trace in (("reference", ref_trace), ("candidate", cand.trace)):
+                (keep / f"{name}.json").write_text(json.dumps(clean(trace), indent=1), encoding="utf-8")
+        out.comparison = compare_pytest_traces(ref_trace, cand.trace, tolerance or Tolerance())
+        out.exit_code = EQUIVALENT if out.comparison.equivalent else DIFFERENT
+    except CannotRun as e:
+        out.exit_code, out.why = CANNOT_RUN, str(e)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
 def clean(obj):
     """A JSON-able copy of a trace (drops cached numpy arrays)."""
     if isinstance(obj, dict):
@@ -143,7 +251,7 @@ def clean(obj):
 
 
 def text_report(out: Outcome, *, verbose: bool = False) -> str:
-    lines = [f"hcmigrate verify {out.original}"]
+    lines = [f"hcmigrate verify {out.original}" + (f" --pytest {out.tests}" if out.mode == "pytest" else "")]
     if out.reference:
         lines.append(f"  reference: {out.reference}")
     if out.candidate:
@@ -156,6 +264,8 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
         return "\n".join(lines)
     comp = out.comparison
     assert comp is not None
+    if comp.tests is not None:
+        return "\n".join(lines + _pytest_report_lines(out))
     for s in comp.entries:
         if s["entry"] == "<script>" and not s["reference_events"] and not s["candidate_events"]:
             continue
@@ -169,7 +279,18 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
         lines.append(f"EQUIVALENT: {n_ev} host call(s), {n_entries} entry result(s), stdout and exit status match")
         return "\n".join(lines)
     lines.append(f"DIFFERENT: {len(comp.differences)} difference(s)")
-    for d in comp.differences:
+    lines += _difference_lines(comp.differences)
+    if out.candidate_trace and out.candidate_trace.get("exit_status"):
+        tail = [line for line in out.candidate_stderr.strip().splitlines() if line.strip()][-6:]
+        if tail:
+            lines.append("  candidate stderr (last lines):")
+            lines += [f"    {line}" for line in tail]
+    return "\n".join(lines)
+
+
+def _difference_lines(differences) -> list[str]:
+    lines = []
+    for d in differences:
         lines.append(f"- [{d.entry}] {d.message}")
         if d.expected is not None:
             lines.append(f"    expected (reference): {d.expected}")
@@ -181,12 +302,37 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
             lines.append(f"    candidate source: {d.candidate_source}")
         if d.hint:
             lines.append(f"    hint: {d.hint}")
-    if out.candidate_trace and out.candidate_trace.get("exit_status"):
-        tail = [line for line in out.candidate_stderr.strip().splitlines() if line.strip()][-6:]
-        if tail:
-            lines.append("  candidate stderr (last lines):")
-            lines += [f"    {line}" for line in tail]
-    return "\n".join(lines)
+    return lines
+
+
+def _pytest_report_lines(out: Outcome) -> list[str]:
+    comp = out.comparison
+    lines = []
+    for t in comp.tests:
+        mark = "ok  " if t["equivalent"] else "DIFF"
+        ro, co = t["reference_outcome"], t["candidate_outcome"]
+        if ro == co:
+            outcome = ro if ro != "-" else "outside tests"
+        else:
+            outcome = f"{ro or 'not run'} in the reference, {co or 'not run'} in the candidate"
+        if t["reference_events"] == t["candidate_events"]:
+            calls = f"{t['reference_events']} host call(s)"
+        else:
+            calls = f"{t['reference_events']} host call(s) in the reference, {t['candidate_events']} in the candidate"
+        lines.append(f"  {mark} {t['nodeid']}: {outcome}, {calls}")
+    tests = [t for t in comp.tests if t["reference_outcome"] != "-"]
+    if comp.equivalent:
+        counts: dict[str, int] = {}
+        for t in tests:
+            counts[t["reference_outcome"]] = counts.get(t["reference_outcome"], 0) + 1
+        n_ev = sum(t["reference_events"] for t in comp.tests)
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+        lines.append(f"EQUIVALENT: {len(tests)} test(s) ({summary}): same outcomes, {n_ev} host call(s) match")
+        return lines
+    bad = [t for t in comp.tests if not t["equivalent"]]
+    lines.append(f"DIFFERENT: {len(bad)} of {len(comp.tests)} test(s) differ, {len(comp.differences)} difference(s)")
+    lines += _difference_lines(comp.differences)
+    return lines
 
 
 def json_report(out: Outcome, *, include_traces: bool = True) -> dict:
@@ -201,6 +347,10 @@ def json_report(out: Outcome, *, include_traces: bool = True) -> dict:
         "differences": [d.to_dict() for d in out.comparison.differences] if out.comparison else [],
         "entries": out.comparison.entries if out.comparison else [],
     }
+    if out.mode == "pytest":
+        data["mode"] = "pytest"
+        data["pytest_tests"] = out.tests
+        data["tests"] = out.comparison.tests if out.comparison else []
     if include_traces:
         data["traces"] = {"reference": clean(out.reference_trace), "candidate": clean(out.candidate_trace)}
     return data
