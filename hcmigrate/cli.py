@@ -16,7 +16,7 @@ import click
 from hcmigrate import __version__
 from hcmigrate import files as fileio
 from hcmigrate.api import Options
-from hcmigrate.config import STRATEGIES, ConfigError, load_config, parse_version, pinned_jax
+from hcmigrate.config import STRATEGIES, ConfigError, load_config, parse_version, pinned_jax, shown
 from hcmigrate.report import (
     FORMATS,
     Summary,
@@ -78,7 +78,7 @@ def _resolve(paths, stdin_filename, config_path, strategy, add_todos, select, ig
     v = cfg.values
     notes = []
     if cfg.path:
-        notes.append(f"config: {cfg.path}")
+        notes.append(f"config: {shown(cfg.path)}")
     root = cfg.root or Path.cwd()
 
     strategy = strategy or v.get("strategy", "native")
@@ -98,7 +98,7 @@ def _resolve(paths, stdin_filename, config_path, strategy, add_todos, select, ig
             notes.append(f"target JAX {target_jax} (--target-jax)")
         elif "target-jax" in v:
             target = parse_version(v["target-jax"])
-            notes.append(f"target JAX {v['target-jax']} ({cfg.path})")
+            notes.append(f"target JAX {v['target-jax']} ({shown(cfg.path)})")
         else:
             pinned = pinned_jax(root)
             if pinned:
@@ -304,8 +304,9 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     progress = _progress(len(tasks), show_progress)
     quit_review = False
     accept_all = False
+    stream = run_tasks([t for _, t in tasks], jobs)
     try:
-        for (i, _task), res in zip(tasks, run_tasks([t for _, t in tasks], jobs)):
+        for (i, _task), res in zip(tasks, stream):
             if progress is not None:
                 progress.advance(progress.task_ids[0])
             if mode == "review" and res.status == CHANGED:
@@ -323,6 +324,7 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     except KeyboardInterrupt:
         if progress is not None:
             progress.stop()
+        stream.close()  # cancels what has not started; running writes complete
         _err("interrupted; files already written are complete, the others are untouched")
         return 130
     finally:
@@ -399,6 +401,15 @@ def _review_one(target, res: FileResult, accept_all: bool) -> tuple[bool, bool]:
     if not res.notebook and _parses(chosen) is not None:
         res.status, res.error = FAILED, "the chosen changes together do not parse; file not written"
         return accept_all, quit_
+    if not res.notebook:
+        from hcmigrate.interactive import undefined_names
+
+        missing = undefined_names(chosen) - undefined_names(old)
+        if missing:
+            res.status = FAILED
+            res.error = (f"the chosen changes leave {', '.join(sorted(missing))} undefined (a rewrite and "
+                         "its import go together); file not written")
+            return accept_all, quit_
     try:
         src = fileio.read_source(target.path, notebook=res.notebook)
         if src.text != old:

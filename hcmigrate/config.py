@@ -26,6 +26,14 @@ class ConfigError(Exception):
     pass
 
 
+def shown(path: Path) -> str:
+    """`path` as messages show it: relative to the working folder when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 @dataclass
 class FileConfig:
     path: Path | None = None  # the pyproject.toml it came from
@@ -52,9 +60,9 @@ def _load_toml(path: Path) -> dict:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        raise ConfigError(f"{shown(path)}: cannot read: {exc.strerror}") from None
 
 
 def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
@@ -67,24 +75,24 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
     if section is None:
         return FileConfig(path, {})
     if not isinstance(section, dict):
-        raise ConfigError(f"{path}: [tool.hcmigrate] must be a table")
+        raise ConfigError(f"{shown(path)}: [tool.hcmigrate] must be a table")
     values = {}
     for key, value in section.items():
         norm = key.replace("_", "-")
         if norm not in KNOWN_KEYS:
             known = ", ".join(sorted(KNOWN_KEYS))
-            raise ConfigError(f"{path}: unknown key '{key}' in [tool.hcmigrate] (known keys: {known})")
+            raise ConfigError(f"{shown(path)}: unknown key '{key}' in [tool.hcmigrate] (known keys: {known})")
         want = KNOWN_KEYS[norm]
         if want is list and isinstance(value, str):
             value = [value]
         if not isinstance(value, want) or (want is list and not all(isinstance(v, str) for v in value)):
-            raise ConfigError(f"{path}: [tool.hcmigrate] {key} must be a {want.__name__}"
+            raise ConfigError(f"{shown(path)}: [tool.hcmigrate] {key} must be a {want.__name__}"
                               + (" of strings" if want is list else ""))
         values[norm] = value
     if "strategy" in values and values["strategy"] not in STRATEGIES:
-        raise ConfigError(f"{path}: [tool.hcmigrate] strategy must be one of {', '.join(STRATEGIES)}")
+        raise ConfigError(f"{shown(path)}: [tool.hcmigrate] strategy must be one of {', '.join(STRATEGIES)}")
     if "target-jax" in values:
-        parse_version(values["target-jax"], where=f"{path}: [tool.hcmigrate] target-jax")
+        parse_version(values["target-jax"], where=f"{shown(path)}: [tool.hcmigrate] target-jax")
     return FileConfig(path, values)
 
 

@@ -51,7 +51,7 @@ class Selection:
 
 def _spec(patterns) -> pathspec.PathSpec | None:
     patterns = [p for p in patterns if p and p.strip()]
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns) if patterns else None
+    return pathspec.PathSpec.from_lines("gitignore", patterns) if patterns else None
 
 
 def find_git_root(start: Path) -> Path | None:

@@ -94,7 +94,9 @@ def decode_python(data: bytes) -> tuple[str, str, bool]:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise FileError(f"bad coding cookie: {exc}") from None
+        if _has_cookie(data):
+            raise FileError(f"bad coding cookie: {exc}") from None
+        encoding = "utf-8"  # no cookie: the decode below explains what is wrong
     bom = data.startswith(codecs.BOM_UTF8)
     body = data[len(codecs.BOM_UTF8):] if bom else data
     codec = "utf-8" if encoding == "utf-8-sig" else encoding

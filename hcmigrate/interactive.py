@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import builtins
 import difflib
 from typing import Callable
 
@@ -67,3 +69,30 @@ def click_ask(prompt: str) -> str:
 
 def click_echo(text: str) -> None:
     click.echo(text, nl=False)
+
+
+def undefined_names(code: str) -> set[str]:
+    """Names read somewhere in `code` but bound nowhere in it (nor builtins): a coarse check that
+    a partial selection of hunks did not drop an import still needed, or keep a use whose import
+    was not added."""
+    tree = ast.parse(code)
+    loaded, bound = set(), set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                bound.add(a.asname or a.name.split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+        elif isinstance(node, ast.alias):
+            pass
+        elif hasattr(ast, "MatchAs") and isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+    return loaded - bound

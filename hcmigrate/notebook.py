@@ -66,12 +66,14 @@ def _mask(text: str, masks: list[str]) -> str:
         return "".join(out)
     out = []
     continuation = False
+    indent = ""
     for line in lines:
         body = line.rstrip("\r\n")
         if continuation or _LINE_MAGIC.match(body):
             n = len(masks)
             masks.append(body)
-            indent = re.match(r"[ \t]*", body).group(0) if not continuation else ""
+            if not continuation:
+                indent = re.match(r"[ \t]*", body).group(0)
             out.append(f"{indent}pass  # {_MAGIC_TOKEN.format(n=n)}" + line[len(body):])
             continuation = body.endswith("\\")
         else:
@@ -160,8 +162,11 @@ def migrate_notebook(text: str, options: Options, *, filename: str = "<notebook>
     try:
         result: MigrationResult = migrate_source(module, options, filename=filename)
     except MigrationError as exc:
-        cell, line = locate(exc.line)
-        raise NotebookError(exc.message, cell=cell, line=line) from None
+        from hcmigrate.runner import syntax_error_of
+
+        message, line, _ = syntax_error_of(module, exc)
+        cell, line = locate(line)
+        raise NotebookError(message, cell=cell, line=line) from None
 
     if result.changed:
         try:
@@ -190,9 +195,19 @@ def migrate_notebook(text: str, options: Options, *, filename: str = "<notebook>
         (new_cells[current] if current is not None else preamble).append(line)
     if sorted(new_cells) != sorted(originals):
         raise NotebookError("the rewrite moved notebook cell boundaries; left unchanged")
-    if preamble:  # anything placed before the first cell (e.g. new imports) joins the first cell
-        first = min(new_cells)
-        new_cells[first] = preamble + new_cells[first]
+    if preamble:  # text placed before the first cell (new imports) joins the first Python cell,
+        # after its leading magics (a `%%` cell magic must stay the first line of its cell).
+        for idx in sorted(new_cells):
+            body = new_cells[idx]
+            if originals[idx].lstrip().startswith("%%"):
+                continue
+            k = 0
+            while k < len(body) and _MAGIC_RE.match(body[k].rstrip("\r\n")):
+                k += 1
+            new_cells[idx] = body[:k] + preamble + body[k:]
+            break
+        else:
+            raise NotebookError("no Python cell to hold the new imports; left unchanged")
 
     changed_cells = []
     for idx, lines in new_cells.items():

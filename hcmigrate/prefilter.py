@@ -1,7 +1,7 @@
 """Two-phase text pre-filter: which files could touch jax.experimental.host_callback at all.
 
 Phase 1 (bytes only, costs about what reading costs): a file is a candidate when it contains
-``host_callback``. Any direct use of the legacy API must spell the module name somewhere.
+``host_callback`` (or both ``pure_callback`` and ``vectorized``, for the clean-up rule). Any direct use of the legacy API must spell the module name somewhere.
 
 Phase 2 (cross-module re-exports): a candidate module may bind legacy names at module level
 (``from jax.experimental import host_callback as hcb``, ``from jax.experimental.host_callback
@@ -14,17 +14,46 @@ re-exports are followed. Files that fail the filter are never parsed.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 NEEDLE = b"host_callback"
+# The codemod also modernises `pure_callback(..., vectorized=True)` (hcmigrate.codemod._HINTS
+# lists "vectorized"); `vectorized` alone is common (numpy, scipy), so that rule's files must
+# contain both words.
+NEEDLES = (NEEDLE, b"vectorized")
+MODERN = (b"pure_callback", b"vectorized")
 GENERATED_MARKER = b"@gen" + b"erated"
 LEGACY = "jax.experimental.host_callback"
 
 
 def direct_candidate(data: bytes) -> bool:
-    return NEEDLE in data
+    return NEEDLE in data or all(n in data for n in MODERN)
+
+
+def uses_api(data: bytes) -> bool:
+    """Second, exact look at a phase-1 hit: does the code (not a comment or docstring) name
+    host_callback, or pass `vectorized=` to a call? Unparsable files stay candidates (their
+    error is reported by the per-file step)."""
+    try:
+        data.decode("utf-8")  # other encodings / bad bytes: let the per-file step judge
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "host_callback":
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "host_callback":
+            return True
+        if isinstance(node, ast.alias) and "host_callback" in node.name:
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module and "host_callback" in node.module:
+            return True
+        if isinstance(node, ast.keyword) and node.arg == "vectorized":
+            return True
+    return False
 
 
 @dataclass(frozen=True)
@@ -127,9 +156,15 @@ def scan(paths: list[Path], *, notebook_flags: list[bool] | None = None) -> Scan
         if GENERATED_MARKER in data:
             res.generated.add(i)
             continue
-        if NEEDLE in data:
+        if notebook_flags and notebook_flags[i] and not direct_candidate(data):
+            try:  # a notebook that is not valid JSON must still be reported
+                json.loads(data)
+            except ValueError:
+                res.candidates.add(i)
+            continue
+        if direct_candidate(data) and (bool(notebook_flags and notebook_flags[i]) or uses_api(data)):
             res.candidates.add(i)
-            if not (notebook_flags and notebook_flags[i]) and (b"import" in data):
+            if NEEDLE in data and not (notebook_flags and notebook_flags[i]) and (b"import" in data):
                 texts[i] = data.decode("utf-8", "replace")
     # Phase 2: follow re-exports until a fixpoint.
     known: dict[str, frozenset[str]] = {}
@@ -148,25 +183,24 @@ def scan(paths: list[Path], *, notebook_flags: list[bool] | None = None) -> Scan
         for mod, names in new_exports.items():
             res.reexports.append(ReExport(mod, names))
         frontier = {}
-        patterns = {
-            mod: (re.compile(rb"\b" + re.escape(mod.rsplit(".", 1)[-1].encode()) + rb"\b"),
-                  re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b"))
-            for mod, names in new_exports.items()
-        }
-        stems = {mod: mod.rsplit(".", 1)[-1].encode() for mod in new_exports}
+        names_re = {mod: re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
+                    for mod, names in new_exports.items()}
+        by_stem: dict[bytes, list[str]] = {}
+        for mod in new_exports:
+            by_stem.setdefault(mod.rsplit(".", 1)[-1].encode(), []).append(mod)
+        stems_re = re.compile(rb"\b(?:" + b"|".join(re.escape(st) for st in sorted(by_stem)) + rb")\b")
         for i, p in enumerate(paths):
             if i in res.generated:
                 continue
             data = _read(p)
-            if data is None:
+            if data is None or not any(st in data for st in by_stem):  # fast substring test first
                 continue
-            for mod, (mod_re, names_re) in patterns.items():
-                if stems[mod] not in data or not mod_re.search(data) or not names_re.search(data):
-                    continue
-                if module_name(p) == mod:
-                    continue
-                res.reexport_hits.setdefault(i, []).append(mod)
-                if i not in res.candidates:
-                    res.candidates.add(i)
-                    frontier[i] = data.decode("utf-8", "replace")
+            for stem in set(stems_re.findall(data)):
+                for mod in by_stem[stem]:
+                    if not names_re[mod].search(data) or module_name(p) == mod:
+                        continue
+                    res.reexport_hits.setdefault(i, []).append(mod)
+                    if i not in res.candidates:
+                        res.candidates.add(i)
+                        frontier[i] = data.decode("utf-8", "replace")
     return res

@@ -11,6 +11,7 @@ import ast
 import difflib
 import os
 import re
+import signal
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,18 @@ _PY2 = re.compile(r"^[ \t]*(print[ \t]+[\"'\w]|exec[ \t]+[\"']|except[ \t]+[\w.]
 
 def py2_hint(text: str) -> str:
     return " (this looks like Python 2 code; hcmigrate only reads Python 3)" if _PY2.search(text) else ""
+
+
+def syntax_error_of(text: str, exc: MigrationError) -> tuple[str, int, int]:
+    """Python's own account of a syntax error (clearer, better placed) when it has one."""
+    try:
+        ast.parse(text)
+    except SyntaxError as err:
+        return f"syntax error: {err.msg}", err.lineno or exc.line, err.offset or exc.col
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    message = exc.message if exc.message.startswith("cannot parse") else f"cannot parse: {exc.message}"
+    return message, exc.line, exc.col
 
 
 def unified_diff(old: str, new: str, name: str) -> str:
@@ -157,7 +170,8 @@ def migrate_text(text: str, options: Options, display: str, notebook: bool) -> t
     try:
         result = migrate_source(text, options, filename=display)
     except MigrationError as exc:
-        raise fileio.FileError(f"cannot parse: {exc.message}{py2_hint(text)}", exc.line, exc.col) from None
+        message, line, col = syntax_error_of(text, exc)
+        raise fileio.FileError(f"{message}{py2_hint(text)}", line, col) from None
     except RecursionError:
         raise fileio.FileError("cannot parse: nesting too deep") from None
     if result.changed:
@@ -182,5 +196,16 @@ def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
         return
     workers = min(jobs, len(tasks))
     chunksize = max(1, min(8, len(tasks) // (workers * 4)))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    try:
         yield from pool.map(process, tasks, chunksize=chunksize)
+    except BaseException:
+        # Ctrl-C (or the consumer stopping): start nothing new, let the files being written
+        # finish (workers ignore SIGINT, and each write is atomic anyway), then return.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what Ctrl-C does

@@ -1,0 +1,207 @@
+"""Benchmark hcmigrate on a large real tree (issue 5). Not a test: numbers go to docs/performance.md.
+
+Corpus: N copies of the .py files of the installed site-packages (each copy under `copyK/`,
+so hcmigrate's skip list does not hide them), plus the project's fixtures (`fixtures/**/*.in.py`)
+copied in at several depths, so a small share of files use host_callback.
+
+Measured (medians of --repeat runs):
+  * `hcmigrate --check` over the tree vs `grep -rlF host_callback` (the floor: reading bytes)
+    vs libcst's own runner doing a no-op codemod (timed on a sample, scaled to the tree);
+  * per-file migration (hcmigrate.migrate_source) vs bare libcst parse+print of the same files;
+  * `-j 1` vs `-j 2` on the migration-heavy part (fixtures only);
+  * peak memory (max RSS) of a whole-tree `--check` for the 1x and the 4x tree.
+
+    python bench/bench_tree.py --out /tmp/hcbench            # build + measure, print markdown
+    python bench/bench_tree.py --out /tmp/hcbench --quick    # fewer repeats, smaller sample
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEPTHS = ("", "a", "a/b/c", "a/b/c/d/e/f")
+
+
+def build_tree(out: Path, copies: int, fixture_sets: int) -> dict:
+    site = Path(sysconfig.get_paths()["purelib"])
+    fixtures = sorted(REPO.glob("fixtures/**/*.in.py"))
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    n_py = n_lines = 0
+    for k in range(copies):
+        dst = out / f"copy{k}"
+        for src in site.rglob("*.py"):
+            rel = src.relative_to(site)
+            if any(part in ("site-packages", "__pycache__") for part in rel.parts):
+                continue
+            target = dst / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                shutil.copyfile(src, target)
+            except OSError:
+                continue
+            n_py += 1
+    for k in range(fixture_sets * copies):
+        for depth in DEPTHS:
+            d = out / f"copy{k % copies}" / "hcb_users" / f"set{k}" / depth
+            d.mkdir(parents=True, exist_ok=True)
+            for f in fixtures:
+                shutil.copyfile(f, d / f.name.replace(".in.py", ".py"))
+                n_py += 1
+    for p in out.rglob("*.py"):
+        with open(p, "rb") as fh:
+            n_lines += fh.read().count(b"\n")
+    users = int(subprocess.run(["grep", "-rlF", "host_callback", str(out)], capture_output=True, text=True).stdout.count("\n"))
+    return {"files": n_py, "lines": n_lines, "host_callback_files": users, "fixtures": len(fixtures)}
+
+
+def timed(cmd, cwd=None, repeat=3) -> tuple[float, int]:
+    """Median wall time of `cmd`, and the max RSS (KiB) over its runs (children included)."""
+    times = []
+    peak = 0
+    for _ in range(repeat):
+        wrapper = [sys.executable, "-c",
+                   "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
+                   " stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                   *cmd]
+        t0 = time.perf_counter()
+        p = subprocess.run(wrapper, cwd=cwd, capture_output=True, text=True)
+        times.append(time.perf_counter() - t0)
+        peak = max(peak, int(p.stdout.strip() or 0))
+    return statistics.median(times), peak
+
+
+def libcst_noop_sample(tree: Path, sample: int) -> tuple[float, int]:
+    """Time libcst's runner with a no-op codemod on `sample` files; returns (seconds, files)."""
+    files = sorted(tree.rglob("*.py"))
+    step = max(1, len(files) // sample)
+    chosen = files[::step][:sample]
+    work = tree.parent / (tree.name + "-libcst-sample")
+    if work.exists():
+        shutil.rmtree(work)
+    for i, f in enumerate(chosen):
+        d = work / f"d{i // 100}"
+        d.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(f, d / f"f{i}.py")
+    noop = work.parent / "hcbench_noop.py"
+    noop.write_text(textwrap.dedent("""
+        from libcst.codemod import VisitorBasedCodemodCommand
+
+        class NoopCommand(VisitorBasedCodemodCommand):
+            DESCRIPTION = "does nothing"
+    """))
+    env = dict(os.environ, PYTHONPATH=str(noop.parent))
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "libcst.tool", "codemod", "-x", "hcbench_noop.NoopCommand",
+                    "--no-format", "--hide-progress", "-j", "1", str(work)],
+                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work.parent)
+    return time.perf_counter() - t0, len(chosen)
+
+
+def per_file(fixtures: list[Path], repeat: int) -> list[tuple[str, float, float]]:
+    import libcst as cst
+
+    from hcmigrate.api import migrate_source
+
+    rows = []
+    for f in fixtures:
+        text = f.read_text()
+        migrate_source(text)  # warm caches
+        t_parse = []
+        t_mig = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            cst.parse_module(text).code
+            t_parse.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            migrate_source(text)
+            t_mig.append(time.perf_counter() - t0)
+        rows.append((f.name, statistics.median(t_parse), statistics.median(t_mig)))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=Path("/tmp/hcbench"))
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--libcst-sample", type=int, default=300)
+    args = ap.parse_args()
+    repeat = 1 if args.quick else args.repeat
+    hcm = [sys.executable, "-m", "hcmigrate"]
+    report = []
+
+    def out(line=""):
+        print(line, flush=True)
+        report.append(line)
+
+    trees = {}
+    for scale in (1, 4):
+        tree = args.out / f"tree{scale}x"
+        trees[scale] = (tree, build_tree(tree, scale, fixture_sets=1))
+    info1 = trees[1][1]
+    tree1 = trees[1][0]
+    out(f"Machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    for scale, (tree, info) in trees.items():
+        out(f"Corpus {scale}x: {info['files']} .py files, {info['lines']:,} lines, "
+            f"{info['host_callback_files']} mention host_callback ({info['fixtures']} fixtures at {len(DEPTHS)} depths per set)")
+    out()
+    grep_t, _ = timed(["grep", "-rlF", "host_callback", str(tree1)], repeat=repeat)
+    check_t, check_rss = timed([*hcm, "--check", "-q", str(tree1)], repeat=repeat)
+    check1_t, _ = timed([*hcm, "--check", "-q", "-j", "1", str(tree1)], repeat=repeat)
+    noop_t, noop_n = libcst_noop_sample(tree1, 50 if args.quick else args.libcst_sample)
+    noop_tree = noop_t / noop_n * info1["files"]
+    out("| whole tree (1x) | seconds | vs grep |")
+    out("|---|---|---|")
+    out(f"| `grep -rlF host_callback` (floor) | {grep_t:.2f} | 1.0x |")
+    out(f"| `hcmigrate --check` (all cores) | {check_t:.2f} | {check_t / grep_t:.1f}x |")
+    out(f"| `hcmigrate --check -j 1` | {check1_t:.2f} | {check1_t / grep_t:.1f}x |")
+    out(f"| libcst runner, no-op codemod, -j 1 (timed on {noop_n} files, scaled) | {noop_tree:.0f} | {noop_tree / grep_t:.0f}x |")
+    out()
+    out(f"`hcmigrate --check` is {noop_tree / check_t:.0f}x faster than the naive libcst run.")
+    out()
+    # Migration-heavy part: fixtures only.
+    heavy = args.out / "heavy"
+    if heavy.exists():
+        shutil.rmtree(heavy)
+    fixtures = sorted(REPO.glob("fixtures/**/*.in.py"))
+    for k in range(4):
+        d = heavy / f"set{k}"
+        d.mkdir(parents=True)
+        for f in fixtures:
+            shutil.copyfile(f, d / f.name.replace(".in.py", ".py"))
+    j1, _ = timed([*hcm, "--check", "-q", "-j", "1", str(heavy)], repeat=repeat)
+    j2, _ = timed([*hcm, "--check", "-q", "-j", "2", str(heavy)], repeat=repeat)
+    out(f"| migration-heavy tree ({4 * len(fixtures)} fixture files) | seconds |")
+    out("|---|---|")
+    out(f"| `hcmigrate --check -j 1` | {j1:.2f} |")
+    out(f"| `hcmigrate --check -j 2` | {j2:.2f} (speed-up {j1 / j2:.2f}x) |")
+    out()
+    rows = per_file(fixtures, repeat=3 if args.quick else 5)
+    tot_p = sum(r[1] for r in rows)
+    tot_m = sum(r[2] for r in rows)
+    ratios = sorted(r[2] / r[1] for r in rows)
+    out(f"Per file ({len(rows)} fixtures, median of runs): libcst parse+print {1000 * tot_p / len(rows):.1f} ms, "
+        f"hcmigrate migrate_source {1000 * tot_m / len(rows):.1f} ms; ratio total {tot_m / tot_p:.1f}x, "
+        f"per file median {statistics.median(ratios):.1f}x (min {ratios[0]:.1f}x, max {ratios[-1]:.1f}x)")
+    out()
+    _, rss4 = timed([*hcm, "--check", "-q", str(trees[4][0])], repeat=1)
+    out(f"Peak memory (max RSS of any process) of `hcmigrate --check`: 1x tree {check_rss / 1024:.0f} MiB, "
+        f"4x tree {rss4 / 1024:.0f} MiB")
+    (args.out / "report.md").write_text("\n".join(report) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Atomic writes: mode bits kept, temp files cleaned up, and a run killed mid-way leaves every
+file either wholly old or wholly new."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from hcmigrate import files as fileio
+from hcmigrate.api import migrate_source
+
+LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f{n}(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x * {n}\n"
+
+
+def test_write_atomic_keeps_mode_and_leaves_no_temp(tmp_path):
+    p = tmp_path / "tool.py"
+    p.write_text("old\n")
+    p.chmod(0o751)
+    src = fileio.read_source(p)
+    fileio.write_atomic(src, "new\n")
+    assert p.read_text() == "new\n"
+    assert stat.S_IMODE(p.stat().st_mode) == 0o751
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["tool.py"]
+
+
+def test_write_atomic_refuses_when_the_file_changed(tmp_path):
+    p = tmp_path / "a.py"
+    p.write_text("old\n")
+    src = fileio.read_source(p)
+    p.write_text("edited\n")
+    with pytest.raises(fileio.FileError, match="changed on disk"):
+        fileio.write_atomic(src, "new\n")
+    assert p.read_text() == "edited\n"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a.py"]
+
+
+def test_write_atomic_refuses_symlinks(tmp_path):
+    real = tmp_path / "real.py"
+    real.write_text("old\n")
+    link = tmp_path / "link.py"
+    link.symlink_to(real)
+    src = fileio.read_source(link)
+    with pytest.raises(fileio.FileError, match="symlink"):
+        fileio.write_atomic(src, "new\n")
+    assert real.read_text() == "old\n" and link.is_symlink()
+
+
+def _make_tree(root: Path, n_files: int) -> dict[Path, tuple[bytes, bytes]]:
+    """n_files legacy modules in nested folders -> {path: (old bytes, new bytes)}."""
+    expected = {}
+    cache: dict[str, str] = {}
+    for i in range(n_files):
+        d = root / f"pkg{i % 7}" / f"sub{i % 5}"
+        d.mkdir(parents=True, exist_ok=True)
+        head = LEGACY.format(n=i % 4)
+        if head not in cache:
+            cache[head] = migrate_source(head).code
+        # Files of different sizes (a data literal after the code), so writes take different times.
+        pad = f"PAD = '{'x' * (i * 997 % 200_000)}'\n"
+        p = d / f"m{i:04d}.py"
+        p.write_text(head + pad)
+        expected[p] = ((head + pad).encode(), (cache[head] + pad).encode())
+    return expected
+
+
+def _state(expected):
+    old = new = 0
+    for p, (before, after) in expected.items():
+        data = p.read_bytes()
+        if data == before:
+            old += 1
+        elif data == after:
+            new += 1
+        else:
+            raise AssertionError(f"{p} is neither wholly old nor wholly new ({len(data)} bytes)")
+    return old, new
+
+
+@pytest.mark.parametrize("sig, jobs", [(signal.SIGKILL, "2"), (signal.SIGINT, "2")])
+def test_killed_run_leaves_every_file_wholly_old_or_new(tmp_path, sig, jobs):
+    expected = _make_tree(tmp_path, 120)
+    proc = subprocess.Popen([sys.executable, "-m", "hcmigrate", "-q", "-j", jobs, str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            # A shell may start us with SIGINT ignored; the child must see Ctrl-C.
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # Wait until the run is well under way (some files rewritten), then kill it.
+    deadline = time.time() + 60
+    sample = list(expected)[::4]
+    while time.time() < deadline:
+        if sum(p.read_bytes() == expected[p][1] for p in sample) >= 3:
+            break
+        time.sleep(0.02)
+    else:
+        proc.kill()
+        pytest.fail("the run did not start writing within 60 s")
+    os.killpg(proc.pid, sig)  # the whole process group: workers too
+    proc.wait(timeout=30)
+    time.sleep(0.2)
+    old, new = _state(expected)
+    assert new > 0 and old > 0, (old, new)  # killed mid-way, and nothing is half written
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130
+        assert b"interrupted" in proc.stderr.read()
+        assert not list(tmp_path.rglob("*.hcmigrate-tmp"))
+    # Temp files left by SIGKILL are never picked up as sources; a second run finishes the job.
+    res = subprocess.run([sys.executable, "-m", "hcmigrate", "-q", str(tmp_path)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert _state(expected) == (0, len(expected))

@@ -1,0 +1,149 @@
+"""[tool.hcmigrate] in a real pyproject.toml, CLI precedence, target JAX from dependency pins."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from hcmigrate.api import Options, migrate_source
+from hcmigrate.cli import cli
+from hcmigrate.config import ConfigError, _lowest_allowed, load_config, pinned_jax
+
+LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
+VECTORIZED = "import jax\njax.pure_callback(f, s, x, vectorized=True)\n"
+
+
+def run(args, cwd, input=None):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, ["-j1", *args], input=input, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def project(tmp_path, section: str, extra: str = ""):
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "demo"\n{extra}\n[tool.hcmigrate]\n{section}\n')
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / "a.py").write_text(LEGACY)
+    return tmp_path
+
+
+def test_strategy_from_config_and_cli_wins(tmp_path):
+    project(tmp_path, 'strategy = "compat"')
+    res = run(["--diff", "src"], tmp_path)
+    assert "+" in res.stdout and "compat" in res.stdout
+    assert res.stdout.count("\n+") >= 1 and "io_callback" not in res.stdout
+    res = run(["--diff", "--strategy", "native", "src"], tmp_path)
+    assert "io_callback" in res.stdout
+
+
+def test_exclude_from_config(tmp_path):
+    project(tmp_path, 'exclude = ["src/legacy_*"]')
+    (tmp_path / "src" / "legacy_x.py").write_text(LEGACY)
+    res = run(["--check", "."], tmp_path)
+    assert "would rewrite src/a.py" in res.stdout and "legacy_x" not in res.stdout
+    res = run(["--check", "--exclude", "nothing", "."], tmp_path)  # CLI replaces the config's list
+    assert "would rewrite src/legacy_x.py" in res.stdout
+
+
+def test_select_ignore_and_add_todos_from_config(tmp_path):
+    project(tmp_path, 'ignore = ["HCB101"]\nadd-todos = true')
+    (tmp_path / "src" / "m.py").write_text("from jax.experimental import host_callback as hcb\np = hcb.outside_call_p\n")
+    res = run(["--diff", "src"], tmp_path)
+    assert "io_callback" not in res.stdout
+    assert "TODO(hcmigrate): HCB501" in res.stdout
+    res = run(["--diff", "--no-add-todos", "--ignore", "HCB0", "src"], tmp_path)
+    assert "TODO(hcmigrate)" not in res.stdout and "io_callback" in res.stdout
+
+
+def test_nearest_pyproject_wins(tmp_path):
+    project(tmp_path, 'strategy = "compat"')
+    inner = tmp_path / "sub"
+    inner.mkdir()
+    (inner / "pyproject.toml").write_text("[tool.hcmigrate]\nstrategy = \"native\"\n")
+    (inner / "b.py").write_text(LEGACY)
+    res = run(["--diff", "b.py"], inner)
+    assert "io_callback" in res.stdout
+    res = run(["--diff", "--config", str(tmp_path / "pyproject.toml"), "b.py"], inner)
+    assert "io_callback" not in res.stdout and "compat" in res.stdout
+
+
+def test_unknown_key_is_an_error_naming_it(tmp_path):
+    project(tmp_path, 'strategy = "native"\nexlude = ["x"]')
+    res = run(["--check", "src"], tmp_path)
+    assert res.exit_code == 2
+    assert "unknown key 'exlude' in [tool.hcmigrate]" in res.stderr
+    assert (tmp_path / "src" / "a.py").read_text() == LEGACY
+
+
+@pytest.mark.parametrize("bad, msg", [
+    ('strategy = "fast"', "strategy must be one of"),
+    ("exclude = 3", "exclude must be a list"),
+    ('target-jax = "new"', "is not a version"),
+    ("add-todos = \"yes\"", "add-todos must be a bool"),
+])
+def test_bad_values(tmp_path, bad, msg):
+    project(tmp_path, bad)
+    res = run(["--check", "src"], tmp_path)
+    assert res.exit_code == 2 and msg in res.stderr
+
+
+def test_invalid_toml(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.hcmigrate\n")
+    (tmp_path / "a.py").write_text(LEGACY)
+    res = run(["--check", "a.py"], tmp_path)
+    assert res.exit_code == 2 and "invalid TOML" in res.stderr
+
+
+def test_target_jax_from_config_and_pins(tmp_path):
+    (tmp_path / "v.py").write_text(VECTORIZED)
+    new = migrate_source(VECTORIZED, Options(target_jax=None)).code
+    old = migrate_source(VECTORIZED, Options(target_jax=(0, 4, 30))).code
+    assert new != old
+    # A pin in pyproject's dependencies.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "d"\ndependencies = ["jax>=0.4.30,<0.5", "numpy"]\n')
+    res = run(["v.py"], tmp_path)
+    assert (tmp_path / "v.py").read_text() == old
+    (tmp_path / "v.py").write_text(VECTORIZED)
+    res = run(["-v", "--target-jax", "0.10.0", "v.py"], tmp_path)  # the option wins
+    assert (tmp_path / "v.py").read_text() == new
+    assert "target JAX 0.10.0 (--target-jax)" in res.stderr
+    # [tool.hcmigrate] target-jax beats the pins.
+    (tmp_path / "v.py").write_text(VECTORIZED)
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "d"\ndependencies = ["jax>=0.4.30"]\n[tool.hcmigrate]\ntarget-jax = "0.6.0"\n')
+    run(["v.py"], tmp_path)
+    assert (tmp_path / "v.py").read_text() == new
+
+
+def test_target_jax_from_requirements_txt(tmp_path):
+    (tmp_path / "v.py").write_text(VECTORIZED)
+    (tmp_path / "requirements-dev.txt").write_text("numpy\njax[cuda12]==0.4.26  # pinned\n")
+    res = run(["-v", "--diff", "v.py"], tmp_path)
+    assert "target JAX 0.4.26 (from requirements-dev.txt: jax[cuda12]==0.4.26)" in res.stderr
+    assert "legacy_vectorized" not in res.stdout
+
+
+def test_pin_parsing(tmp_path):
+    assert _lowest_allowed(">=0.4.30,<0.5") == (0, 4, 30)
+    assert _lowest_allowed("==0.4.35") == (0, 4, 35)
+    assert _lowest_allowed("~=0.4.20") == (0, 4, 20)
+    assert _lowest_allowed(">0.4.30") == (0, 4, 31)
+    assert _lowest_allowed("<0.5") is None
+    assert pinned_jax(tmp_path) is None
+    (tmp_path / "requirements.txt").write_text("jaxlib==0.4.1\njaxtyping>=0.2\n")
+    assert pinned_jax(tmp_path) is None  # jaxlib / jaxtyping are not jax
+
+
+def test_load_config_without_section(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    cfg = load_config(tmp_path)
+    assert cfg.path == tmp_path / "pyproject.toml" and cfg.values == {}
+    (tmp_path / "pyproject.toml").write_text('[tool.hcmigrate]\nselect = "HCB1"\n')
+    assert load_config(tmp_path).values == {"select": ["HCB1"]}
+    (tmp_path / "pyproject.toml").write_text('[tool.hcmigrate]\nbogus = 1\n')
+    with pytest.raises(ConfigError, match="bogus"):
+        load_config(tmp_path)

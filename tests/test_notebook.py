@@ -1,0 +1,143 @@
+"""Jupyter notebooks through the real CLI: cells, magics, outputs, metadata, layout, diagnostics."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from hcmigrate.api import Options
+from hcmigrate.cli import cli
+from hcmigrate.notebook import _mask, _unmask, migrate_notebook, notebook_roundtrips
+
+
+def run(args, cwd):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, ["-j1", *args], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def make_notebook(indent=1) -> tuple[dict, str]:
+    """A notebook as Jupyter writes it (nbformat 4: sorted keys, indent 1, UTF-8, final newline)."""
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": lines("# Progress with host_callback\nSee `hcb.id_tap` — über.")},
+        {"cell_type": "code", "execution_count": 1, "metadata": {"tags": ["setup"]}, "outputs": [],
+         "source": lines("%matplotlib inline\n!pip install -q tqdm\nimport jax\nfrom jax.experimental import host_callback as hcb")},
+        {"cell_type": "code", "execution_count": 2, "metadata": {}, "source": lines("%%bash\necho hcb.id_tap(x)"),
+         "outputs": [{"name": "stdout", "output_type": "stream", "text": ["hcb.id_tap(x)\n"]}]},
+        {"cell_type": "code", "execution_count": 3, "metadata": {"collapsed": False},
+         "outputs": [{"data": {"text/plain": ["Array(2., dtype=float32)"]}, "execution_count": 3,
+                      "metadata": {}, "output_type": "execute_result"}],
+         "source": lines("def step(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    %time y = 1\n    return x * 2\n\nstep(1.0)")},
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+         "source": lines("files = !ls\nlen?")},
+    ]
+    nb = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                                       "language_info": {"name": "python"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    return nb, json.dumps(nb, sort_keys=True, indent=indent, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("indent", [1, 2, 4])
+def test_notebook_migrated_cell_by_cell_layout_kept(tmp_path, indent):
+    nb, text = make_notebook(indent)
+    path = tmp_path / "demo.ipynb"
+    path.write_text(text, encoding="utf-8")
+    res = run(["demo.ipynb"], tmp_path)
+    assert res.exit_code == 0, res.output
+    assert "rewrote demo.ipynb" in res.stdout
+    assert "demo.ipynb:cell 4:2:5: HCB101" in res.stdout
+    new_text = path.read_text(encoding="utf-8")
+    new = json.loads(new_text)
+    # Layout: the file is exactly what Jupyter would write for the new content.
+    assert new_text == json.dumps(new, sort_keys=True, indent=indent, ensure_ascii=False) + "\n"
+    assert "über" in new_text
+    # Everything but the code cells' sources is untouched.
+    for old_cell, new_cell in zip(nb["cells"], new["cells"]):
+        assert {k: v for k, v in old_cell.items() if k != "source"} == {k: v for k, v in new_cell.items() if k != "source"}
+    assert new["metadata"] == nb["metadata"]
+    assert new["cells"][0] == nb["cells"][0] and new["cells"][2] == nb["cells"][2]  # markdown, %%bash
+    src1 = "".join(new["cells"][1]["source"])
+    src3 = "".join(new["cells"][3]["source"])
+    assert src1.startswith("%matplotlib inline\n!pip install -q tqdm\n")
+    assert "host_callback" not in src1 + src3
+    assert "io_callback" in src1 + src3 and "    %time y = 1\n" in src3
+    assert new["cells"][4] == nb["cells"][4]  # only magics: untouched
+    assert not src3.endswith("\n")  # Jupyter's source lists have no final newline
+    # Second run: nothing to do, byte-identical.
+    res = run(["--check", "demo.ipynb"], tmp_path)
+    assert res.exit_code == 0 and path.read_text(encoding="utf-8") == new_text
+
+
+def test_untouched_notebook_is_byte_identical(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                     "source": ["x = 1  # host_callback is mentioned only here\n", "%time x"]}],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    text = json.dumps(nb, indent=3)  # unusual layout, no final newline
+    path = tmp_path / "same.ipynb"
+    path.write_text(text)
+    before = os.stat(path)
+    res = run(["same.ipynb"], tmp_path)
+    assert res.exit_code == 0 and "1 unchanged" in res.stdout
+    assert path.read_text() == text and os.stat(path).st_mtime_ns == before.st_mtime_ns
+
+
+def test_invalid_notebook_reported_and_left_alone(tmp_path):
+    bad = tmp_path / "bad.ipynb"
+    bad.write_text('{"cells": [ {"source": "import jax.experimental.host_callback"\n')
+    good = tmp_path / "good.py"
+    good.write_text("from jax.experimental import host_callback as hcb\nhcb.barrier_wait()\n")
+    res = run(["."], tmp_path)
+    assert res.exit_code == 2
+    assert "error: bad.ipynb: not a valid notebook: invalid JSON" in res.stderr
+    assert bad.read_text().startswith('{"cells": [ {"source"')
+    assert "host_callback" not in good.read_text()
+
+
+def test_syntax_error_in_a_cell_names_the_cell(tmp_path):
+    nb, _ = make_notebook()
+    nb["cells"][3]["source"] = lines("def f(:\n    hcb.id_tap(print, 1)")
+    path = tmp_path / "err.ipynb"
+    text = json.dumps(nb, indent=1)
+    path.write_text(text)
+    res = run(["err.ipynb"], tmp_path)
+    assert res.exit_code == 2
+    assert "error: err.ipynb:cell 4:1" in res.stderr
+    assert path.read_text() == text
+
+
+def test_non_python_notebook_left_alone(tmp_path):
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                     "source": ["hcb.id_tap <- function() host_callback"]}],
+          "metadata": {"kernelspec": {"language": "R", "name": "ir"}}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "r.ipynb").write_text(json.dumps(nb))
+    res = run(["--check", "r.ipynb"], tmp_path)
+    assert res.exit_code == 0
+
+
+def test_mask_roundtrip():
+    src = "%load_ext autoreload\nfor i in range(3):\n    !echo {i} \\\n      more\n    x = i\nfiles = !ls\nobj?\n"
+    masks: list[str] = []
+    masked = _mask(src, masks)
+    compile(masked, "<cell>", "exec")
+    assert _unmask(masked, masks) == src
+    masks2: list[str] = []
+    cell = "%%time\nx = hcb.id_tap(f, 1)\n"
+    assert "id_tap" not in _mask(cell, masks2)
+
+
+def test_library_notebook_api():
+    _, text = make_notebook()
+    res = migrate_notebook(text, Options())
+    assert res.changed and res.changed_cells == [2, 4]
+    assert all(d.cell in (2, 4) for d in res.diagnostics)
+    assert notebook_roundtrips(text)
