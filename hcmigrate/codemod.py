@@ -26,6 +26,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from hcmigrate.api import MigrationError, MigrationResult, Options
+from hcmigrate.comments import KeepCommentsOfRemovedLines
 from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, names_used
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
@@ -33,7 +34,7 @@ from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, MODER
 from hcmigrate.resolve import LegacyRef, classify, import_guard_fallbacks
 from hcmigrate.result_shape import ShapeConverter
 from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
-from hcmigrate.rules.base import CallSite, Rule, UnbindableCall, bind_arguments, literal_value
+from hcmigrate.rules.base import CallSite, Rule, UnbindableCall, bind_argument_nodes, bind_arguments, literal_value
 from hcmigrate.rules.imports import PointImportsAtCompat, RemoveUnusedLegacyImports
 from hcmigrate.rules.references import UNBINDABLE
 
@@ -64,7 +65,7 @@ class _Plan:
     io_family: bool
 
 
-class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
+class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemodCommand):
     DESCRIPTION = "Rewrite jax.experimental.host_callback uses onto modern JAX callbacks."
     METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider, PositionProvider)
     REMOVE_STATEMENT = _REMOVE_STATEMENT
@@ -382,7 +383,9 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
             self.report(UNBINDABLE, original, f"{member}(...): {why}; left alone", Level.MANUAL)
             return None
         original_args, _ = bind_arguments(member, original)
-        site = CallSite(member, original, updated, args, extra, self._value_used(original), original_args)
+        arg_nodes, extra_nodes = bind_argument_nodes(member, updated)
+        arg_nodes = {**extra_nodes, **arg_nodes}
+        site = CallSite(member, original, updated, args, extra, self._value_used(original), original_args, arg_nodes)
         return CALL_RULES[member](site, self)
 
     def _run_site(self, original: cst.CSTNode, rewrite, unchanged: cst.BaseExpression):
@@ -430,8 +433,17 @@ class MigrateHostCallbackCommand(VisitorBasedCodemodCommand):
             updated_node = updated_node.with_changes(params=drop_params(updated_node.params, drop))
         return self._with_todos(original_node, updated_node)
 
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        return self.keep_comments_of_removed(original_node, updated_node)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return self.flush_orphan_comments(original_node, updated_node)
+
+    def leave_Module(self, original_node, updated_node):
+        return self.flush_orphan_comments(original_node, updated_node)
+
     def on_leave(self, original_node, updated_node):
-        result = super().on_leave(original_node, updated_node)
+        result = self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
         if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
             result = self._with_todos(original_node, result)
         after = self._after_statement.get(id(original_node))

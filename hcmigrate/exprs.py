@@ -73,3 +73,65 @@ def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
     if getattr(node, "lpar", None):
         return node.with_changes(lpar=[], rpar=[])
     return node
+
+
+def call_like(template: cst.Call, func: cst.BaseExpression, args: list[cst.Arg], origins: list[cst.Arg | None]) -> cst.Call:
+    """A call of `func(*args)` in the layout of `template`.
+
+    A one-line template gives a one-line call. A multi-line template gives a multi-line call
+    with the same indentation and trailing comma; every new argument derived from an old one
+    (`origins[i]`) keeps the comment that stood after the old one, and comments of old
+    arguments that have no counterpart are kept before the closing parenthesis: user
+    comments are never lost.
+    """
+    line_breaks = [ws for ws in _arg_whitespace(template) if isinstance(ws, cst.ParenthesizedWhitespace)]
+    before = template.whitespace_before_args
+    if not template.args or not (line_breaks or isinstance(before, cst.ParenthesizedWhitespace)):
+        return call(func, *args)
+    between = before if isinstance(before, cst.ParenthesizedWhitespace) else line_breaks[0]
+    last = template.args[-1]
+    trailing_comma = isinstance(last.comma, cst.Comma)
+    closing = last.comma.whitespace_after if trailing_comma else last.whitespace_after_arg
+    if not isinstance(closing, cst.ParenthesizedWhitespace):
+        closing = cst.ParenthesizedWhitespace(last_line=cst.SimpleWhitespace(""), indent=False)
+    used = {id(o) for o in origins if o is not None}
+    orphans = [
+        cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(between.last_line.value), comment=comment)
+        for old in template.args
+        if id(old) not in used
+        for comment in _comments(old)
+    ]
+    laid_out = []
+    for i, (new, origin) in enumerate(zip(args, origins)):
+        own = next((ws for ws in (_arg_whitespace_of(origin) if origin is not None else ()) if isinstance(ws, cst.ParenthesizedWhitespace)), None)
+        is_last = i == len(args) - 1
+        ws = cst.ParenthesizedWhitespace(
+            first_line=own.first_line if own else cst.TrailingWhitespace(),
+            empty_lines=[*(own.empty_lines if own else ()), *(orphans if is_last else ())],
+            indent=closing.indent if is_last else between.indent,
+            last_line=closing.last_line if is_last else between.last_line,
+        )
+        if is_last and not trailing_comma:
+            laid_out.append(new.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=ws))
+        else:
+            laid_out.append(new.with_changes(comma=cst.Comma(whitespace_after=ws), whitespace_after_arg=cst.SimpleWhitespace("")))
+    return cst.Call(func=func, args=laid_out, whitespace_before_args=before, lpar=template.lpar, rpar=template.rpar)
+
+
+def _arg_whitespace_of(arg: cst.Arg):
+    return (arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None, arg.whitespace_after_arg)
+
+
+def _arg_whitespace(call: cst.Call):
+    for a in call.args:
+        yield from _arg_whitespace_of(a)
+
+
+def _comments(arg: cst.Arg) -> list[cst.Comment]:
+    found = []
+    for ws in _arg_whitespace_of(arg):
+        if isinstance(ws, cst.ParenthesizedWhitespace):
+            if ws.first_line.comment is not None:
+                found.append(ws.first_line.comment)
+            found.extend(line.comment for line in ws.empty_lines if line.comment is not None)
+    return found

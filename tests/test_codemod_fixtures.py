@@ -66,3 +66,38 @@ def _code_only(code: str) -> str:
             return updated.with_changes(value='""')
 
     return module.visit(_Strip()).code
+
+
+def _comments(code: str) -> list[str]:
+    import io
+    import tokenize
+
+    return [t.string for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT]
+
+
+@pytest.mark.parametrize("source", PAIRS, ids=_name)
+def test_no_comment_is_lost(source: Path):
+    # Rewritten calls, removed statements and removed imports keep every user comment.
+    before = _comments(source.read_text())
+    after = _comments(migrate_source(source.read_text()).code)
+    missing = [c for c in before if c not in after]
+    assert missing == []
+
+
+def test_comments_of_removed_statements_move_to_the_next_statement():
+    text = (
+        "# we debug with this\n"
+        "from jax.experimental import host_callback as hcb  # used to debug\n\n\n"
+        "def shutdown():\n"
+        "    # stop the receiver first\n"
+        "    hcb.stop_outfeed_receiver()  # really\n"
+        "    return 1\n"
+    )
+    assert migrate_source(text).code == (
+        "# we debug with this\n"
+        "# used to debug\n\n\n"
+        "def shutdown():\n"
+        "    # stop the receiver first\n"
+        "    # really\n"
+        "    return 1\n"
+    )

@@ -38,6 +38,14 @@ class CallSite:
     extra_keywords: dict[str, cst.BaseExpression] = field(default_factory=dict)  # id_print's **kwargs
     value_used: bool = True  # False when the call is a statement of its own
     original_args: dict[str, cst.BaseExpression] = field(default_factory=dict)  # for metadata lookups
+    arg_nodes: dict[str, cst.Arg] = field(default_factory=dict)  # updated call's Arg nodes (layout, comments)
+
+    def call_like(self, func: cst.BaseExpression, *args: tuple[cst.Arg, str | None]) -> cst.Call:
+        """A new call laid out like this site's call; each argument that comes from a legacy
+        argument keeps that argument's trailing comment."""
+        from hcmigrate.exprs import call_like
+
+        return call_like(self.updated, func, [a for a, _ in args], [self.arg_nodes.get(o) if o else None for _, o in args])
 
     def has(self, param: str) -> bool:
         return param in self.args
@@ -69,12 +77,18 @@ def literal_value(node: cst.BaseExpression):
 def bind_arguments(legacy_name: str, call: cst.Call) -> tuple[dict[str, cst.BaseExpression], dict[str, cst.BaseExpression]]:
     """Bind a call's arguments to the legacy signature (seed spellings mapped).
 
-    Returns (bound, extra_keywords). Raises UnbindableCall for star-args or unknown keywords
-    (except id_print, whose extra keywords are printed).
+    Returns (bound, extra_keywords) as values. Raises UnbindableCall for star-args or unknown
+    keywords (except id_print, whose extra keywords are printed).
     """
+    bound, extra = bind_argument_nodes(legacy_name, call)
+    return {k: a.value for k, a in bound.items()}, {k: a.value for k, a in extra.items()}
+
+
+def bind_argument_nodes(legacy_name: str, call: cst.Call) -> tuple[dict[str, cst.Arg], dict[str, cst.Arg]]:
+    """As bind_arguments, but the whole `cst.Arg` nodes (their commas carry the layout and comments)."""
     signature = LEGACY_FUNCTIONS[legacy_name]
-    bound: dict[str, cst.BaseExpression] = {}
-    extra: dict[str, cst.BaseExpression] = {}
+    bound: dict[str, cst.Arg] = {}
+    extra: dict[str, cst.Arg] = {}
     positional = list(signature.positional)
     for arg in call.args:
         if arg.star:
@@ -82,7 +96,7 @@ def bind_arguments(legacy_name: str, call: cst.Call) -> tuple[dict[str, cst.Base
         if arg.keyword is None:
             if not positional:
                 raise UnbindableCall(f"too many positional arguments for {legacy_name}")
-            bound[positional.pop(0)] = arg.value
+            bound[positional.pop(0)] = arg
             continue
         name = arg.keyword.value
         name = signature.seed_aliases.get(name, name)
@@ -91,9 +105,9 @@ def bind_arguments(legacy_name: str, call: cst.Call) -> tuple[dict[str, cst.Base
                 raise UnbindableCall(f"argument {name!r} given twice")
             if name in positional:
                 positional.remove(name)
-            bound[name] = arg.value
+            bound[name] = arg
         elif signature.accepts_extra_keywords:
-            extra[name] = arg.value
+            extra[name] = arg
         else:
             raise UnbindableCall(f"{legacy_name} has no parameter {name!r}")
     return bound, extra

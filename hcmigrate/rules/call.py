@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import arg, call, parse, string
+from hcmigrate.exprs import arg, parse, string
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
 from hcmigrate.rules.base import CallSite, Rule
 
@@ -67,7 +67,19 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
         if ctx.target_at_least(VMAP_METHOD_SINCE):
             extra.append(arg(string(DEFAULT_VMAP_METHOD), "vmap_method"))
         ctx.report(PURE, site.original, f"call -> jax.pure_callback{note}")
-        return call(parse(ctx.name("pure_callback")), arg(func), arg(shape_expr), arg(value), *extra)
+        return site.call_like(
+            parse(ctx.name("pure_callback")),
+            (arg(func), "callback_func"),
+            (arg(shape_expr), "result_shape"),
+            (arg(value), "arg"),
+            *[(e, None) for e in extra],
+        )
     why = "its result is unused" if not site.value_used or shapes.is_empty else "the callback may have side effects"
     ctx.report(IO, site.original, f"call -> io_callback(..., ordered=True): {why}{note}")
-    return call(parse(ctx.name("io_callback")), arg(func), arg(shape_expr), arg(value), arg(cst.Name("True"), "ordered"))
+    return site.call_like(
+        parse(ctx.name("io_callback")),
+        (arg(func), "callback_func"),
+        (arg(shape_expr), "result_shape"),
+        (arg(value), "arg"),
+        (arg(cst.Name("True"), "ordered"), None),
+    )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import arg, call, is_simple, parse, string
+from hcmigrate.exprs import arg, is_simple, parse, string
 from hcmigrate.rules.base import CallSite, Rule, literal_value
 from hcmigrate.rules.values import with_legacy_value
 
@@ -72,19 +72,25 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
     )
     placeholders = "( " + " ".join("{}" for _ in value.elements) + " )" if split_tuple else "{}"
     fmt = f"{header}\n{placeholders}" if header else placeholders
+    first_keyword = next(iter(site.extra_keywords), None)
 
     def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
         values = [e.value for e in printed.elements] if split_tuple else [printed]
         if ctx.io_family:
             printer = parse(f"lambda *values: print({string(fmt).value}.format(*values))")
-            return call(
+            return site.call_like(
                 parse(ctx.name("io_callback")),
-                arg(printer),
-                arg(cst.Name("None")),
-                *[arg(v) for v in values],
-                arg(cst.Name("True"), "ordered"),
+                (arg(printer), first_keyword),
+                (arg(cst.Name("None")), None),
+                *[(arg(v), "arg" if not split_tuple else None) for v in values],
+                (arg(cst.Name("True"), "ordered"), "result"),
             )
-        return call(parse(ctx.name("debug_print")), arg(string(fmt)), *[arg(v) for v in values], arg(cst.Name("True"), "ordered"))
+        return site.call_like(
+            parse(ctx.name("debug_print")),
+            (arg(string(fmt)), first_keyword),
+            *[(arg(v), "arg" if not split_tuple else None) for v in values],
+            (arg(cst.Name("True"), "ordered"), "result"),
+        )
 
     target = "io_callback(print)" if ctx.io_family else "jax.debug.print"
     why = " (same ordered chain as this module's io_callbacks)" if ctx.io_family else ""

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import arg, call, parse
+from hcmigrate.exprs import arg, parse
 from hcmigrate.rules.base import CallSite, Rule
 from hcmigrate.rules.values import with_legacy_value
 
@@ -55,5 +55,11 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
     return with_legacy_value(
         site,
         ctx,
-        lambda value: call(io_callback, arg(tap), arg(cst.Name("None")), arg(value), arg(cst.Name("True"), "ordered")),
+        lambda value: site.call_like(
+            io_callback,
+            (arg(tap), "tap_func"),
+            (arg(cst.Name("None")), None),
+            (arg(value), "arg"),
+            (arg(cst.Name("True"), "ordered"), "result"),
+        ),
     )

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Callable
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, ScopeProvider
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+
+from hcmigrate.comments import KeepCommentsOfRemovedLines
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.exprs import parse
@@ -78,8 +80,8 @@ def _without(names, drop):
     return kept
 
 
-class RemoveUnusedLegacyImports(cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (ScopeProvider,)
+class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
 
     def __init__(self, report: Report):
         super().__init__()
@@ -113,6 +115,18 @@ class RemoveUnusedLegacyImports(cst.CSTTransformer):
     def leave_ImportFrom(self, original_node, updated_node):
         return self._prune(original_node, updated_node)
 
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        return self.keep_comments_of_removed(original_node, updated_node)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return self.flush_orphan_comments(original_node, updated_node)
+
+    def leave_Module(self, original_node, updated_node):
+        return self.flush_orphan_comments(original_node, updated_node)
+
+    def on_leave(self, original_node, updated_node):
+        return self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
+
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
         """I7: drop a guard whose import is gone and whose fallback name nobody reads."""
         body_left = [s for s in updated_node.body.body if not _is_pass(s)]
@@ -126,6 +140,9 @@ class RemoveUnusedLegacyImports(cst.CSTTransformer):
                 target = _none_assignment_target(stmt)
                 if target is None or scope is None or scope.accesses[target]:
                     return updated_node
+        kept = [line for line in original_node.leading_lines if line.comment is not None]
+        if kept:
+            self._orphans().setdefault(self._block_of(original_node), []).extend(kept)
         return cst.RemovalSentinel.REMOVE
 
 

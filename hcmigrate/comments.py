@@ -1,0 +1,57 @@
+"""Never lose a comment when a whole statement line is removed.
+
+Removing `hcb.stop_outfeed_receiver()` or an unused `import ... host_callback` must not take
+the comments above it or after it along. A transformer that mixes this in moves them to
+the next statement of the same block (or to the block's footer when none follows).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider
+
+
+def comment_lines(line: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
+    kept = [empty for empty in line.leading_lines if empty.comment is not None]
+    if line.trailing_whitespace.comment is not None:
+        kept.append(cst.EmptyLine(comment=line.trailing_whitespace.comment))
+    return kept
+
+
+class KeepCommentsOfRemovedLines:
+    """Mixin for CSTTransformers that declare ParentNodeProvider among their dependencies."""
+
+    def _orphans(self) -> dict[int, list[cst.EmptyLine]]:
+        if not hasattr(self, "_orphan_comments"):
+            self._orphan_comments = {}
+        return self._orphan_comments
+
+    def _block_of(self, node: cst.CSTNode) -> int:
+        parent = self.get_metadata(ParentNodeProvider, node, None)
+        return id(parent)
+
+    def keep_comments_of_removed(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        """Call from leave_SimpleStatementLine: if every small statement is gone, stash comments."""
+        if updated.body:
+            return updated
+        lines = comment_lines(original)
+        if lines:
+            self._orphans().setdefault(self._block_of(original), []).extend(lines)
+        return cst.RemovalSentinel.REMOVE
+
+    def attach_orphan_comments(self, original: cst.CSTNode, updated):
+        """Call from on_leave of every statement: prepend comments stashed in its block."""
+        if not isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return updated
+        lines = self._orphans().pop(self._block_of(original), None)
+        if not lines:
+            return updated
+        return updated.with_changes(leading_lines=[*lines, *updated.leading_lines])
+
+    def flush_orphan_comments(self, original: cst.CSTNode, updated):
+        """Call from leave_IndentedBlock / leave_Module: comments with no statement after them."""
+        key = id(original) if isinstance(original, cst.Module) else id(original)
+        lines = self._orphans().pop(key, None)
+        if not lines:
+            return updated
+        return updated.with_changes(footer=[*lines, *updated.footer])
