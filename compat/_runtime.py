@@ -57,13 +57,110 @@ def _effect_of(fun):
     return effects[0]
 
 
-# The effect of ``io_callback(ordered=True)``: ordered (tokens keep program order),
-# lowerable, allowed in control flow, shardable (pmap over several devices works) and never
-# removed by dead-code elimination. Both lowerings use it (the public one lowers through
-# io_callback itself). Consequence: like io_callback, taps are refused under
-# ``jax.checkpoint``; jax.debug.callback's effect would allow that but is refused by
-# multi-device pmap, which matters more.
+# The effects of ``io_callback(ordered=True)`` / ``io_callback(ordered=False)``, found
+# through public API. The public lowering (which lowers through io_callback itself) must
+# declare them. The ordered one is lowerable, allowed in control flow, shardable (pmap over
+# several devices works), keeps program order and is never dead-code eliminated; but JAX
+# refuses it in ``jax.checkpoint`` partial evaluation and in vmap-of-cond.
 IO_EFFECT = _effect_of(lambda: io_callback(lambda: None, None, ordered=True))
+IO_UNORDERED_EFFECT = _effect_of(lambda: io_callback(lambda: None, None, ordered=False))
+
+
+def _own_effects():
+    """The fast path's own effect types (JAX internals, probed; None when unavailable).
+
+    Registered like the effect of ``io_callback(ordered=True)`` (lowerable, control flow,
+    ordered, shardable) and additionally allowed in ``jax.checkpoint``/``remat`` and custom
+    derivatives, like ``jax.debug.callback``'s: that is what legacy host_callback allowed
+    (its primitive had no effect at all and was recomputed under remat). The unordered
+    twin is used only inside ``pmap`` on JAX versions whose pmap refuses ordered effects.
+    """
+    try:
+        from jax._src import effects as effects_lib
+
+        class OutsideCallEffect(effects_lib.Effect):
+            __str__ = __repr__ = lambda self: "OutsideCall"
+
+        class OutsideCallUnorderedEffect(effects_lib.Effect):
+            __str__ = __repr__ = lambda self: "OutsideCallUnordered"
+
+        for kind in (OutsideCallEffect, OutsideCallUnorderedEffect):
+            for name in ("lowerable_effects", "control_flow_allowed_effects",
+                         "remat_allowed_effects", "custom_derivatives_allowed_effects"):
+                getattr(effects_lib, name).add_type(kind)
+        effects_lib.ordered_effects.add_type(OutsideCallEffect)
+        effects_lib.shardable_ordered_effects.add_type(OutsideCallEffect)
+        return OutsideCallEffect(), OutsideCallUnorderedEffect()
+    except Exception:  # pragma: no cover - depends on the JAX version
+        return None
+
+
+# --------------------------------------------------------------------------- pmap on JAX < 0.8
+def _pmap_refuses_ordered_effects() -> bool:
+    """JAX 0.6.x/0.7.x: the classic ``pmap`` raises "Ordered effects not supported in pmap"
+    (unless ``jax_pmap_shmap_merge`` is on); from 0.8 pmap is built on shard_map and accepts
+    them."""
+    if tuple(getattr(jax, "__version_info__", (0, 0, 0)))[:2] >= (0, 8):
+        return False
+    try:
+        return not bool(jax.config.jax_pmap_shmap_merge)
+    except AttributeError:  # pragma: no cover - no such flag: classic pmap
+        return True
+
+
+class _PmapProbe:
+    """Tells whether the current trace is (inside) the body of a classic ``pmap``.
+
+    Version-guarded use of internals: looks for pmap's tracing functions on the Python stack
+    (only when some named axis is bound, which pmap always does). Without the internals it
+    answers "not in pmap" (taps then stay ordered and pmap refuses them, as before).
+    """
+
+    def __init__(self):
+        self.codes = frozenset()
+        self.get_axis_env = None
+        if not _pmap_refuses_ordered_effects():
+            return
+        codes = set()
+        try:
+            from jax._src import core as core_internal
+            from jax._src.interpreters import partial_eval as pe
+            from jax._src.interpreters import pxla
+
+            for obj in (
+                getattr(pxla, "stage_parallel_callable", None),
+                getattr(getattr(pe, "DynamicJaxprTrace", None), "process_map", None),
+                getattr(getattr(pe, "JaxprTrace", None), "process_map", None),
+            ):
+                code = getattr(obj, "__code__", None)
+                if code is not None:
+                    codes.add(code)
+            self.get_axis_env = getattr(core_internal, "get_axis_env", None)
+        except Exception:  # pragma: no cover - internals moved
+            codes = set()
+        self.codes = frozenset(codes)
+
+    def in_pmap(self) -> bool:
+        if not self.codes or not _pmap_refuses_ordered_effects():
+            return False
+        if self.get_axis_env is not None:
+            try:
+                if not self.get_axis_env().axis_sizes:
+                    return False
+            except Exception:  # pragma: no cover
+                pass
+        import sys
+
+        f = sys._getframe(1)
+        codes = self.codes
+        while f is not None:
+            if f.f_code in codes:
+                return True
+            f = f.f_back
+        return False
+
+
+_PMAP = _PmapProbe()
 
 
 # --------------------------------------------------------------------------- fast-path internals
@@ -107,7 +204,22 @@ class _Internals:
 
 _INTERNALS = _Internals()
 PUBLIC_ONLY = _env_public_only() or not _INTERNALS.ok
-ORDERED_EFFECT = IO_EFFECT
+_OWN = None if PUBLIC_ONLY else _own_effects()
+if _OWN is not None:
+    ORDERED_EFFECT, UNORDERED_EFFECT = _OWN
+else:  # public path (or no internals): io_callback's own effects
+    ORDERED_EFFECT, UNORDERED_EFFECT = IO_EFFECT, IO_UNORDERED_EFFECT
+
+
+def current_effect():
+    """The effect of an outside call bound now: ordered, except inside a classic pmap on
+    JAX versions whose pmap refuses ordered effects (0.6.x/0.7.x)."""
+    return UNORDERED_EFFECT if _PMAP.in_pmap() else ORDERED_EFFECT
+
+
+def remat_supported() -> bool:
+    """True when taps under ``jax.checkpoint`` + differentiation are re-run like legacy."""
+    return _OWN is not None and _REMAT_RULE_INSTALLED
 
 
 def fast_path_available() -> bool:
@@ -241,9 +353,10 @@ outside_call_p.multiple_results = True
 
 
 def _abstract_eval(*avals, identity, flat_results_aval=(), **params):
+    effect = current_effect()
     if identity:
-        return list(avals), {ORDERED_EFFECT}
-    return [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval], {ORDERED_EFFECT}
+        return list(avals), {effect}
+    return [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval], {effect}
 
 
 outside_call_p.def_effectful_abstract_eval(_abstract_eval)
@@ -324,6 +437,52 @@ def _batching_rule(batched_args, batch_dims, **params):
 batching.primitive_batchers[outside_call_p] = _batching_rule
 
 
+# --------------------------------------------------------------------------- remat
+def _install_remat_rule() -> bool:
+    """Partial-eval rule for ``jax.checkpoint``: recompute the call like legacy did.
+
+    JAX's default keeps effectful equations in the forward pass only (their outputs become
+    residuals). Legacy host_callback's primitive had no effect, so under remat it followed
+    the checkpoint policy: with the default policy (nothing saveable) the tap runs in the
+    forward pass and again when the residuals are rematerialised; a policy that saves it
+    (``everything_saveable``) runs it once. Uses ``pe.partial_eval_jaxpr_custom_rules``
+    (internal; version-guarded: without it taps under remat+grad are refused by JAX).
+    """
+    if PUBLIC_ONLY or _OWN is None:
+        return False
+    try:
+        from jax._src.interpreters import partial_eval as pe
+
+        rules = pe.partial_eval_jaxpr_custom_rules
+        ensure_enum = pe.ensure_enum
+        saveable_type = pe.SaveableType
+        recompute_type = pe.RecomputeType
+    except Exception:  # pragma: no cover - depends on the JAX version
+        return False
+
+    def rule(saveable, unks_in, inst_in, eqn):
+        n_out = len(eqn.outvars)
+
+        def residuals():
+            return [v for v, inst in zip(eqn.invars, inst_in)
+                    if not inst and not isinstance(v, jax.core.Literal)]
+
+        if any(unks_in):
+            return None, eqn, [True] * n_out, [True] * n_out, residuals()
+        policy = ensure_enum(saveable(eqn.primitive, *[v.aval for v in eqn.invars], **eqn.params))
+        if isinstance(policy, saveable_type) or not isinstance(policy, recompute_type):
+            # saved (offloading is treated as saving): run once, outputs are residuals
+            return eqn, None, [False] * n_out, [False] * n_out, []
+        # recompute: run now and again when the residuals are rematerialised
+        return eqn, eqn, [False] * n_out, [True] * n_out, residuals()
+
+    rules[outside_call_p] = rule
+    return True
+
+
+_REMAT_RULE_INSTALLED = _install_remat_rule()
+
+
 # --------------------------------------------------------------------------- lowering
 _CPU_DEVICE_INDEX_MSG = "The device_index feature on CPU works only when using outfeed."
 
@@ -354,6 +513,44 @@ def _device_resolver(axis_context):
         return local[replica_id] if replica_id < len(local) else local[0]
 
     return resolve
+
+
+def _block_tokens(ctx) -> dict:
+    """Per-module ``{mlir block: last token}`` (kept on the module context, dies with it)."""
+    mc = ctx.module_context
+    tokens = getattr(mc, "_compat_block_tokens", None)
+    if tokens is None:
+        tokens = {}
+        setattr(mc, "_compat_block_tokens", tokens)
+    return tokens
+
+
+def _local_token(ctx):
+    """Token chaining the unordered calls of one straight-line block in program order.
+
+    Inside a classic pmap (JAX 0.6.x/0.7.x) the calls cannot carry JAX's ordered-effect
+    tokens; chaining them by a token within each MLIR block keeps legacy program order
+    there (across blocks, e.g. into a loop body, the structure of the program orders them).
+    Returns None (no chaining) when the internals needed are unavailable.
+    """
+    try:
+        from jax._src.lib.mlir import ir
+
+        token = _block_tokens(ctx).get(ir.InsertionPoint.current.block)
+        if token is None:
+            token = _INTERNALS.hlo.create_token()
+        return token
+    except Exception:  # pragma: no cover - internals moved
+        return None
+
+
+def _set_local_token(ctx, token):
+    try:
+        from jax._src.lib.mlir import ir
+
+        _block_tokens(ctx)[ir.InsertionPoint.current.block] = token
+    except Exception:  # pragma: no cover
+        pass
 
 
 def _fast_lowering(
@@ -387,14 +584,21 @@ def _fast_lowering(
     sharding = None
     if I.op_sharding is not None:
         sharding = I.op_sharding(ctx.module_context.axis_context, None, out_avals)
-    token = ctx.tokens_in.get(ORDERED_EFFECT)
+    ordered = ORDERED_EFFECT in ctx.tokens_in.effects()
+    if ordered:
+        token = ctx.tokens_in.get(ORDERED_EFFECT)
+    else:  # unordered effect (classic pmap on JAX < 0.8): a token chain local to the block
+        token = _local_token(ctx)
     kwargs = dict(has_side_effect=True, sharding=sharding)
     if I.emit_has_returns_token:
-        kwargs["returns_token"] = True
+        kwargs["returns_token"] = token is not None
     results, token, _ = I.emit(
         sub_ctx, host, token, [replica_id, partition_id, *args], in_avals, out_avals, **kwargs
     )
-    ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: token})))
+    if ordered:
+        ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: token})))
+    elif token is not None:
+        _set_local_token(ctx, token)
     return list(args) if identity else list(results)
 
 
@@ -426,8 +630,10 @@ def _public_lowering(
         else tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in flat_results_aval)
     )
 
+    ordered = ORDERED_EFFECT in ctx.tokens_in.effects()
+
     def fun(*xs):
-        out = io_callback(host, result_shape, *xs, ordered=True)
+        out = io_callback(host, result_shape, *xs, ordered=ordered)
         return list(xs) if identity else list(out)
 
     return mlir.lower_fun(fun, multiple_results=True)(ctx, *args)
