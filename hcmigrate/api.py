@@ -17,6 +17,12 @@ class Options:
     select: frozenset[str] | None = None  # rule codes (or prefixes) to apply; None = all
     ignore: frozenset[str] = frozenset()  # rule codes (or prefixes) to skip
     target_jax: tuple[int, ...] | None = None  # None = newest JAX
+    # Cross-module facts from the file-level scan: ("mypkg.taps.id_tap",
+    # "jax.experimental.host_callback.id_tap") for every name another module re-exports, and
+    # the dotted name of the module being migrated (its re-exported legacy imports are kept
+    # working for importers by pointing them at the compat runtime instead of removing them).
+    reexports: tuple[tuple[str, str], ...] = ()
+    module_name: str | None = None
 
 
 @dataclass

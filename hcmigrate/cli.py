@@ -1,11 +1,13 @@
 """The `hcmigrate` command line: a thin layer over hcmigrate.api, hcmigrate.runner and friends.
 
-Exit codes: 0 nothing to do / done; 1 changes needed (--check) or findings left for a human
-(`manual` diagnostics); 2 usage error, bad configuration, or a file that could not be processed.
+Exit codes: 0 nothing to do / done; 1 changes needed (--check) or, when rewriting, findings
+left for a human (`manual` diagnostics); 2 usage error, bad configuration, or a file that could
+not be processed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -233,9 +235,7 @@ def _run_stdin(ctx, mode: str, stdin_filename: str | None, output_format: str, q
                 _err(d.format(name))
     else:
         _err(_machine_report(output_format, [result], summary, False, mode))
-    if mode == "check" and result.status == CHANGED:
-        return EXIT_FINDINGS
-    return EXIT_FINDINGS if summary.needs_human else EXIT_OK
+    return _exit_code(mode, summary)
 
 
 def _machine_report(fmt: str, results, summary, statistics: bool, mode: str) -> str:
@@ -262,13 +262,32 @@ def _progress(total: int, enabled: bool):
 def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics: bool, jobs: int | None,
                quiet: bool, verbose: int) -> int:
     from hcmigrate.discover import Selector
-    from hcmigrate.prefilter import scan
+    from hcmigrate.prefilter import imported_names, module_name, scan
 
     t0 = time.perf_counter()
     selector = Selector(ctx.root, ctx.exclude, ctx.include, ctx.force_exclude, ctx.respect_gitignore)
     sel = selector.select(paths)
     targets = sel.targets
     scanned = scan([t.path for t in targets], notebook_flags=[t.notebook for t in targets])
+    # Legacy names that modules of the tree import from other modules of the tree: the codemod
+    # resolves them in the importers, and keeps them importable in the exporting module.
+    reexport_table: tuple[tuple[str, str], ...] = ()
+    if scanned.reexports:
+        taken: set[str] = set()
+        for i in scanned.candidates:
+            if not targets[i].notebook:
+                try:
+                    text = targets[i].path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                path = targets[i].path
+                taken |= imported_names(text, module_name(path), is_package=path.name == "__init__.py")
+        reexport_table = tuple(sorted(
+            (f"{r.module}.{name}", target)
+            for r in scanned.reexports
+            for name, target in r.targets
+            if target and (f"{r.module}.{name}" in taken or any(t.startswith(f"{r.module}.{name}.") for t in taken))
+        ))
     reexport_of = {}
     for i, mods in scanned.reexport_hits.items():
         exports = {r.module: r.names for r in scanned.reexports}
@@ -280,7 +299,10 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
         if i in scanned.generated:
             results[i] = FileResult(t.display, SKIPPED, error="generated file (" + "@gen" + "erated marker)", notebook=t.notebook)
         elif i in scanned.candidates:
-            tasks.append((i, Task(str(t.path), t.display, t.notebook, task_mode, ctx.options,
+            options = ctx.options
+            if reexport_table:
+                options = dataclasses.replace(options, reexports=reexport_table, module_name=module_name(t.path))
+            tasks.append((i, Task(str(t.path), t.display, t.notebook, task_mode, options,
                                   reexport_of.get(i, ()))))
         else:
             results[i] = FileResult(t.display, UNCHANGED, notebook=t.notebook)
@@ -351,10 +373,17 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
         click.echo(_machine_report(output_format, final, summary, statistics, mode))
         if output_format == "github" and not quiet:
             _err(summary.text(mode))
+    return _exit_code(mode, summary)
+
+
+def _exit_code(mode: str, summary: Summary) -> int:
+    """2: a file could not be processed. --check: 1 when anything would change (sites left for
+    a human are listed but, like black --check, only what would change fails the check).
+    Rewriting: 1 when sites are left for a human."""
     if summary.failed:
         return EXIT_ERROR
-    if mode in ("check",) and summary.changed:
-        return EXIT_FINDINGS
+    if mode == "check":
+        return EXIT_FINDINGS if summary.changed else EXIT_OK
     return EXIT_FINDINGS if summary.needs_human else EXIT_OK
 
 

@@ -31,7 +31,7 @@ from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, n
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, MODERN
-from hcmigrate.resolve import LegacyRef, classify, import_guard_fallbacks
+from hcmigrate.resolve import LegacyRef, classify, dunder_all, import_guard_fallbacks
 from hcmigrate.result_shape import ShapeConverter
 from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
 from hcmigrate.rules.base import CallSite, Rule, UnbindableCall, bind_argument_nodes, bind_arguments, literal_value
@@ -40,15 +40,17 @@ from hcmigrate.rules.references import UNBINDABLE
 
 # Text that any file touching the API must contain (the module name, or a modernisable
 # `vectorized=`). Cross-module re-exports are handled by the file-level pre-filter.
-_HINTS = ("host_callback", "vectorized")
+HINTS = ("host_callback", "vectorized")
 _SUPPRESS_ALL = re.compile(r"#\s*hcmigrate:\s*ignore\b")
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 TODO_PREFIX = "# TODO(hcmigrate): "
 
 
-def might_use_host_callback(text: str) -> bool:
-    return any(hint in text for hint in _HINTS)
+def might_use_host_callback(text: str, reexports=()) -> bool:
+    """False only when `text` cannot touch the legacy API (directly, or through a module of
+    `reexports` that re-exports legacy names)."""
+    return any(hint in text for hint in HINTS) or any(name.rsplit(".", 1)[0] in text for name, _ in reexports)
 
 
 class _SiteSkipped(Exception):
@@ -87,6 +89,8 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         self._names: set[str] = set()
         self._fallback_locals: set[str] = set()
         self._plan = _Plan({}, {}, False)
+        self._reexports = dict(options.reexports)
+        self._dunder_all: frozenset[str] = frozenset()
         self._current: cst.CSTNode | None = None
 
     @staticmethod
@@ -96,15 +100,16 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
     # ------------------------------------------------------------------ module level
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         self._lines = tree.code.splitlines()
-        if not might_use_host_callback(tree.code):
+        if not might_use_host_callback(tree.code, self.options.reexports):
             return tree
         self._names = names_used(tree)
         self._fallback_locals = import_guard_fallbacks(tree)
+        self._dunder_all = dunder_all(tree)
         if self.options.strategy == "compat":
             return self._point_at_compat(tree)
         self._plan = self._make_plan(tree)
         rewritten = tree.visit(self)
-        cleanup = RemoveUnusedLegacyImports(self._report_plain)
+        cleanup = RemoveUnusedLegacyImports(self._report_plain, self._reexports, self._exported_here())
         return MetadataWrapper(rewritten, unsafe_skip_copy=True).visit(cleanup)
 
     def _point_at_compat(self, tree: cst.Module) -> cst.Module:
@@ -113,8 +118,17 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         result = tree.visit(transformer)
         if transformer.needs_dotted_import:
             AddImportsVisitor.add_needed_import(self.context, COMPAT_MODULE)
-        cleanup = RemoveUnusedLegacyImports(self._report_plain)
+        cleanup = RemoveUnusedLegacyImports(self._report_plain, self._reexports, self._exported_here())
         return MetadataWrapper(result, unsafe_skip_copy=True).visit(cleanup)
+
+    def _exported_here(self) -> frozenset[str]:
+        """Names of this module that other modules import: listed in `__all__`, or imported
+        from it by another module of the migrated tree."""
+        names = set(self._dunder_all)
+        prefix = f"{self.options.module_name}." if self.options.module_name else None
+        if prefix is not None:
+            names |= {k[len(prefix):] for k in self._reexports if k.startswith(prefix) and "." not in k[len(prefix):]}
+        return frozenset(names)
 
     # ------------------------------------------------------------------ resolution
     def _qualified(self, node: cst.CSTNode) -> set[str]:
@@ -124,7 +138,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         names = self.get_metadata(QualifiedNameProvider, node, None)
         if not names:
             return None
-        return classify(names, self._fallback_locals)
+        return classify(names, self._fallback_locals, self._reexports)
 
     def _function_def(self, name: cst.Name) -> cst.FunctionDef | None:
         scope = self.get_metadata(ScopeProvider, name, None)
@@ -480,7 +494,7 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
         except ValueError:
             pass
         raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
-    if not might_use_host_callback(text):
+    if not might_use_host_callback(text, options.reexports):
         return MigrationResult(text, text, [])
     command = MigrateHostCallbackCommand(CodemodContext(filename=filename), options)
     new_module = command.transform_module(module)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 NEEDLE = b"host_callback"
-# The codemod also modernises `pure_callback(..., vectorized=True)` (hcmigrate.codemod._HINTS
+# The codemod also modernises `pure_callback(..., vectorized=True)` (hcmigrate.codemod.HINTS
 # lists "vectorized"); `vectorized` alone is common (numpy, scipy), so that rule's files must
 # contain both words.
 NEEDLES = (NEEDLE, b"vectorized")
@@ -60,6 +60,7 @@ def uses_api(data: bytes) -> bool:
 class ReExport:
     module: str  # dotted module name of the re-exporting file (best effort from the path)
     names: frozenset[str]  # names it binds at module level that are (or hold) legacy objects
+    targets: tuple[tuple[str, str], ...] = ()  # (name, legacy qualified name it stands for)
 
     @property
     def stem(self) -> str:
@@ -80,25 +81,35 @@ def module_name(path: Path) -> str:
 def legacy_bindings(text: str, extra_modules: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
     """Names bound at module level (not inside functions) that refer to the legacy module or its
     members, directly or via a re-exporting module in `extra_modules` (name -> legacy names)."""
+    return frozenset(legacy_binding_targets(text, {m: {n: "" for n in ns} for m, ns in (extra_modules or {}).items()}))
+
+
+def legacy_binding_targets(text: str, extra_modules: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
+    """As legacy_bindings, with what each name stands for: `{"hcb": "jax.experimental.host_callback",
+    "tap": "jax.experimental.host_callback.id_tap"}` (targets through `extra_modules`, a map of
+    module -> {name: target}, come from the module that re-exports them)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return frozenset()
+        return {}
     extra_modules = extra_modules or {}
-    names: set[str] = set()
+    names: dict[str, str] = {}
 
     def visit(body):
         for node in body:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name == LEGACY or a.name.startswith(LEGACY + "."):
-                        names.add(a.asname or a.name.split(".")[0])
+                        if a.asname:
+                            names[a.asname] = a.name
+                        else:
+                            names[a.name.split(".")[0]] = a.name.split(".")[0]
             elif isinstance(node, ast.ImportFrom):
                 mod = node.module or ""
                 for a in node.names:
                     full = f"{mod}.{a.name}"
                     if mod == LEGACY or full == LEGACY or mod.startswith(LEGACY + "."):
-                        names.add(a.asname or a.name)
+                        names[a.asname or a.name] = full
                     else:
                         last = mod.rsplit(".", 1)[-1] if mod else ""
                         for key, exported in extra_modules.items():
@@ -107,7 +118,7 @@ def legacy_bindings(text: str, extra_modules: dict[str, frozenset[str]] | None =
                                 if a.name == "*":
                                     names.update(exported)
                                 else:
-                                    names.add(a.asname or a.name)
+                                    names[a.asname or a.name] = exported[a.name]
             elif isinstance(node, (ast.If, ast.Try)):
                 visit(node.body)
                 visit(getattr(node, "orelse", []))
@@ -120,12 +131,14 @@ def legacy_bindings(text: str, extra_modules: dict[str, frozenset[str]] | None =
                 while isinstance(root, ast.Attribute):
                     root = root.value
                 if isinstance(root, ast.Name) and root.id in names:
+                    dotted = ast.unparse(node.value)
+                    target = names[root.id] + dotted[len(root.id):] if names[root.id] else ""
                     for t in node.targets:
                         if isinstance(t, ast.Name):
-                            names.add(t.id)
+                            names[t.id] = target
 
     visit(tree.body)
-    return frozenset(names)
+    return names
 
 
 @dataclass
@@ -167,21 +180,23 @@ def scan(paths: list[Path], *, notebook_flags: list[bool] | None = None) -> Scan
             if NEEDLE in data and not (notebook_flags and notebook_flags[i]) and (b"import" in data):
                 texts[i] = data.decode("utf-8", "replace")
     # Phase 2: follow re-exports until a fixpoint.
-    known: dict[str, frozenset[str]] = {}
+    known: dict[str, dict[str, str]] = {}
     frontier = texts
     while frontier:
-        new_exports: dict[str, frozenset[str]] = {}
+        new_exports: dict[str, dict[str, str]] = {}
         for i, text in frontier.items():
-            bound = legacy_bindings(text, known)
+            bound = legacy_binding_targets(text, known)
             if bound:
                 mod = module_name(paths[i])
-                if known.get(mod, frozenset()) | bound != known.get(mod):
-                    new_exports[mod] = known.get(mod, frozenset()) | bound
+                merged = {**known.get(mod, {}), **bound}
+                if merged != known.get(mod):
+                    new_exports[mod] = merged
         if not new_exports:
             break
         known.update(new_exports)
         for mod, names in new_exports.items():
-            res.reexports.append(ReExport(mod, names))
+            res.reexports = [r for r in res.reexports if r.module != mod]
+            res.reexports.append(ReExport(mod, frozenset(names), tuple(sorted(names.items()))))
         frontier = {}
         names_re = {mod: re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\b")
                     for mod, names in new_exports.items()}
@@ -204,3 +219,37 @@ def scan(paths: list[Path], *, notebook_flags: list[bool] | None = None) -> Scan
                         res.candidates.add(i)
                         frontier[i] = data.decode("utf-8", "replace")
     return res
+
+
+def imported_names(text: str, own_module: str, is_package: bool = False) -> set[str]:
+    """Qualified names a module takes from other modules: `from M import N` gives "M.N"
+    (relative imports resolved against `own_module`, a package's `__init__` when
+    `is_package`), `import M` then `M.N` gives "M.N"."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return set()
+    found: set[str] = set()
+    bound_modules: dict[str, str] = {}
+    package = own_module.rsplit(".", 1)[0] if "." in own_module else ""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = own_module.split(".") + (["__init__"] if is_package else [])
+                anchor = ".".join(parts[: max(0, len(parts) - node.level)]) if own_module else package
+                base = f"{anchor}.{base}".strip(".") if base else anchor
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound_modules[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.Attribute):
+            chain = []
+            root = node
+            while isinstance(root, ast.Attribute):
+                chain.append(root.attr)
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in bound_modules:
+                found.add(".".join([bound_modules[root.id], *reversed(chain)]))
+    return found

@@ -43,7 +43,21 @@ def legacy_member(qualified: str) -> str | None | bool:
     return False
 
 
-def classify(names: set[QualifiedName], fallback_locals: set[str] = frozenset()) -> LegacyRef | None:
+def through_reexports(qualified: str, reexports: dict[str, str]) -> str:
+    """'mypkg.taps.id_tap' -> 'jax.experimental.host_callback.id_tap' when mypkg.taps re-exports it."""
+    if not reexports:
+        return qualified
+    parts = qualified.split(".")
+    for cut in range(len(parts), 0, -1):
+        target = reexports.get(".".join(parts[:cut]))
+        if target:
+            return ".".join([target, *parts[cut:]])
+    return qualified
+
+
+def classify(
+    names: set[QualifiedName], fallback_locals: set[str] = frozenset(), reexports: dict[str, str] | None = None
+) -> LegacyRef | None:
     """Decide what a node's qualified names say about the legacy API.
 
     `fallback_locals` are local names (e.g. `hcb` in `except ImportError: hcb = None`) that
@@ -53,7 +67,7 @@ def classify(names: set[QualifiedName], fallback_locals: set[str] = frozenset())
     legacy: set[str | None] = set()
     other: list[str] = []
     for qn in names:
-        member = legacy_member(qn.name)
+        member = legacy_member(through_reexports(qn.name, reexports or {}))
         if member is False:
             if qn.source is QualifiedNameSource.LOCAL and qn.name.split(".", 1)[0] in fallback_locals:
                 continue
@@ -122,3 +136,24 @@ def _mentions_legacy(block: cst.BaseSuite) -> bool:
 
     block.visit(_Imports())
     return found
+
+
+def dunder_all(module: cst.Module) -> frozenset[str]:
+    """The string names listed in a module-level `__all__ = [...]` / `(...)`."""
+    names: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (
+                isinstance(small, (cst.Assign, cst.AugAssign))
+                and isinstance(small.value, (cst.List, cst.Tuple))
+                and any(
+                    isinstance(t, cst.Name) and t.value == "__all__"
+                    for t in ([a.target for a in small.targets] if isinstance(small, cst.Assign) else [small.target])
+                )
+            ):
+                for element in small.value.elements:
+                    if isinstance(element.value, cst.SimpleString):
+                        names.add(element.value.evaluated_value)
+    return frozenset(names)

@@ -22,7 +22,9 @@ from hcmigrate.api import MigrationError, Options, migrate_source
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.discover import Target
 
-REEXPORT_CODE = "HCB900"
+from hcmigrate.rules.imports import REEXPORT_IMPORTER
+
+REEXPORT_CODE = REEXPORT_IMPORTER.code
 
 # Status of one file after a run.
 UNCHANGED, CHANGED, FAILED, SKIPPED = "unchanged", "changed", "failed", "skipped"
@@ -124,7 +126,10 @@ def _process(task: Task) -> FileResult:
         res.status, res.error, res.error_line = FAILED, exc.message, exc.line
         res.error_cell = getattr(exc, "cell", None)
         return res
-    if task.reexports and not diagnostics:
+    passes_names_along = task.options.module_name is not None and any(
+        key.startswith(task.options.module_name + ".") for key, _ in task.options.reexports
+    )  # a link of a re-export chain (e.g. a package __init__): importers are migrated instead
+    if task.reexports and not diagnostics and not passes_names_along:
         for module, names in task.reexports:
             diagnostics.append(Diagnostic(
                 REEXPORT_CODE,

@@ -37,6 +37,22 @@ GUARD_KEPT = Rule(
     modern="(left alone)",
     summary="On JAX >= 0.8 the guarded name is always None: code guarded by it silently stops running.",
 )
+REEXPORT_KEPT = Rule(
+    code="HCB005",
+    name="reexported-import-kept",
+    level=Level.COMPAT_FALLBACK,
+    legacy="from jax.experimental.host_callback import id_tap  # imported from here by other modules",
+    modern="from compat.host_callback import id_tap",
+    summary="A legacy name other modules import from this one is pointed at the compat runtime instead of removed, so importers outside the migrated tree keep working.",
+)
+REEXPORT_IMPORTER = Rule(
+    code="HCB006",
+    name="reexport-importer",
+    level=Level.MANUAL,
+    legacy="from mypkg.taps import id_tap  # mypkg.taps re-exports a legacy name",
+    modern="(reported)",
+    summary="The file imports legacy names through another module in a way the codemod could not follow; check its uses by hand.",
+)
 COMPAT_IMPORT = Rule(
     code="HCB701",
     name="compat-strategy-import",
@@ -45,7 +61,7 @@ COMPAT_IMPORT = Rule(
     modern="from compat import host_callback as hcb",
     summary="--strategy compat: point the import at the compat runtime (no behaviour change).",
 )
-RULES = (UNUSED_IMPORT, GUARD_KEPT, COMPAT_IMPORT)
+RULES = (UNUSED_IMPORT, GUARD_KEPT, REEXPORT_KEPT, REEXPORT_IMPORTER, COMPAT_IMPORT)
 
 _PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)  # "jax.experimental", "host_callback"
 _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
@@ -53,8 +69,9 @@ _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 Report = Callable[[Rule, cst.CSTNode, str, "Level | None"], None]
 
 
-def legacy_aliases(node: cst.Import | cst.ImportFrom) -> list[tuple[cst.ImportAlias, str]]:
-    """(alias, bound name) for every alias of `node` that imports the legacy module or a member."""
+def legacy_aliases(node: cst.Import | cst.ImportFrom, reexports: dict[str, str] | None = None) -> list[tuple[cst.ImportAlias, str]]:
+    """(alias, bound name) for every alias of `node` that imports the legacy module or a member
+    (directly, or a name another module re-exports)."""
     found = []
     if isinstance(node, cst.Import):
         for alias in node.names:
@@ -68,9 +85,34 @@ def legacy_aliases(node: cst.Import | cst.ImportFrom) -> list[tuple[cst.ImportAl
     for alias in node.names:
         name = alias.name.value
         bound = alias.asname.name.value if alias.asname else name
-        if module == LEGACY_MODULE or (module == _PARENT and name == _LEAF):
+        if module == LEGACY_MODULE or (module == _PARENT and name == _LEAF) or f"{module}.{name}" in (reexports or {}):
             found.append((alias, bound))
     return found
+
+
+def import_to_compat(original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom):
+    """The same import pointed at compat.host_callback (aliases kept; other names untouched)."""
+    found = legacy_aliases(original)
+    if isinstance(original, cst.Import):
+        if len(found) == len(updated.names) and all(a.asname for a, _ in found):
+            # `import jax.experimental.host_callback as hcb` -> `from compat import host_callback as hcb`
+            return cst.ImportFrom(
+                module=parse(_COMPAT_PARENT),
+                names=[cst.ImportAlias(name=cst.Name(_COMPAT_LEAF), asname=a.asname) for a, _ in found],
+            )
+        return updated.with_changes(
+            names=[a.with_changes(name=parse(COMPAT_MODULE)) if dotted_name(a.name) == LEGACY_MODULE else a for a in updated.names]
+        )
+    module = dotted_name(original.module)
+    if module == LEGACY_MODULE:
+        return updated.with_changes(module=parse(COMPAT_MODULE))
+    # from jax.experimental import host_callback [as X][, other]
+    if len(found) == len(updated.names):
+        return updated.with_changes(module=parse(_COMPAT_PARENT))
+    legacy_ids = {id(a) for a, _ in found}
+    others = _without(updated.names, [u for o, u in zip(original.names, updated.names) if id(o) in legacy_ids])
+    compat = cst.ImportFrom(module=parse(_COMPAT_PARENT), names=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a, _ in found])
+    return cst.FlattenSentinel([updated.with_changes(names=others), compat])
 
 
 def _without(names, drop):
@@ -83,10 +125,11 @@ def _without(names, drop):
 class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
     METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
 
-    def __init__(self, report: Report):
+    def __init__(self, report: Report, reexports: dict[str, str] | None = None, exported_here: frozenset[str] = frozenset()):
         super().__init__()
         self._report = report
-        self._removed_names: set[str] = set()
+        self._reexports = reexports or {}
+        self._exported_here = exported_here
 
     def _unused(self, node: cst.CSTNode, bound: str) -> bool:
         scope = self.get_metadata(ScopeProvider, node, None)
@@ -95,12 +138,19 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         return all(not a.references for a in scope.assignments[bound] if a.node is node)
 
     def _prune(self, original, updated):
-        drop = [alias for alias, bound in legacy_aliases(original) if self._unused(original, bound)]
+        unused = [(alias, bound) for alias, bound in legacy_aliases(original, self._reexports) if self._unused(original, bound)]
+        exported = [bound for _, bound in unused if bound in self._exported_here]
+        if exported:
+            # Other modules import these names from here: keep them importable.
+            if legacy_aliases(original):
+                self._report(REEXPORT_KEPT, original, f"{', '.join(sorted(exported))} imported from this module by other modules: pointed at {COMPAT_MODULE}", None)
+                return import_to_compat(original, updated)
+            return updated
+        drop = [alias for alias, _ in unused]
         if not drop:
             return updated
         names = [a.evaluated_name for a in drop]
         self._report(UNUSED_IMPORT, original, f"unused import of {', '.join(names)} removed", None)
-        self._removed_names.update(a.evaluated_alias or a.evaluated_name for a in drop)
         keep = _without(updated.names, [u for o, u in zip(original.names, updated.names) if any(o is d for d in drop)])
         if not keep:
             if isinstance(original, cst.Import) and any(dotted_name(a.name) == LEGACY_MODULE and not a.asname for a in drop):
@@ -170,39 +220,17 @@ class PointImportsAtCompat(cst.CSTTransformer):
         self._suppressed = suppressed
         self.needs_dotted_import = False
 
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
-        found = legacy_aliases(original_node)
-        if not found or self._suppressed(original_node, COMPAT_IMPORT.code):
+    def _point(self, original_node, updated_node):
+        if not legacy_aliases(original_node) or self._suppressed(original_node, COMPAT_IMPORT.code):
             return updated_node
-        new_names = []
-        for alias in updated_node.names:
-            if dotted_name(alias.name) == LEGACY_MODULE:
-                alias = alias.with_changes(name=parse(COMPAT_MODULE))
-            new_names.append(alias)
-        if len(found) == len(updated_node.names) and all(a.asname for a, _ in found):
-            # `import jax.experimental.host_callback as hcb` -> `from compat import host_callback as hcb`
-            self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
-            return cst.ImportFrom(
-                module=parse(_COMPAT_PARENT),
-                names=[cst.ImportAlias(name=cst.Name(_COMPAT_LEAF), asname=a.asname) for a, _ in found],
-            )
         self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
-        return updated_node.with_changes(names=new_names)
+        return import_to_compat(original_node, updated_node)
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        return self._point(original_node, updated_node)
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
-        found = legacy_aliases(original_node)
-        if not found or self._suppressed(original_node, COMPAT_IMPORT.code):
-            return updated_node
-        module = dotted_name(original_node.module)
-        self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
-        if module == LEGACY_MODULE:
-            return updated_node.with_changes(module=parse(COMPAT_MODULE))
-        # from jax.experimental import host_callback [as X][, other]
-        if len(found) == len(updated_node.names):
-            return updated_node.with_changes(module=parse(_COMPAT_PARENT))
-        others = _without(updated_node.names, [u for o, u in zip(original_node.names, updated_node.names) if any(o is a for a, _ in found)])
-        compat = cst.ImportFrom(module=parse(_COMPAT_PARENT), names=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a, _ in found])
-        return cst.FlattenSentinel([updated_node.with_changes(names=others), compat])
+        return self._point(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
         if dotted_name(original_node) == LEGACY_MODULE:
