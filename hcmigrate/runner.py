@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import multiprocessing
 import os
 import re
 import signal
@@ -201,7 +202,10 @@ def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
         return
     workers = min(jobs, len(tasks))
     chunksize = max(1, min(8, len(tasks) // (workers * 4)))
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init)
+    # forkserver, not fork: the calling process may have imported JAX (tests, notebooks, the
+    # verify command), and forking a multithreaded JAX process can deadlock.
+    context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, mp_context=context)
     try:
         yield from pool.map(process, tasks, chunksize=chunksize)
     except BaseException:
