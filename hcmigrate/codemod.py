@@ -8,7 +8,7 @@ Flow for one module:
    go to `rules.references`; rules report through `report()`, the single gate that applies
    --select/--ignore and `# noqa` / `# hcmigrate: ignore` suppressions;
 3. imports: unused legacy imports are removed (fresh scope analysis of the result) and
-   the imports the new code needs are added by libcst's AddImportsVisitor.
+   the imports the new code needs are added once at the top (hcmigrate.add_imports).
 
 Usable through libcst's runner: `python -m libcst.tool codemod codemod.MigrateHostCallbackCommand PATH`.
 """
@@ -21,21 +21,22 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.codemod import CodemodContext, VisitorBasedCodemodCommand
-from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+from libcst.codemod import CodemodCommand, CodemodContext
+from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
+from hcmigrate.add_imports import add_imports
 from hcmigrate.api import MigrationError, MigrationResult, Options
 from hcmigrate.comments import KeepCommentsOfRemovedLines
 from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, names_used
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, MODERN
-from hcmigrate.resolve import LegacyRef, classify, dunder_all, import_guard_fallbacks
+from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all, import_guard_fallbacks
+from hcmigrate.survey import Survey, root_name
 from hcmigrate.result_shape import ShapeConverter
 from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
 from hcmigrate.rules.base import CallSite, Rule, UnbindableCall, bind_argument_nodes, bind_arguments, literal_value
-from hcmigrate.rules.imports import PointImportsAtCompat, RemoveUnusedLegacyImports
+from hcmigrate.rules.imports import PointImportsAtCompat, RemoveUnusedLegacyImports, legacy_aliases
 from hcmigrate.rules.references import UNBINDABLE
 
 # Text that any file touching the API must contain (the module name, or a modernisable
@@ -67,13 +68,18 @@ class _Plan:
     io_family: bool
 
 
-class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemodCommand):
+class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst.CSTTransformer):
     DESCRIPTION = "Rewrite jax.experimental.host_callback uses onto modern JAX callbacks."
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, ScopeProvider, ParentNodeProvider, PositionProvider)
+    # Qualified names and parents come from scope analysis on demand and from hcmigrate.survey:
+    # libcst's QualifiedNameProvider/ParentNodeProvider would cost ~20x a parse per file.
+    METADATA_DEPENDENCIES = (ScopeProvider, PositionProvider)
     REMOVE_STATEMENT = _REMOVE_STATEMENT
 
     def __init__(self, context: CodemodContext, options: Options | None = None, strategy: str | None = None) -> None:
-        super().__init__(context)
+        # A plain CSTTransformer (not libcst's matcher-decoratable one): the matcher machinery
+        # costs a dispatch per node and field that this codemod never uses.
+        CodemodCommand.__init__(self, context)
+        cst.CSTTransformer.__init__(self)
         options = options or Options()
         if strategy is not None:
             options = Options(**{**options.__dict__, "strategy": strategy})
@@ -81,7 +87,8 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         self.diagnostics: list[Diagnostic] = []
         self._lines: list[str] = []
         self._pending_imports: list[tuple] = []
-        self._added_imports: set[tuple] = set()
+        self._needed_imports: list[tuple] = []
+        self._replaced: set[int] = set()  # ids of original nodes the rewrite replaced or removed
         self._callee_ids: set[int] = set()
         self._removed_calls: set[int] = set()
         self._todos: dict[int, list[str]] = {}
@@ -102,24 +109,56 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         self._lines = tree.code.splitlines()
         if not might_use_host_callback(tree.code, self.options.reexports):
             return tree
-        self._names = names_used(tree)
-        self._fallback_locals = import_guard_fallbacks(tree)
+        survey = Survey(tree.code, self._reexports)
+        tree.visit(survey)
+        self._survey = survey
+        self._names = survey.names
+        self._fallback_locals = import_guard_fallbacks(tree) if survey.legacy_roots else set()
         self._dunder_all = dunder_all(tree)
         if self.options.strategy == "compat":
             return self._point_at_compat(tree)
         self._plan = self._make_plan(tree)
         rewritten = tree.visit(self)
-        cleanup = RemoveUnusedLegacyImports(self._report_plain, self._reexports, self._exported_here())
-        return MetadataWrapper(rewritten, unsafe_skip_copy=True).visit(cleanup)
+        return add_imports(rewritten.visit(self._cleanup()), self._needed_imports)
+
+    def _cleanup(self) -> RemoveUnusedLegacyImports:
+        return RemoveUnusedLegacyImports(
+            self._report_plain, self._import_still_used, self._name_still_read, self._reexports, self._exported_here()
+        )
+
+    # Whether a name is still used after the rewrite, from the first scope analysis: a use
+    # is gone when it lies inside a node the rewrite replaced or removed.
+    def _gone(self, node: cst.CSTNode) -> bool:
+        while node is not None:
+            if id(node) in self._replaced:
+                return True
+            node = self._parent(node)
+        return False
+
+    def _import_still_used(self, import_node: cst.CSTNode, bound: str) -> bool:
+        scope = self.get_metadata(ScopeProvider, import_node, None)
+        if scope is None:
+            return True
+        return any(
+            not self._gone(access.node)
+            for assignment in scope.assignments[bound]
+            if assignment.node is import_node
+            for access in assignment.references
+        )
+
+    def _name_still_read(self, anchor: cst.CSTNode, name: str) -> bool:
+        scope = self.get_metadata(ScopeProvider, anchor, None)
+        return scope is None or any(not self._gone(access.node) for access in scope.accesses[name])
 
     def _point_at_compat(self, tree: cst.Module) -> cst.Module:
-        transformer = PointImportsAtCompat(self._report_plain, self._suppressed)
-        transformer.metadata = self.metadata
-        result = tree.visit(transformer)
-        if transformer.needs_dotted_import:
-            AddImportsVisitor.add_needed_import(self.context, COMPAT_MODULE)
-        cleanup = RemoveUnusedLegacyImports(self._report_plain, self._reexports, self._exported_here())
-        return MetadataWrapper(result, unsafe_skip_copy=True).visit(cleanup)
+        transformer = PointImportsAtCompat(
+            self._report_plain,
+            self._suppressed,
+            lambda node: any(self._import_still_used(node, bound) for _, bound in legacy_aliases(node, self._reexports)),
+        )
+        result = MetadataWrapper(tree, unsafe_skip_copy=True).visit(transformer)
+        result = result.visit(self._cleanup())
+        return add_imports(result, [(COMPAT_MODULE, None, None)] if transformer.needs_dotted_import else [])
 
     def _exported_here(self) -> frozenset[str]:
         """Names of this module that other modules import: listed in `__all__`, or imported
@@ -131,14 +170,23 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         return frozenset(names)
 
     # ------------------------------------------------------------------ resolution
+    def _qualified_names(self, node: cst.CSTNode) -> set:
+        scope = self.get_metadata(ScopeProvider, node, None)
+        return scope.get_qualified_names_for(node) if scope is not None else set()
+
     def _qualified(self, node: cst.CSTNode) -> set[str]:
-        return {q.name for q in self.get_metadata(QualifiedNameProvider, node, set())}
+        return {q.name for q in self._qualified_names(node)}
 
     def _legacy_ref(self, node: cst.CSTNode) -> LegacyRef | None:
-        names = self.get_metadata(QualifiedNameProvider, node, None)
+        if root_name(node) not in self._survey.legacy_roots:
+            return None  # cannot be bound to the legacy module: skip the scope query
+        names = self._qualified_names(node)
         if not names:
             return None
         return classify(names, self._fallback_locals, self._reexports)
+
+    def _parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._survey.parents.get(id(node))
 
     def _function_def(self, name: cst.Name) -> cst.FunctionDef | None:
         scope = self.get_metadata(ScopeProvider, name, None)
@@ -151,20 +199,15 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         return node if isinstance(node, cst.FunctionDef) else None
 
     def _value_used(self, call: cst.Call) -> bool:
-        return not isinstance(self.get_metadata(ParentNodeProvider, call, None), cst.Expr)
+        return not isinstance(self._parent(call), cst.Expr)
 
     # ------------------------------------------------------------------ planning
-    def _legacy_calls(self, tree: cst.Module) -> list[tuple[cst.Call, str]]:
+    def _legacy_calls(self) -> list[tuple[cst.Call, str]]:
         found: list[tuple[cst.Call, str]] = []
-        command = self
-
-        class _Calls(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                ref = command._legacy_ref(node.func)
-                if ref is not None and not ref.is_ambiguous and ref.member in LEGACY_FUNCTIONS:
-                    found.append((node, ref.member))
-
-        tree.visit(_Calls())
+        for node in self._survey.calls:
+            ref = self._legacy_ref(node.func)
+            if ref is not None and not ref.is_ambiguous and ref.member in LEGACY_FUNCTIONS:
+                found.append((node, ref.member))
         return found
 
     def _make_plan(self, tree: cst.Module) -> _Plan:
@@ -172,7 +215,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         per_def: dict[int, list] = {}
         defs: dict[int, cst.FunctionDef] = {}
         io_family = False
-        for call, member in self._legacy_calls(tree):
+        for call, member in self._legacy_calls():
             if member not in ("id_tap", "call"):
                 continue
             if self._suppressed(call, "HCB101" if member == "id_tap" else "HCB302"):
@@ -270,10 +313,10 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
 
     def assignment_target(self, call: cst.Call) -> str | None:
         """`name` when `call` is the whole value of a plain `name = call` statement line."""
-        assign = self.get_metadata(ParentNodeProvider, call, None)
+        assign = self._parent(call)
         if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
             return None
-        line = self.get_metadata(ParentNodeProvider, assign, None)
+        line = self._parent(assign)
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return None
         return assign.targets[0].target.value
@@ -357,7 +400,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
 
     def _enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
         while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            node = self.get_metadata(ParentNodeProvider, node, None)
+            node = self._parent(node)
         return node
 
     # ------------------------------------------------------------------ the rewrite
@@ -380,7 +423,8 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         if id(original_node.func) in self._callee_ids:
             member = self._legacy_ref(original_node.func).member
             return self._run_site(original_node, lambda: self._rewrite_legacy_call(member, original_node, updated_node), updated_node)
-        names = self._qualified(original_node.func)
+        tail = dotted_name(original_node.func) or ""
+        names = self._qualified(original_node.func) if tail.endswith(("update", "pure_callback")) else set()
         if names:
             flag = config_flags.matches(original_node, names)
             if flag is not None:
@@ -410,13 +454,13 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
             result = rewrite()
         except _SiteSkipped:
             return unchanged
-        for needed in self._pending_imports:
-            if needed not in self._added_imports:  # AddImportsVisitor would repeat an aliased one
-                self._added_imports.add(needed)
-                AddImportsVisitor.add_needed_import(self.context, *needed)
+        self._needed_imports.extend(self._pending_imports)
         if result is _REMOVE_STATEMENT:
             self._removed_calls.add(id(original))
+            self._replaced.add(id(original))
             return unchanged
+        if result is not None and result is not unchanged:
+            self._replaced.add(id(original))
         return unchanged if result is None else result
 
     def _rewrite_reference(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
@@ -431,8 +475,8 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
         return self._rewrite_reference(original_node, updated_node)
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
-        parent = self.get_metadata(ParentNodeProvider, original_node, None)
-        if isinstance(parent, cst.Attribute) and parent.attr is original_node:
+        parent = self._parent(original_node)
+        if _is_binding_or_label(original_node, parent):
             return updated_node
         return self._rewrite_reference(original_node, updated_node)
 
@@ -456,8 +500,13 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
     def leave_Module(self, original_node, updated_node):
         return self.flush_orphan_comments(original_node, updated_node)
 
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.track_block_enter(node)
+        return super().on_visit(node)
+
     def on_leave(self, original_node, updated_node):
         result = self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
+        self.track_block_exit(original_node)
         if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
             result = self._with_todos(original_node, result)
         after = self._after_statement.get(id(original_node))
@@ -476,6 +525,20 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, VisitorBasedCodemod
             if TODO_PREFIX + m not in existing
         ]
         return updated.with_changes(leading_lines=[*updated.leading_lines, *new])
+
+
+def _is_binding_or_label(name: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """A Name that is not a use of a value: an attribute label, a keyword, a parameter, a
+    def/class name, an import alias."""
+    if isinstance(parent, cst.Attribute):
+        return parent.attr is name
+    if isinstance(parent, cst.Arg):
+        return parent.keyword is name
+    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.NameItem)):
+        return True
+    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+        return parent.target is name  # (re)binding the name, not using it
+    return False
 
 
 Context = MigrateHostCallbackCommand  # what rules receive

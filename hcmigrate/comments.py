@@ -8,7 +8,6 @@ the next statement of the same block (or to the block's footer when none follows
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider
 
 
 def comment_lines(line: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
@@ -19,16 +18,27 @@ def comment_lines(line: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
 
 
 class KeepCommentsOfRemovedLines:
-    """Mixin for CSTTransformers that declare ParentNodeProvider among their dependencies."""
+    """Mixin for CSTTransformers; their on_visit/on_leave must call track_block_enter/exit."""
 
     def _orphans(self) -> dict[int, list[cst.EmptyLine]]:
         if not hasattr(self, "_orphan_comments"):
             self._orphan_comments = {}
+            self._blocks = []
         return self._orphan_comments
 
+    def track_block_enter(self, node: cst.CSTNode) -> None:
+        self._orphans()
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            self._blocks.append(node)
+
+    def track_block_exit(self, node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            self._blocks.pop()
+
     def _block_of(self, node: cst.CSTNode) -> int:
-        parent = self.get_metadata(ParentNodeProvider, node, None)
-        return id(parent)
+        """The innermost block being visited: the parent block of a statement being left."""
+        self._orphans()
+        return id(self._blocks[-1]) if self._blocks else 0
 
     def keep_comments_of_removed(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
         """Call from leave_SimpleStatementLine: if every small statement is gone, stash comments."""
@@ -50,8 +60,7 @@ class KeepCommentsOfRemovedLines:
 
     def flush_orphan_comments(self, original: cst.CSTNode, updated):
         """Call from leave_IndentedBlock / leave_Module: comments with no statement after them."""
-        key = id(original) if isinstance(original, cst.Module) else id(original)
-        lines = self._orphans().pop(key, None)
+        lines = self._orphans().pop(id(original), None)
         if not lines:
             return updated
         return updated.with_changes(footer=[*lines, *updated.footer])

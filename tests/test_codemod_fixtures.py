@@ -101,3 +101,10 @@ def test_comments_of_removed_statements_move_to_the_next_statement():
         "    # really\n"
         "    return 1\n"
     )
+
+
+def test_compat_strategy_removes_unused_imports_and_repoints_used_ones():
+    text = (FIXTURES / "e3_import_only.in.py").read_text()
+    assert "host_callback" not in _code_only(migrate_source(text, Options(strategy="compat")).code)
+    used = "from jax.experimental import host_callback as hcb\n\nhcb.id_print(1)\n"
+    assert migrate_source(used, Options(strategy="compat")).code == "from compat import host_callback as hcb\n\nhcb.id_print(1)\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import QualifiedNameProvider
 
 from hcmigrate.comments import KeepCommentsOfRemovedLines
 
@@ -123,19 +123,27 @@ def _without(names, drop):
 
 
 class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
-    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider)
+    """Runs over the rewritten module. Whether a name is still used is answered by the
+    codemod from its first scope analysis (the uses it replaced are gone), so this pass needs
+    no second one."""
 
-    def __init__(self, report: Report, reexports: dict[str, str] | None = None, exported_here: frozenset[str] = frozenset()):
+    def __init__(
+        self,
+        report: Report,
+        still_used: Callable[[cst.CSTNode, str], bool],
+        name_read: Callable[[cst.CSTNode, str], bool],
+        reexports: dict[str, str] | None = None,
+        exported_here: frozenset[str] = frozenset(),
+    ):
         super().__init__()
         self._report = report
+        self._still_used = still_used  # (import node, bound name) -> bool
+        self._name_read = name_read  # (a node in the name's scope, name) -> bool
         self._reexports = reexports or {}
         self._exported_here = exported_here
 
     def _unused(self, node: cst.CSTNode, bound: str) -> bool:
-        scope = self.get_metadata(ScopeProvider, node, None)
-        if scope is None:
-            return False
-        return all(not a.references for a in scope.assignments[bound] if a.node is node)
+        return not self._still_used(node, bound)
 
     def _prune(self, original, updated):
         unused = [(alias, bound) for alias, bound in legacy_aliases(original, self._reexports) if self._unused(original, bound)]
@@ -174,21 +182,30 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
     def leave_Module(self, original_node, updated_node):
         return self.flush_orphan_comments(original_node, updated_node)
 
+    def on_visit(self, node):
+        self.track_block_enter(node)
+        return super().on_visit(node)
+
     def on_leave(self, original_node, updated_node):
-        return self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
+        result = self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
+        self.track_block_exit(original_node)
+        return result
 
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
         """I7: drop a guard whose import is gone and whose fallback name nobody reads."""
         body_left = [s for s in updated_node.body.body if not _is_pass(s)]
         if body_left or updated_node.orelse or updated_node.finalbody or len(updated_node.body.body) == len(original_node.body.body):
             return updated_node
-        scope = self.get_metadata(ScopeProvider, original_node, None)
+        anchor = next(
+            (small for line in original_node.body.body if isinstance(line, cst.SimpleStatementLine) for small in line.body),
+            None,
+        )
         for handler in updated_node.handlers:
             for stmt in handler.body.body:
                 if _is_pass(stmt):
                     continue
                 target = _none_assignment_target(stmt)
-                if target is None or scope is None or scope.accesses[target]:
+                if target is None or anchor is None or self._name_read(anchor, target):
                     return updated_node
         kept = [line for line in original_node.leading_lines if line.comment is not None]
         if kept:
@@ -214,17 +231,25 @@ class PointImportsAtCompat(cst.CSTTransformer):
 
     METADATA_DEPENDENCIES = (QualifiedNameProvider,)
 
-    def __init__(self, report: Report, suppressed: Callable[[cst.CSTNode, str], bool]):
+    def __init__(self, report: Report, suppressed: Callable[[cst.CSTNode, str], bool], used: Callable[[cst.CSTNode], bool]):
         super().__init__()
         self._report = report
         self._suppressed = suppressed
+        self._used = used  # an import nothing uses is removed (by the clean-up), not pointed at compat
         self.needs_dotted_import = False
 
     def _point(self, original_node, updated_node):
-        if not legacy_aliases(original_node) or self._suppressed(original_node, COMPAT_IMPORT.code):
+        if not legacy_aliases(original_node) or not self._used(original_node) or self._suppressed(original_node, COMPAT_IMPORT.code):
             return updated_node
         self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
         return import_to_compat(original_node, updated_node)
+
+    # Import nodes are not descended into: they stay the very nodes the scope analysis saw.
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
 
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
         return self._point(original_node, updated_node)

@@ -1,0 +1,97 @@
+"""Add the imports the rewritten code needs, once, at the top of the module.
+
+A small, top-level-only replacement for libcst's AddImportsVisitor (which walks the whole
+tree with matcher machinery and cost as much as the codemod itself). It reuses what is
+there: a needed `import jax` already present is not repeated, and `from M import n` joins an
+existing `from M import ...` statement. New statements go after the module's last top-level
+import before the first definition (or after the docstring and `__future__` imports).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hcmigrate.exprs import parse
+from hcmigrate.resolve import dotted_name
+
+Needed = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
+
+
+def _binds(statement: cst.BaseStatement, needed: Needed) -> bool:
+    module, name, alias = needed
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import) and name is None:
+            if any(dotted_name(a.name) == module and (a.evaluated_alias == alias) for a in small.names):
+                return True
+        if isinstance(small, cst.ImportFrom) and name is not None and not small.relative and small.module is not None:
+            if dotted_name(small.module) == module and not isinstance(small.names, cst.ImportStar):
+                if any(a.evaluated_name == name and a.evaluated_alias == alias for a in small.names):
+                    return True
+    return False
+
+
+def _is_import_line(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body
+    )
+
+
+def _is_preamble(statement: cst.BaseStatement, index: int) -> bool:
+    """Docstring (first statement) or `from __future__ import ...`."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    return isinstance(small, cst.ImportFrom) and small.module is not None and dotted_name(small.module) == "__future__"
+
+
+def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
+    body = list(module.body)
+    missing = [n for n in dict.fromkeys(needed) if not any(_binds(s, n) for s in body)]
+    if not missing:
+        return module
+    new_lines: list[cst.SimpleStatementLine] = []
+    for mod, name, alias in missing:
+        asname = cst.AsName(name=cst.Name(alias)) if alias else None
+        if name is None:
+            new_lines.append(cst.SimpleStatementLine([cst.Import(names=[cst.ImportAlias(name=parse(mod), asname=asname)])]))
+            continue
+        merged = False
+        for i, statement in enumerate(body):
+            if _is_import_line(statement) and len(statement.body) == 1:
+                small = statement.body[0]
+                if (
+                    isinstance(small, cst.ImportFrom)
+                    and not small.relative
+                    and small.module is not None
+                    and dotted_name(small.module) == mod
+                    and not isinstance(small.names, cst.ImportStar)
+                    and not small.lpar
+                ):
+                    names = list(small.names)
+                    names[-1] = names[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                    names.append(cst.ImportAlias(name=cst.Name(name), asname=asname))
+                    body[i] = statement.with_changes(body=[small.with_changes(names=names)])
+                    merged = True
+                    break
+        if not merged:
+            new_lines.append(
+                cst.SimpleStatementLine([cst.ImportFrom(module=parse(mod), names=[cst.ImportAlias(name=cst.Name(name), asname=asname)])])
+            )
+    if not new_lines:
+        return module.with_changes(body=body)
+    # After the last top-level import that precedes the first definition/other code.
+    insert_at = 0
+    for i, statement in enumerate(body):
+        if _is_import_line(statement) or _is_preamble(statement, i):
+            insert_at = i + 1
+        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(statement, (cst.SimpleStatementLine, cst.Try, cst.If)):
+            break
+        elif isinstance(statement, (cst.Try, cst.If)):
+            continue  # guarded imports and `if TYPE_CHECKING:` blocks may sit among the imports
+        else:
+            break
+    return module.with_changes(body=[*body[:insert_at], *new_lines, *body[insert_at:]])
