@@ -559,6 +559,10 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
         raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
     if not might_use_host_callback(text, options.reexports):
         return MigrationResult(text, text, [])
+    survey = Survey(text, dict(options.reexports))
+    module.visit(survey)
+    if not survey.worth_migrating():
+        return MigrationResult(text, text, [])  # e.g. "host_callback" only in a comment or another name
     command = MigrateHostCallbackCommand(CodemodContext(filename=filename), options)
     new_module = command.transform_module(module)
     code = new_module.code

@@ -13,6 +13,7 @@ import multiprocessing
 import os
 import re
 import signal
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,10 +203,7 @@ def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
         return
     workers = min(jobs, len(tasks))
     chunksize = max(1, min(8, len(tasks) // (workers * 4)))
-    # forkserver, not fork: the calling process may have imported JAX (tests, notebooks, the
-    # verify command), and forking a multithreaded JAX process can deadlock.
-    context = multiprocessing.get_context("forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, mp_context=_start_context())
     try:
         yield from pool.map(process, tasks, chunksize=chunksize)
     except BaseException:
@@ -214,6 +212,22 @@ def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
+
+
+def _start_context():
+    """fork when it is safe (the workers inherit the imported codemod: no start-up cost);
+    forkserver with the codemod preloaded when this process has imported JAX (tests, notebooks,
+    the verify command), because forking a multithreaded JAX process can deadlock."""
+    import hcmigrate.codemod  # noqa: F401  (imported once here, inherited by forked workers)
+
+    methods = multiprocessing.get_all_start_methods()
+    if "jax" not in sys.modules and "fork" in methods:
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["hcmigrate.codemod", "hcmigrate.runner"])
+        return context
+    return multiprocessing.get_context("spawn")
 
 
 def _worker_init() -> None:

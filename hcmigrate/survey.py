@@ -61,6 +61,20 @@ class Survey(cst.CSTVisitor):
             if module == LEGACY_MODULE or full == LEGACY_MODULE or full in self._reexports or self._reexported_module(full):
                 self.legacy_roots.add(bound)
 
+    def worth_migrating(self) -> bool:
+        """Could any rule apply? False for modules that only mention host_callback in passing
+        (comments, other names) without importing it, and call no pure_callback(vectorized=)
+        or host_callback config update: they are left alone without the costly analysis."""
+        if self.legacy_roots:
+            return True
+        for call in self.calls:
+            tail = dotted_name(call.func) or ""
+            if tail.endswith("pure_callback") and any(a.keyword is not None and a.keyword.value == "vectorized" for a in call.args):
+                return True
+            if tail.endswith("update") and call.args and "host_callback" in cst.Module(body=[]).code_for_node(call.args[0].value):
+                return True
+        return False
+
     def _reexported_module(self, module: str) -> bool:
         return any(key.startswith(module + ".") for key in self._reexports)
 
