@@ -92,7 +92,8 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self._callee_ids: set[int] = set()
         self._removed_calls: set[int] = set()
         self._todos: dict[int, list[str]] = {}
-        self._after_statement: dict[int, list[cst.BaseExpression]] = {}
+        self._after_statement: dict[int, list[cst.BaseSmallStatement]] = {}
+        self._before_statement: dict[int, list[cst.BaseSmallStatement]] = {}
         self._names: set[str] = set()
         self._fallback_locals: set[str] = set()
         self._plan = _Plan({}, {}, False)
@@ -321,9 +322,19 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             return None
         return assign.targets[0].target.value
 
+    def is_returned(self, call: cst.Call) -> bool:
+        """`call` is the whole value of a `return` statement line of its own."""
+        ret = self._parent(call)
+        line = self._parent(ret) if isinstance(ret, cst.Return) else None
+        return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+
     def run_after_statement(self, call: cst.Call, effect: cst.BaseExpression) -> None:
         statement = self._enclosing_statement(call)
-        self._after_statement.setdefault(id(statement), []).append(effect)
+        self._after_statement.setdefault(id(statement), []).append(cst.Expr(effect))
+
+    def run_before_statement(self, call: cst.Call, small: cst.BaseSmallStatement) -> None:
+        statement = self._enclosing_statement(call)
+        self._before_statement.setdefault(id(statement), []).append(small)
 
     def adaptation(self, site: CallSite) -> Adaptation:
         return self._plan.adaptations.get(id(site.original), Adaptation("as_is"))
@@ -509,9 +520,15 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self.track_block_exit(original_node)
         if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
             result = self._with_todos(original_node, result)
-        after = self._after_statement.get(id(original_node))
-        if after and isinstance(result, cst.SimpleStatementLine):
-            return cst.FlattenSentinel([result, *(cst.SimpleStatementLine(body=[cst.Expr(e)]) for e in after)])
+        before = self._before_statement.get(id(original_node), [])
+        after = self._after_statement.get(id(original_node), [])
+        if (before or after) and isinstance(result, cst.SimpleStatementLine):
+            if before:  # the comments above the statement stay above the first new line
+                first = cst.SimpleStatementLine(body=[before[0]], leading_lines=result.leading_lines)
+                lines = [first, *(cst.SimpleStatementLine(body=[s]) for s in before[1:]), result.with_changes(leading_lines=[])]
+            else:
+                lines = [result]
+            return cst.FlattenSentinel([*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)])
         return result
 
     def _with_todos(self, original, updated):

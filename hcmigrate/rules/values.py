@@ -20,23 +20,35 @@ if TYPE_CHECKING:
 def with_legacy_value(
     site: "CallSite", ctx: "Context", make_effect: Callable[[cst.BaseExpression], cst.BaseExpression]
 ) -> cst.BaseExpression:
-    """Build `make_effect(arg)` and make the whole expression evaluate to `result` or `arg`."""
+    """Build `make_effect(arg)` and make the whole expression evaluate to `result` or `arg`.
+
+    Where the call is a statement's whole value (`y = tap(...)`, `return tap(...)`), the
+    callback becomes a statement of its own, as a person would write it; inside a larger
+    expression (a lambda, an operand) it is `(callback, value)[1]`.
+    """
     arg = site.args.get("arg", cst.Name("None"))
     result = site.args.get("result")
-    if result is not None:
+    if not site.value_used:
         effect = make_effect(arg)
         # `result` was evaluated by the old code too (at trace time); keep it unless trivial.
-        if not site.value_used and is_simple(result):
-            return effect
-        return keep_value(effect, result)
-    if not site.value_used:
-        return make_effect(arg)
-    if is_simple(arg):
-        return keep_value(make_effect(arg), arg)
+        return effect if result is None or is_simple(result) else keep_value(effect, result)
+    own_statement = ctx.is_returned(site.original) or ctx.assignment_target(site.original) is not None
+    value = result if result is not None else (arg if is_simple(arg) else None)
+    if value is not None:
+        if own_statement:
+            ctx.run_before_statement(site.original, cst.Expr(make_effect(arg)))
+            return value
+        return keep_value(make_effect(arg), value)
     target = ctx.assignment_target(site.original)
     if target is not None:
-        # `y = id_print(x * 2)` -> `y = x * 2` then the callback on `y`, as a person would write it.
+        # `y = id_print(x * 2)` -> `y = x * 2`, then the callback on `y`.
         ctx.run_after_statement(site.original, make_effect(cst.Name(target)))
         return arg
+    if ctx.is_returned(site.original):
+        # `return id_print(x * 2)` -> `value = x * 2`, the callback on `value`, `return value`.
+        name = ctx.fresh_name("value")
+        ctx.run_before_statement(site.original, cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=arg))
+        ctx.run_before_statement(site.original, cst.Expr(make_effect(cst.Name(name))))
+        return cst.Name(name)
     name = ctx.fresh_name("_hcb_value")
     return keep_value(make_effect(walrus(name, arg)), cst.Name(name))
