@@ -73,13 +73,17 @@ def timed(cmd, cwd=None, repeat=3) -> tuple[float, int]:
     peak = 0
     for _ in range(repeat):
         wrapper = [sys.executable, "-c",
-                   "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
-                   " stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                   "import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
+                   " stderr=subprocess.DEVNULL).returncode; print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
                    *cmd]
         t0 = time.perf_counter()
         p = subprocess.run(wrapper, cwd=cwd, capture_output=True, text=True)
         times.append(time.perf_counter() - t0)
-        peak = max(peak, int(p.stdout.strip() or 0))
+        rc, rss = p.stdout.split()
+        # A run that failed would time nothing real (grep: 0/1; hcmigrate --check: 0/1).
+        if int(rc) not in (0, 1):
+            raise SystemExit(f"benchmark command failed with exit {rc}: {' '.join(map(str, cmd))}")
+        peak = max(peak, int(rss))
     return statistics.median(times), peak
 
 
