@@ -502,22 +502,8 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             updated_node = updated_node.with_changes(params=drop_params(updated_node.params, drop))
         return self._with_todos(original_node, updated_node)
 
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        return self.keep_comments_of_removed(original_node, updated_node)
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        return self.flush_orphan_comments(original_node, updated_node)
-
-    def leave_Module(self, original_node, updated_node):
-        return self.flush_orphan_comments(original_node, updated_node)
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.track_block_enter(node)
-        return super().on_visit(node)
-
     def on_leave(self, original_node, updated_node):
-        result = self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
-        self.track_block_exit(original_node)
+        result = super().on_leave(original_node, updated_node)  # comments of removed lines kept
         if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
             result = self._with_todos(original_node, result)
         before = self._before_statement.get(id(original_node), [])

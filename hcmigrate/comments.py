@@ -18,7 +18,26 @@ def comment_lines(line: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
 
 
 class KeepCommentsOfRemovedLines:
-    """Mixin for CSTTransformers; their on_visit/on_leave must call track_block_enter/exit."""
+    """Mixin for CSTTransformers (put it before cst.CSTTransformer in the bases). A transformer
+    that overrides on_visit/on_leave must call super() in them."""
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.track_block_enter(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+        result = self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
+        self.track_block_exit(original_node)
+        return result
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        return self.keep_comments_of_removed(original_node, updated_node)
+
+    def leave_IndentedBlock(self, original_node, updated_node):
+        return self.flush_orphan_comments(original_node, updated_node)
+
+    def leave_Module(self, original_node, updated_node):
+        return self.flush_orphan_comments(original_node, updated_node)
 
     def _orphans(self) -> dict[int, list[cst.EmptyLine]]:
         if not hasattr(self, "_orphan_comments"):

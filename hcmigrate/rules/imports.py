@@ -173,24 +173,6 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
     def leave_ImportFrom(self, original_node, updated_node):
         return self._prune(original_node, updated_node)
 
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        return self.keep_comments_of_removed(original_node, updated_node)
-
-    def leave_IndentedBlock(self, original_node, updated_node):
-        return self.flush_orphan_comments(original_node, updated_node)
-
-    def leave_Module(self, original_node, updated_node):
-        return self.flush_orphan_comments(original_node, updated_node)
-
-    def on_visit(self, node):
-        self.track_block_enter(node)
-        return super().on_visit(node)
-
-    def on_leave(self, original_node, updated_node):
-        result = self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
-        self.track_block_exit(original_node)
-        return result
-
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
         """I7: drop a guard whose import is gone and whose fallback name nobody reads."""
         body_left = [s for s in updated_node.body.body if not _is_pass(s)]

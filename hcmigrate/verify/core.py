@@ -120,10 +120,7 @@ def verify(
             raise CannotRun(cand.why_no_trace())
         out.reference_trace, out.candidate_trace = ref_trace, cand.trace
         if keep_traces:
-            keep = Path(keep_traces)
-            keep.mkdir(parents=True, exist_ok=True)
-            for name, trace in (("reference", ref_trace), ("candidate", cand.trace)):
-                (keep / f"{name}.json").write_text(json.dumps(clean(trace), indent=1), encoding="utf-8")
+            _keep_traces(Path(keep_traces), ref_trace, cand.trace)
         out.comparison = compare_traces(ref_trace, cand.trace, tolerance or Tolerance())
         out.exit_code = EQUIVALENT if out.comparison.equivalent else DIFFERENT
     except CannotRun as e:
@@ -224,10 +221,7 @@ def verify_pytest(
             raise CannotRun(f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}")
         out.reference_trace, out.candidate_trace = ref_trace, cand.trace
         if keep_traces:
-            keep = Path(keep_traces)
-            keep.mkdir(parents=True, exist_ok=True)
-            for name, trace in (("reference", ref_trace), ("candidate", cand.trace)):
-                (keep / f"{name}.json").write_text(json.dumps(clean(trace), indent=1), encoding="utf-8")
+            _keep_traces(Path(keep_traces), ref_trace, cand.trace)
         out.comparison = compare_pytest_traces(ref_trace, cand.trace, tolerance or Tolerance())
         out.exit_code = EQUIVALENT if out.comparison.equivalent else DIFFERENT
     except CannotRun as e:
@@ -235,6 +229,12 @@ def verify_pytest(
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return out
+
+
+def _keep_traces(folder: Path, reference: dict, candidate: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, trace in (("reference", reference), ("candidate", candidate)):
+        (folder / f"{name}.json").write_text(json.dumps(clean(trace), indent=1), encoding="utf-8")
 
 
 def clean(obj):
