@@ -202,7 +202,9 @@ def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
             yield process(t)
         return
     workers = min(jobs, len(tasks))
-    chunksize = max(1, min(8, len(tasks) // (workers * 4)))
+    # Small chunks balance the two cores better (files differ a lot in size); measured on the
+    # migration-heavy bench tree: chunks of 4 beat 8 and 16 (docs/performance.md).
+    chunksize = max(1, min(4, len(tasks) // (workers * 8)))
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, mp_context=_start_context())
     try:
         yield from pool.map(process, tasks, chunksize=chunksize)
