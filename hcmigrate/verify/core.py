@@ -118,11 +118,7 @@ def verify(
                                 f"{ref_trace.get('exit_status')}: {ref_trace.get('error') or ''}\n{tail}")
         if cand.trace is None:
             raise CannotRun(cand.why_no_trace())
-        out.reference_trace, out.candidate_trace = ref_trace, cand.trace
-        if keep_traces:
-            _keep_traces(Path(keep_traces), ref_trace, cand.trace)
-        out.comparison = compare_traces(ref_trace, cand.trace, tolerance or Tolerance())
-        out.exit_code = EQUIVALENT if out.comparison.equivalent else DIFFERENT
+        _conclude(out, ref_trace, cand.trace, keep_traces, compare_traces, tolerance)
     except CannotRun as e:
         out.exit_code, out.why = CANNOT_RUN, str(e)
     finally:
@@ -219,16 +215,21 @@ def verify_pytest(
         if cand.trace.get("exit_status") in (3, 4) or (cand.trace.get("error") or "").startswith(("pytest could not", "recorder")):
             tail = "\n".join((cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:])
             raise CannotRun(f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}")
-        out.reference_trace, out.candidate_trace = ref_trace, cand.trace
-        if keep_traces:
-            _keep_traces(Path(keep_traces), ref_trace, cand.trace)
-        out.comparison = compare_pytest_traces(ref_trace, cand.trace, tolerance or Tolerance())
-        out.exit_code = EQUIVALENT if out.comparison.equivalent else DIFFERENT
+        _conclude(out, ref_trace, cand.trace, keep_traces, compare_pytest_traces, tolerance)
     except CannotRun as e:
         out.exit_code, out.why = CANNOT_RUN, str(e)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return out
+
+
+def _conclude(out, reference: dict, candidate: dict, keep_traces, compare, tolerance) -> None:
+    """Record both traces (and keep them on disk if asked), compare them, set the exit code."""
+    out.reference_trace, out.candidate_trace = reference, candidate
+    if keep_traces:
+        _keep_traces(Path(keep_traces), reference, candidate)
+    out.comparison = compare(reference, candidate, tolerance or Tolerance())
+    out.exit_code = EQUIVALENT if out.comparison.equivalent else DIFFERENT
 
 
 def _keep_traces(folder: Path, reference: dict, candidate: dict) -> None:
