@@ -51,6 +51,7 @@ def _is_preamble(statement: cst.BaseStatement, index: int) -> bool:
 def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
     body = list(module.body)
     missing = [n for n in dict.fromkeys(needed) if not any(_binds(s, n) for s in body)]
+    missing.sort(key=lambda n: (n[1] is not None, n[0], n[1] or ""))  # `import x` lines first, as isort does
     if not missing:
         return module
     new_lines: list[cst.SimpleStatementLine] = []

@@ -30,7 +30,7 @@ from hcmigrate.comments import KeepCommentsOfRemovedLines
 from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, names_used
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
-from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, MODERN
+from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_PUBLIC_NAMES, MODERN
 from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all, import_guard_fallbacks
 from hcmigrate.survey import Survey, root_name
 from hcmigrate.result_shape import ShapeConverter
@@ -89,6 +89,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self._pending_imports: list[tuple] = []
         self._needed_imports: list[tuple] = []
         self._replaced: set[int] = set()  # ids of original nodes the rewrite replaced or removed
+        self._star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
         self._callee_ids: set[int] = set()
         self._removed_calls: set[int] = set()
         self._todos: dict[int, list[str]] = {}
@@ -124,7 +125,12 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
 
     def _cleanup(self) -> RemoveUnusedLegacyImports:
         return RemoveUnusedLegacyImports(
-            self._report_plain, self._import_still_used, self._name_still_read, self._reexports, self._exported_here()
+            self._report_plain,
+            self._import_still_used,
+            self._name_still_read,
+            self._reexports,
+            self._exported_here(),
+            star_still_used=lambda: any(not self._gone(n) for n in self._star_refs.values()),
         )
 
     # Whether a name is still used after the rewrite, from the first scope analysis: a use
@@ -183,6 +189,10 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             return None  # cannot be bound to the legacy module: skip the scope query
         names = self._qualified_names(node)
         if not names:
+            if self._survey.legacy_star and isinstance(node, cst.Name) and node.value in LEGACY_PUBLIC_NAMES:
+                # bound by nothing but `from jax.experimental.host_callback import *`
+                self._star_refs[id(node)] = node
+                return LegacyRef(member=node.value)
             return None
         return classify(names, self._fallback_locals, self._reexports)
 

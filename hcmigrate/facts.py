@@ -63,6 +63,12 @@ LEGACY_INTERNALS = ("outside_call_p", "id_tap_dep_p", "id_p")
 # parameters were private to the legacy implementation, so binding it cannot be carried over.
 COMPAT_INTERNALS = ("id_tap_dep_p", "id_p")
 
+# Every public name of the legacy module (what `from ... host_callback import *` brings in).
+LEGACY_PUBLIC_NAMES = frozenset(
+    {"id_tap", "id_print", "call", "barrier_wait", "stop_outfeed_receiver",
+     "CallbackException", "TapFunctionException", "CallbackFlavor"}
+)
+
 # Config flags that only existed for host_callback; `jax.config.update` of them fails on
 # modern JAX (unknown option), and they had no effect outside host_callback.
 LEGACY_CONFIG_FLAGS = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hcmigrate.facts import LEGACY_MODULE
+from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.resolve import dotted_name
 
 _PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)
@@ -27,6 +27,7 @@ class Survey(cst.CSTVisitor):
             self.legacy_roots.add(LEGACY_MODULE.split(".", 1)[0])  # I5: `jax.experimental.host_callback.f`
         self._reexports = reexports
         self._stack: list[cst.CSTNode] = []
+        self.legacy_star = False  # `from jax.experimental.host_callback import *`
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._stack:
@@ -51,9 +52,14 @@ class Survey(cst.CSTVisitor):
                 self.legacy_roots.add(alias.asname.name.value if alias.asname else name.split(".", 1)[0])
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+        if node.relative or node.module is None:
             return
         module = dotted_name(node.module) or ""
+        if isinstance(node.names, cst.ImportStar):
+            if module == LEGACY_MODULE:
+                self.legacy_star = True
+                self.legacy_roots |= LEGACY_PUBLIC_NAMES
+            return
         for alias in node.names:
             name = alias.name.value
             bound = alias.asname.name.value if alias.asname else name

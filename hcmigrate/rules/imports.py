@@ -53,6 +53,14 @@ REEXPORT_IMPORTER = Rule(
     modern="(reported)",
     summary="The file imports legacy names through another module in a way the codemod could not follow; check its uses by hand.",
 )
+STAR_IMPORT = Rule(
+    code="HCB007",
+    name="legacy-star-import",
+    level=Level.COMPAT_FALLBACK,
+    legacy="from jax.experimental.host_callback import *  (a name from it still used)",
+    modern="from compat.host_callback import *",
+    summary="Uses resolved through the star import are rewritten; if one is left, the star import is pointed at the compat runtime.",
+)
 COMPAT_IMPORT = Rule(
     code="HCB701",
     name="compat-strategy-import",
@@ -61,7 +69,7 @@ COMPAT_IMPORT = Rule(
     modern="from compat import host_callback as hcb",
     summary="--strategy compat: point the import at the compat runtime (no behaviour change).",
 )
-RULES = (UNUSED_IMPORT, GUARD_KEPT, REEXPORT_KEPT, REEXPORT_IMPORTER, COMPAT_IMPORT)
+RULES = (UNUSED_IMPORT, GUARD_KEPT, REEXPORT_KEPT, REEXPORT_IMPORTER, STAR_IMPORT, COMPAT_IMPORT)
 
 _PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)  # "jax.experimental", "host_callback"
 _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
@@ -134,8 +142,10 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         name_read: Callable[[cst.CSTNode, str], bool],
         reexports: dict[str, str] | None = None,
         exported_here: frozenset[str] = frozenset(),
+        star_still_used: Callable[[], bool] = lambda: True,
     ):
         super().__init__()
+        self._star_still_used = star_still_used
         self._report = report
         self._still_used = still_used  # (import node, bound name) -> bool
         self._name_read = name_read  # (a node in the name's scope, name) -> bool
@@ -145,7 +155,22 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
     def _unused(self, node: cst.CSTNode, bound: str) -> bool:
         return not self._still_used(node, bound)
 
+    def _prune_star(self, original: cst.ImportFrom, updated: cst.ImportFrom):
+        if self._star_still_used() or "*" in self._exported_here:
+            self._report(STAR_IMPORT, original, f"names of the star import are still used: pointed at {COMPAT_MODULE}", None)
+            return updated.with_changes(module=parse(COMPAT_MODULE))
+        self._report(UNUSED_IMPORT, original, "unused star import of host_callback removed", None)
+        return cst.RemovalSentinel.REMOVE
+
     def _prune(self, original, updated):
+        if (
+            isinstance(original, cst.ImportFrom)
+            and isinstance(original.names, cst.ImportStar)
+            and original.module is not None
+            and not original.relative
+            and dotted_name(original.module) == LEGACY_MODULE
+        ):
+            return self._prune_star(original, updated)
         unused = [(alias, bound) for alias, bound in legacy_aliases(original, self._reexports) if self._unused(original, bound)]
         exported = [bound for _, bound in unused if bound in self._exported_here]
         if exported:
