@@ -1,5 +1,7 @@
 """Runnable codemod fixtures: NAME.out.py on current JAX must do what NAME.in.py did on REAL
-legacy jax 0.4.30, as recorded in fixtures/golden/NAME.json by scripts/record_golden.py."""
+legacy jax 0.4.30, as recorded in fixtures/golden/NAME.json by scripts/record_golden.py; and the
+unmodified NAME.in.py under the compat runtime (as `python -m compat NAME.in.py` runs it) must
+do the same."""
 
 from __future__ import annotations
 
@@ -32,20 +34,29 @@ def _runnable() -> list[str]:
 RUNNABLE = _runnable()
 
 
-@pytest.fixture(scope="session")
-def candidate_traces() -> dict:
-    """Run every NAME.out.py once with the recorder (2 at a time)."""
+def _record_all(suffix: str, install_compat: bool) -> dict:
+    """Run every NAME{suffix} once with the recorder (2 at a time)."""
 
     def one(name):
-        out = FIXTURES / f"{name}.out.py"
-        if not out.exists():
-            return name, (None, f"{out.name} does not exist")
-        [res] = run_sides([Side("candidate", sys.executable, out, compat_dir=project_compat_dir())],
-                          script_args=[], entries=[], timeout=300, workdir=new_workdir())
+        script = FIXTURES / f"{name}{suffix}"
+        if not script.exists():
+            return name, (None, f"{script.name} does not exist")
+        side = Side("candidate", sys.executable, script, install_compat=install_compat, compat_dir=project_compat_dir())
+        [res] = run_sides([side], script_args=[], entries=[], timeout=300, workdir=new_workdir())
         return name, (res.trace, None if res.trace else res.why_no_trace())
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(pool.map(one, RUNNABLE))
+
+
+@pytest.fixture(scope="session")
+def candidate_traces() -> dict:
+    return _record_all(".out.py", install_compat=False)
+
+
+@pytest.fixture(scope="session")
+def compat_traces() -> dict:
+    return _record_all(".in.py", install_compat=True)
 
 
 def test_fixtures_are_discovered():
@@ -54,17 +65,26 @@ def test_fixtures_are_discovered():
 
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_out_matches_golden_legacy_trace(name, candidate_traces):
+    _assert_matches_golden(name, candidate_traces, f"fixtures/codemod/{name}.out.py")
+
+
+@pytest.mark.parametrize("name", RUNNABLE)
+def test_unmodified_legacy_program_under_compat_matches_golden(name, compat_traces):
+    _assert_matches_golden(name, compat_traces, f"fixtures/codemod/{name}.in.py under the compat runtime")
+
+
+def _assert_matches_golden(name: str, traces: dict, candidate: str) -> None:
     golden = GOLDEN / f"{name}.json"
     if not golden.exists():
         pytest.fail(f"missing {golden.relative_to(REPO)}: run `python scripts/record_golden.py {name}` (real legacy JAX)")
     reference = json.loads(golden.read_text(encoding="utf-8"))
     assert reference.get("recorded_by") == "scripts/record_golden.py"
-    trace, why = candidate_traces[name]
+    trace, why = traces[name]
     if trace is None:
-        pytest.fail(f"{name}.out.py could not run: {why}")
+        pytest.fail(f"{candidate} could not run: {why}")
     comparison = compare_traces(reference, trace, Tolerance())
     outcome = Outcome(exit_code=EQUIVALENT if comparison.equivalent else DIFFERENT,
-                      original=f"fixtures/codemod/{name}.in.py", candidate=f"fixtures/codemod/{name}.out.py",
+                      original=f"fixtures/codemod/{name}.in.py", candidate=candidate,
                       reference=f"golden trace {golden.relative_to(REPO)} (jax {reference.get('jax')})",
                       comparison=comparison, reference_trace=reference, candidate_trace=trace)
     assert outcome.exit_code != CANNOT_RUN
