@@ -31,7 +31,7 @@ from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, n
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_PUBLIC_NAMES, MODERN
-from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all, import_guard_fallbacks
+from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all
 from hcmigrate.survey import Survey, root_name
 from hcmigrate.result_shape import ShapeConverter
 from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
@@ -75,7 +75,13 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
     METADATA_DEPENDENCIES = (ScopeProvider, PositionProvider)
     REMOVE_STATEMENT = _REMOVE_STATEMENT
 
-    def __init__(self, context: CodemodContext, options: Options | None = None, strategy: str | None = None) -> None:
+    def __init__(
+        self,
+        context: CodemodContext,
+        options: Options | None = None,
+        strategy: str | None = None,
+        survey: Survey | None = None,  # already taken over the very module to transform
+    ) -> None:
         # A plain CSTTransformer (not libcst's matcher-decoratable one): the matcher machinery
         # costs a dispatch per node and field that this codemod never uses.
         CodemodCommand.__init__(self, context)
@@ -84,6 +90,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         if strategy is not None:
             options = Options(**{**options.__dict__, "strategy": strategy})
         self.options = options
+        self._given_survey = survey
         self.diagnostics: list[Diagnostic] = []
         self._lines: list[str] = []
         self._pending_imports: list[tuple] = []
@@ -111,11 +118,13 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self._lines = tree.code.splitlines()
         if not might_use_host_callback(tree.code, self.options.reexports):
             return tree
-        survey = Survey(tree.code, self._reexports)
-        tree.visit(survey)
+        survey = self._given_survey
+        if survey is None:
+            survey = Survey(tree.code, self._reexports)
+            tree.visit(survey)
         self._survey = survey
         self._names = survey.names
-        self._fallback_locals = import_guard_fallbacks(tree) if survey.legacy_roots else set()
+        self._fallback_locals = survey.guard_fallbacks
         self._dunder_all = dunder_all(tree)
         if self.options.strategy == "compat":
             return self._point_at_compat(tree)
@@ -576,8 +585,12 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
     module.visit(survey)
     if not survey.worth_migrating():
         return MigrationResult(text, text, [])  # e.g. "host_callback" only in a comment or another name
-    command = MigrateHostCallbackCommand(CodemodContext(filename=filename), options)
-    new_module = command.transform_module(module)
+    command = MigrateHostCallbackCommand(CodemodContext(filename=filename), options, survey=survey)
+    # The module was parsed just now and is not shared, so libcst's defensive deep copy (what
+    # transform_module's MetadataWrapper does) is skipped.
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    with command.resolve(wrapper):
+        new_module = command.transform_module_impl(wrapper.module)
     code = new_module.code
     diagnostics = sorted(command.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != text:

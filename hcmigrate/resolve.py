@@ -92,29 +92,18 @@ def dotted_name(node: cst.BaseExpression) -> str | None:
     return None
 
 
-def import_guard_fallbacks(module: cst.Module) -> set[str]:
-    """Names assigned `None` in an `except ImportError` handler of a try that imports the
-    legacy module (pattern I7): `try: import ...host_callback as hcb / except ImportError: hcb = None`."""
+def import_guard_fallbacks(node: cst.Try) -> set[str]:
+    """Names assigned `None` in an except handler of `node` when its body imports the legacy
+    module (pattern I7): `try: import ...host_callback as hcb / except ImportError: hcb = None`."""
     names: set[str] = set()
-
-    class _Finder(cst.CSTVisitor):
-        def visit_Try(self, node: cst.Try) -> None:
-            if not _mentions_legacy(node.body):
-                return
-            for handler in node.handlers:
-                for stmt in handler.body.body:
-                    if isinstance(stmt, cst.SimpleStatementLine):
-                        for small in stmt.body:
-                            if (
-                                isinstance(small, cst.Assign)
-                                and isinstance(small.value, cst.Name)
-                                and small.value.value == "None"
-                            ):
-                                for target in small.targets:
-                                    if isinstance(target.target, cst.Name):
-                                        names.add(target.target.value)
-
-    module.visit(_Finder())
+    if not _mentions_legacy(node.body):
+        return names
+    for handler in node.handlers:
+        for stmt in handler.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "None":
+                        names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
     return names
 
 

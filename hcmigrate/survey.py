@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
-from hcmigrate.resolve import dotted_name
+from hcmigrate.resolve import dotted_name, import_guard_fallbacks
 
 _PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)
 
@@ -28,6 +28,7 @@ class Survey(cst.CSTVisitor):
         self._reexports = reexports
         self._stack: list[cst.CSTNode] = []
         self.legacy_star = False  # `from jax.experimental.host_callback import *`
+        self.guard_fallbacks: set[str] = set()  # I7: `except ImportError: hcb = None`
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._stack:
@@ -44,6 +45,9 @@ class Survey(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append(node)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.guard_fallbacks |= import_guard_fallbacks(node)
 
     def visit_Import(self, node: cst.Import) -> None:
         for alias in node.names:
