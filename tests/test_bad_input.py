@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import codecs
 import os
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -116,32 +118,22 @@ def test_tabs_empty_and_large_files(tmp_path):
     assert (tmp_path / "other.py").read_text() == other
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can read and write any file")
-def test_unreadable_and_read_only_files_as_user(tmp_path, good):
-    _unreadable_read_only(tmp_path, good)
+class _Result:
+    def __init__(self, proc):
+        self.exit_code, self.stdout, self.stderr = proc.returncode, proc.stdout, proc.stderr
 
 
-def test_unreadable_and_read_only_files(tmp_path, good, monkeypatch):
-    if os.geteuid() == 0:  # simulate what a normal user sees: os.access / open say no
-        real_open, real_access = open, os.access
-        import builtins
-
-        def fake_open(path, mode="r", *a, **k):
-            if str(path).endswith("secret.py") and "r" in mode:
-                raise PermissionError(13, "Permission denied")
-            return real_open(path, mode, *a, **k)
-
-        def fake_access(path, mode, *a, **k):
-            if str(path).endswith("ro.py") and mode == os.W_OK:
-                return False
-            return real_access(path, mode, *a, **k)
-
-        monkeypatch.setattr(builtins, "open", fake_open)
-        monkeypatch.setattr(os, "access", fake_access)
-    _unreadable_read_only(tmp_path, good)
+def run_unprivileged(args, cwd):
+    """The real CLI in a subprocess that file permissions apply to. Root ignores permission
+    bits through two capabilities; they are dropped (setpriv) so root sees what a user sees."""
+    cmd = [sys.executable, "-m", "hcmigrate", "-j1", *args]
+    if os.geteuid() == 0:
+        caps = "-dac_override,-dac_read_search"
+        cmd = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *cmd]
+    return _Result(subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=120))
 
 
-def _unreadable_read_only(tmp_path, good):
+def test_unreadable_and_read_only_files(tmp_path, good):
     secret = tmp_path / "secret.py"
     secret.write_text(LEGACY)
     secret.chmod(0o000)
@@ -149,14 +141,14 @@ def _unreadable_read_only(tmp_path, good):
     ro.write_text(LEGACY)
     ro.chmod(0o444)
     try:
-        res = run(["."], tmp_path)
-        assert res.exit_code == 2
+        res = run_unprivileged(["."], tmp_path)
+        assert res.exit_code == 2, res.stdout + res.stderr
         assert "error: secret.py: permission denied (file is not readable)" in res.stderr
         assert "error: ro.py: not written: read-only file" in res.stderr
         assert ro.read_text() == LEGACY and oct(ro.stat().st_mode & 0o777) == "0o444"
         assert_good_processed(good)
         # --check reads read-only files fine.
-        res = run(["--check", "ro.py"], tmp_path)
+        res = run_unprivileged(["--check", "ro.py"], tmp_path)
         assert res.exit_code == 1
     finally:
         secret.chmod(0o644)
