@@ -102,6 +102,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self._todos: dict[int, list[str]] = {}
         self._after_statement: dict[int, list[cst.BaseSmallStatement]] = {}
         self._before_statement: dict[int, list[cst.BaseSmallStatement]] = {}
+        self._dropped_statements: set[int] = set()
         self._names: set[str] = set()
         self._fallback_locals: set[str] = set()
         self._plan = _Plan({}, {}, False)
@@ -351,6 +352,10 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         statement = self._enclosing_statement(call)
         self._after_statement.setdefault(id(statement), []).append(cst.Expr(effect))
 
+    def drop_statement(self, call: cst.Call) -> None:
+        """The statement holding `call` is replaced by what run_before_statement queued."""
+        self._dropped_statements.add(id(self._enclosing_statement(call)))
+
     def run_before_statement(self, call: cst.Call, small: cst.BaseSmallStatement) -> None:
         statement = self._enclosing_statement(call)
         self._before_statement.setdefault(id(statement), []).append(small)
@@ -528,7 +533,11 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         before = self._before_statement.get(id(original_node), [])
         after = self._after_statement.get(id(original_node), [])
         if (before or after) and isinstance(result, cst.SimpleStatementLine):
-            if before:  # the comments above the statement stay above the first new line
+            if id(original_node) in self._dropped_statements:
+                # the queued lines replace the statement; its comments go with them
+                lines = [result.with_changes(body=[s]) if i == len(before) - 1 else cst.SimpleStatementLine(body=[s]) for i, s in enumerate(before)]
+                lines[0] = lines[0].with_changes(leading_lines=result.leading_lines)
+            elif before:  # the comments above the statement stay above the first new line
                 first = cst.SimpleStatementLine(body=[before[0]], leading_lines=result.leading_lines)
                 lines = [first, *(cst.SimpleStatementLine(body=[s]) for s in before[1:]), result.with_changes(leading_lines=[])]
             else:

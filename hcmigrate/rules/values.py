@@ -37,6 +37,8 @@ def with_legacy_value(
     if value is not None:
         if own_statement:
             ctx.run_before_statement(site.original, cst.Expr(make_effect(arg)))
+            if isinstance(value, cst.Name) and ctx.assignment_target(site.original) == value.value:
+                ctx.drop_statement(site.original)  # `x = id_tap(f, x)`: no `x = x` left behind
             return value
         return keep_value(make_effect(arg), value)
     target = ctx.assignment_target(site.original)
