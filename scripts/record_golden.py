@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record golden traces: run every runnable codemod fixture on REAL legacy JAX (0.4.30).
 
-A fixture `fixtures/codemod/NAME.in.py` is runnable when its first line is
+A fixture `fixtures/NAME.in.py` is runnable when its first line is
 `# hcmigrate-fixture: runnable`. Each one runs under the legacy reference interpreter
 (hcmigrate.legacy_env, created on first use) with the verify recorder
 (hcmigrate/verify/_runner.py), and its trace is written to `fixtures/golden/NAME.json`.
@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 from hcmigrate.verify.core import clean  # noqa: E402
 from hcmigrate.verify.execute import Side, new_workdir, run_sides  # noqa: E402
 
-FIXTURES = REPO / "fixtures" / "codemod"
+FIXTURES = REPO / "fixtures"
 GOLDEN = REPO / "fixtures" / "golden"
 MARKER = "# hcmigrate-fixture: runnable"
 
@@ -74,7 +74,7 @@ def record(paths: list[Path], jobs: int = 2, timeout: float = 300.0) -> dict[str
             tail = "\n".join(result.stderr.strip().splitlines()[-3:])
             return name, f"exit status {result.trace['exit_status']}: {result.trace.get('error')}\n{tail}"
         data = portable(result.trace)
-        data["fixture"] = f"fixtures/codemod/{path.name}"
+        data["fixture"] = f"fixtures/{path.name}"
         data["recorded_by"] = "scripts/record_golden.py"
         (GOLDEN / f"{name}.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         return name, None

@@ -1,4 +1,4 @@
-"""Write fixtures/codemod/NAME.out.py from NAME.in.py with the current codemod.
+"""Write fixtures/NAME.out.py from NAME.in.py with the current codemod.
 
 Expected outputs of the codemod are reviewed by a human after regeneration (git diff); the
 runtime behaviour of runnable fixtures is checked against golden traces recorded from real
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hcmigrate import Options, migrate_source
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codemod"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
 
 def main(names: list[str]) -> int:

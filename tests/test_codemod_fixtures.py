@@ -1,4 +1,4 @@
-"""Every fixtures/codemod/NAME.in.py is migrated to exactly NAME.out.py; the output parses,
+"""Every fixtures/NAME.in.py is migrated to exactly NAME.out.py; the output parses,
 compiles, and a second run changes nothing (idempotence). Discovered, not listed."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from hcmigrate import Options, migrate_source
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codemod"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PAIRS = sorted(FIXTURES.glob("*.in.py"))
 
 

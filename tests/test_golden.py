@@ -17,7 +17,7 @@ from hcmigrate.verify.core import CANNOT_RUN, DIFFERENT, EQUIVALENT, Outcome, te
 from hcmigrate.verify.execute import Side, new_workdir, project_compat_dir, run_sides
 
 REPO = Path(__file__).resolve().parent.parent
-FIXTURES = REPO / "fixtures" / "codemod"
+FIXTURES = REPO / "fixtures"
 GOLDEN = REPO / "fixtures" / "golden"
 MARKER = "# hcmigrate-fixture: runnable"
 
@@ -65,12 +65,12 @@ def test_fixtures_are_discovered():
 
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_out_matches_golden_legacy_trace(name, candidate_traces):
-    _assert_matches_golden(name, candidate_traces, f"fixtures/codemod/{name}.out.py")
+    _assert_matches_golden(name, candidate_traces, f"fixtures/{name}.out.py")
 
 
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_unmodified_legacy_program_under_compat_matches_golden(name, compat_traces):
-    _assert_matches_golden(name, compat_traces, f"fixtures/codemod/{name}.in.py under the compat runtime")
+    _assert_matches_golden(name, compat_traces, f"fixtures/{name}.in.py under the compat runtime")
 
 
 def _assert_matches_golden(name: str, traces: dict, candidate: str) -> None:
@@ -84,7 +84,7 @@ def _assert_matches_golden(name: str, traces: dict, candidate: str) -> None:
         pytest.fail(f"{candidate} could not run: {why}")
     comparison = compare_traces(reference, trace, Tolerance())
     outcome = Outcome(exit_code=EQUIVALENT if comparison.equivalent else DIFFERENT,
-                      original=f"fixtures/codemod/{name}.in.py", candidate=candidate,
+                      original=f"fixtures/{name}.in.py", candidate=candidate,
                       reference=f"golden trace {golden.relative_to(REPO)} (jax {reference.get('jax')})",
                       comparison=comparison, reference_trace=reference, candidate_trace=trace)
     assert outcome.exit_code != CANNOT_RUN

@@ -11,7 +11,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = REPO / "fixtures" / "golden"
-CODEMOD = REPO / "fixtures" / "codemod"
+CODEMOD = REPO / "fixtures"
 
 
 def hcmigrate_verify(*args, timeout=300) -> subprocess.CompletedProcess:
