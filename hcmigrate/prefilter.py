@@ -29,6 +29,22 @@ GENERATED_MARKER = b"@gen" + b"erated"
 LEGACY = "jax.experimental.host_callback"
 
 
+# Import statements (a parenthesised name list may span lines): a module can only take a
+# re-exported name from a module whose name appears in one of its imports.
+_IMPORT_STATEMENT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+[.\w]+[ \t]+import[ \t]*(?:\([^)]*\)|[^\n]*)|import[ \t][^\n]*)", re.M
+)
+_WORD = re.compile(rb"\w+")
+
+
+def _import_words(data: bytes) -> set[bytes]:
+    """Every identifier in the file's import statements (module path parts and names)."""
+    words: set[bytes] = set()
+    for statement in _IMPORT_STATEMENT.findall(data):
+        words.update(_WORD.findall(statement))
+    return words
+
+
 def direct_candidate(data: bytes) -> bool:
     return NEEDLE in data or all(n in data for n in MODERN)
 
@@ -43,8 +59,8 @@ def uses_api(data: bytes) -> bool:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "host_callback":
-            return True
+        # A bare name `host_callback` is legacy only when an import bound it (seen below) or a
+        # re-export did (phase 2): a parameter or local of that name (E2) is not a candidate.
         if isinstance(node, ast.Attribute) and node.attr == "host_callback":
             return True
         if isinstance(node, ast.alias) and "host_callback" in node.name:
@@ -204,11 +220,12 @@ def scan(paths: list[Path], *, notebook_flags: list[bool] | None = None) -> Scan
         for mod in new_exports:
             by_stem.setdefault(mod.rsplit(".", 1)[-1].encode(), []).append(mod)
         stems_re = re.compile(rb"\b(?:" + b"|".join(re.escape(st) for st in sorted(by_stem)) + rb")\b")
+        stem_set = set(by_stem)
         for i, p in enumerate(paths):
             if i in res.generated:
                 continue
             data = _read(p)
-            if data is None or not any(st in data for st in by_stem):  # fast substring test first
+            if data is None or not (stem_set & _import_words(data)):  # imports none of them
                 continue
             for stem in set(stems_re.findall(data)):
                 for mod in by_stem[stem]:
