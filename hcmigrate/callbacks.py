@@ -45,7 +45,6 @@ def adapt(params: cst.Parameters, body: cst.CSTNode, *, passes_transforms: bool,
     positional = list(params.posonly_params) + list(params.params)
     star = params.star_arg if isinstance(params.star_arg, cst.Param) else None
     drop: list[str] = []
-    transforms_used = False
 
     rest = positional[1:]
     if not positional and star is None:

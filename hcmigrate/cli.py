@@ -8,7 +8,6 @@ not be processed.
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 import time
 from pathlib import Path

@@ -22,8 +22,6 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.api import MigrationError, Options, migrate_source
 from hcmigrate.diagnostics import Diagnostic, Level
-from hcmigrate.discover import Target
-
 from hcmigrate.rules.imports import REEXPORT_IMPORTER
 
 REEXPORT_CODE = REEXPORT_IMPORTER.code
