@@ -1,28 +1,27 @@
-"""The legacy-JAX reference environment: a cached virtualenv with jax==jaxlib==0.4.30.
+"""Cached virtualenvs with a pinned JAX: the legacy reference (jax==jaxlib==0.4.30) and others.
 
 Golden traces, the compat runtime's proof and `hcmigrate verify --reference legacy` all run
-"what the old code did" in this interpreter. It is created on first use through pip and
-reused afterwards; the cache folder is `$HCMIGRATE_CACHE_DIR` or
-`$XDG_CACHE_HOME/hcmigrate` (default `~/.cache/hcmigrate`).
+"what the old code did" in the legacy interpreter; the compat runtime's oldest-JAX test uses
+the same machinery for jax 0.6.2. Each environment is created on first use through pip (only
+the package registries pip is configured with are needed) and reused afterwards; the cache
+folder is `$HCMIGRATE_CACHE_DIR` or `$XDG_CACHE_HOME/hcmigrate` (default `~/.cache/hcmigrate`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 from typing import Callable
 
 LEGACY_JAX_VERSION = "0.4.30"
 # scipy: fixtures and user code call numpy/scipy on the host, as the surveyed projects do.
-LEGACY_REQUIREMENTS = (
-    f"jax=={LEGACY_JAX_VERSION}",
-    f"jaxlib=={LEGACY_JAX_VERSION}",
-    "numpy",
-    "scipy",
-)
+EXTRA_REQUIREMENTS = ("numpy", "scipy")
+LEGACY_REQUIREMENTS = (f"jax=={LEGACY_JAX_VERSION}", f"jaxlib=={LEGACY_JAX_VERSION}", *EXTRA_REQUIREMENTS)
 
 
 class LegacyEnvError(RuntimeError):
@@ -37,46 +36,71 @@ def cache_dir() -> Path:
     return Path(base) / "hcmigrate"
 
 
-def env_dir() -> Path:
-    return cache_dir() / f"legacy-jax-{LEGACY_JAX_VERSION}-py{sys.version_info.major}{sys.version_info.minor}"
+def env_dir(jax_version: str = LEGACY_JAX_VERSION, kind: str = "legacy") -> Path:
+    return cache_dir() / f"{kind}-jax-{jax_version}-py{sys.version_info.major}{sys.version_info.minor}"
 
 
 def _python_in(env: Path) -> Path:
     return env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def _is_ready(python: Path) -> bool:
+def is_ready(python: Path, jax_version: str) -> bool:
+    """The interpreter exists and imports jax and jaxlib of exactly `jax_version`."""
     if not python.exists():
         return False
     probe = subprocess.run(
-        [str(python), "-c", "import jax, sys; sys.stdout.write(jax.__version__)"],
+        [str(python), "-c", "import jax, jaxlib, sys; sys.stdout.write(jax.__version__ + ' ' + jaxlib.__version__)"],
         capture_output=True,
         text=True,
+        timeout=120,
     )
-    return probe.returncode == 0 and probe.stdout.strip() == LEGACY_JAX_VERSION
+    return probe.returncode == 0 and probe.stdout.split() == [jax_version, jax_version]
+
+
+def jax_env_python(jax_version: str, kind: str, progress: Callable[[str], None] | None = None) -> Path:
+    """The cached interpreter with jax==jaxlib==`jax_version`, created on first use.
+
+    Built in a private temporary folder and moved into place when complete, so an interrupted
+    or concurrent creation never leaves a half-made environment behind; pip is retried, since
+    registries can be flaky.
+    """
+    env = env_dir(jax_version, kind)
+    python = _python_in(env)
+    if is_ready(python, jax_version):
+        return python
+    requirements = (f"jax=={jax_version}", f"jaxlib=={jax_version}", *EXTRA_REQUIREMENTS)
+    say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
+    say(f"hcmigrate: creating the JAX {jax_version} environment in {env} (one time, about a minute)")
+    env.parent.mkdir(parents=True, exist_ok=True)
+    tmp = env.with_name(f"{env.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    venv.EnvBuilder(with_pip=True, clear=True).create(tmp)
+    install = None
+    for attempt in range(3):
+        install = subprocess.run(
+            [str(_python_in(tmp)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+             "--retries", "5", "--timeout", "60", *requirements],
+            capture_output=True,
+            text=True,
+        )
+        if install.returncode == 0:
+            break
+        time.sleep(2 * (attempt + 1))
+    if install.returncode != 0 or not is_ready(_python_in(tmp), jax_version):
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise LegacyEnvError(f"could not install {' '.join(requirements)} into {env}:\n{install.stderr[-3000:]}")
+    if is_ready(python, jax_version):  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+        return python
+    shutil.rmtree(env, ignore_errors=True)
+    os.replace(tmp, env)
+    say(f"hcmigrate: JAX {jax_version} environment ready")
+    return python
 
 
 def legacy_python(progress: Callable[[str], None] | None = None) -> Path:
-    """Return the reference interpreter, creating the environment on first use."""
-    env = env_dir()
-    python = _python_in(env)
-    if _is_ready(python):
-        return python
-    say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
-    say(f"hcmigrate: creating the legacy JAX {LEGACY_JAX_VERSION} reference environment in {env} (one time, about a minute)")
-    env.parent.mkdir(parents=True, exist_ok=True)
-    venv.EnvBuilder(with_pip=True, clear=True).create(env)
-    install = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *LEGACY_REQUIREMENTS],
-        capture_output=True,
-        text=True,
-    )
-    if install.returncode != 0 or not _is_ready(python):
-        raise LegacyEnvError(
-            f"could not install {' '.join(LEGACY_REQUIREMENTS)} into {env}:\n{install.stderr[-2000:]}"
-        )
-    say("hcmigrate: legacy reference environment ready")
-    return python
+    """The legacy reference interpreter (real jax 0.4.30), created on first use."""
+    return jax_env_python(LEGACY_JAX_VERSION, "legacy", progress)
 
 
 if __name__ == "__main__":  # `python -m hcmigrate.legacy_env` prints the interpreter path

@@ -28,19 +28,14 @@ sys.path.insert(0, str(REPO))
 
 from hcmigrate.verify.core import clean  # noqa: E402
 from hcmigrate.verify.execute import Side, new_workdir, run_sides  # noqa: E402
+from hcmigrate.verify.golden import runnable_fixtures as find_runnable  # noqa: E402
 
 FIXTURES = REPO / "fixtures"
 GOLDEN = REPO / "fixtures" / "golden"
-MARKER = "# hcmigrate-fixture: runnable"
 
 
 def runnable_fixtures() -> list[Path]:
-    out = []
-    for path in sorted(FIXTURES.glob("*.in.py")):
-        with path.open(encoding="utf-8") as fh:
-            if fh.readline().strip() == MARKER:
-                out.append(path)
-    return out
+    return find_runnable(FIXTURES)
 
 
 def fixture_name(path: Path) -> str:

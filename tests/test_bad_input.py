@@ -9,21 +9,13 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
 from hcmigrate.api import Options, migrate_source
-from hcmigrate.cli import cli
+from cli_helpers import run
 
 LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
 
 
-def run(args, cwd):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, ["-j1", *args], catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 @pytest.fixture

@@ -14,76 +14,28 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
-import time
-import venv
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from hcmigrate.legacy_env import cache_dir
+from hcmigrate.legacy_env import is_ready, jax_env_python
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "fixtures" / "compat"))
 import runner  # noqa: E402
 
 OLDEST_JAX = "0.6.2"  # keep in step with pyproject (jax>=0.6) and docs/compat.md
-REQUIREMENTS = (f"jax=={OLDEST_JAX}", f"jaxlib=={OLDEST_JAX}", "numpy", "scipy")
-
-
-def _python_in(env: Path) -> Path:
-    return env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-
-
-def _is_ready(python: Path) -> bool:
-    if not python.exists():
-        return False
-    probe = subprocess.run(
-        [str(python), "-c", "import jax, jaxlib, numpy, sys; sys.stdout.write(jax.__version__ + ' ' + jaxlib.__version__)"],
-        capture_output=True, text=True, timeout=120,
-    )
-    return probe.returncode == 0 and probe.stdout.split() == [OLDEST_JAX, OLDEST_JAX]
 
 
 def oldest_jax_python() -> Path:
-    """The cached interpreter with the oldest supported JAX, created on first use.
-
-    Built in a private temporary folder and moved into place when complete, so an
-    interrupted or concurrent creation never leaves a half-made environment behind.
-    """
+    """The cached interpreter with the oldest supported JAX, created on first use (the same
+    cached, atomically built environments as the legacy reference)."""
     explicit = os.environ.get("HCMIGRATE_OLDEST_JAX_PYTHON")
     if explicit:
         return Path(explicit)
-    env = cache_dir() / f"compat-jax-{OLDEST_JAX}-py{sys.version_info.major}{sys.version_info.minor}"
-    python = _python_in(env)
-    if _is_ready(python):
-        return python
-    env.parent.mkdir(parents=True, exist_ok=True)
-    tmp = env.with_name(f"{env.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    venv.EnvBuilder(with_pip=True, clear=True).create(tmp)
-    last = None
-    for attempt in range(3):  # registries can be flaky: retry the install
-        last = subprocess.run(
-            [str(_python_in(tmp)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             "--retries", "5", "--timeout", "60", *REQUIREMENTS],
-            capture_output=True, text=True,
-        )
-        if last.returncode == 0:
-            break
-        time.sleep(2 * (attempt + 1))
-    if last.returncode != 0 or not _is_ready(_python_in(tmp)):
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise RuntimeError(f"could not install {' '.join(REQUIREMENTS)}:\n{last.stderr[-3000:]}")
-    if _is_ready(python):  # another process finished first
-        shutil.rmtree(tmp, ignore_errors=True)
-        return python
-    shutil.rmtree(env, ignore_errors=True)
-    os.replace(tmp, env)
-    return python
+    return jax_env_python(OLDEST_JAX, "compat")
 
 
 CASES = [(n, "fast") for n in runner.scenario_names()] + [
@@ -106,7 +58,7 @@ def oldest_traces():
 
 def test_oldest_jax_environment_is_the_claimed_version(oldest_traces):
     python, _ = oldest_traces
-    assert _is_ready(Path(python))
+    assert is_ready(Path(python), OLDEST_JAX)
     pyproject = (REPO / "pyproject.toml").read_text()
     assert '"jax>=0.6"' in pyproject  # the claim this test checks; update both together
 

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import os
 
 import pytest
-from click.testing import CliRunner
 
 from hcmigrate.api import Options, migrate_source
-from hcmigrate.cli import cli
 from hcmigrate.config import ConfigError, _lowest_allowed, load_config, pinned_jax
+from cli_helpers import run
 
 LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
 VECTORIZED = "import jax\njax.pure_callback(f, s, x, vectorized=True)\n"
 
 
-def run(args, cwd, input=None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, ["-j1", *args], input=input, catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 def project(tmp_path, section: str, extra: str = ""):

@@ -5,22 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 
-from click.testing import CliRunner
 
-from hcmigrate.cli import cli
 from hcmigrate.api import migrate_source
 from hcmigrate.prefilter import NEEDLES, direct_candidate, legacy_bindings, scan
+from cli_helpers import run
 
 LEGACY = "from jax.experimental import host_callback as hcb\nhcb.id_tap(lambda a, t: print(a), 1)\n"
 
 
-def run(args, cwd):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, ["-j1", *args], catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 def would(res) -> set[str]:

@@ -15,23 +15,12 @@ import pytest
 from hcmigrate.verify.compare import Tolerance, compare_traces
 from hcmigrate.verify.core import CANNOT_RUN, DIFFERENT, EQUIVALENT, Outcome, text_report
 from hcmigrate.verify.execute import Side, new_workdir, project_compat_dir, run_sides
+from hcmigrate.verify.golden import MARKER, runnable_fixtures
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 GOLDEN = REPO / "fixtures" / "golden"
-MARKER = "# hcmigrate-fixture: runnable"
-
-
-def _runnable() -> list[str]:
-    names = []
-    for path in sorted(FIXTURES.glob("*.in.py")):
-        with path.open(encoding="utf-8") as fh:
-            if fh.readline().strip() == MARKER:
-                names.append(path.name[: -len(".in.py")])
-    return names
-
-
-RUNNABLE = _runnable()
+RUNNABLE = [path.name[: -len(".in.py")] for path in runnable_fixtures(FIXTURES)]
 
 
 def _record_all(suffix: str, install_compat: bool) -> dict:

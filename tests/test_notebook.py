@@ -6,20 +6,12 @@ import json
 import os
 
 import pytest
-from click.testing import CliRunner
 
 from hcmigrate.api import Options
-from hcmigrate.cli import cli
 from hcmigrate.notebook import _mask, _unmask, migrate_notebook, notebook_roundtrips
+from cli_helpers import run
 
 
-def run(args, cwd):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(cli, ["-j1", *args], catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 def lines(text: str) -> list[str]:
