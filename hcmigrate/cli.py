@@ -271,7 +271,7 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     # Legacy names that modules of the tree import from other modules of the tree: the codemod
     # resolves them in the importers, and keeps them importable in the exporting module.
     reexport_table: tuple[tuple[str, str], ...] = ()
-    if scanned.reexports:
+    if scanned.reexports and scanned.reexport_hits:  # some module takes legacy names from another
         taken: set[str] = set()
         for i in scanned.candidates:
             if not targets[i].notebook:
