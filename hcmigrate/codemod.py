@@ -129,7 +129,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self._dunder_all = dunder_all(tree)
         if self.options.strategy == "compat":
             return self._point_at_compat(tree)
-        self._plan = self._make_plan(tree)
+        self._plan = self._make_plan()
         rewritten = tree.visit(self)
         return add_imports(rewritten.visit(self._cleanup()), self._needed_imports)
 
@@ -231,7 +231,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
                 found.append((node, ref.member))
         return found
 
-    def _make_plan(self, tree: cst.Module) -> _Plan:
+    def _make_plan(self) -> _Plan:
         adaptations: dict[int, Adaptation] = {}
         per_def: dict[int, list] = {}
         defs: dict[int, cst.FunctionDef] = {}
@@ -300,10 +300,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
 
     @property
     def shapes(self) -> ShapeConverter:
-        return ShapeConverter(self.name, self._qualified_for_shapes, x64_possible="x64" in "\n".join(self._lines))
-
-    def _qualified_for_shapes(self, node: cst.CSTNode) -> set[str]:
-        return self._qualified(node)
+        return ShapeConverter(self.name, self._qualified, x64_possible="x64" in "\n".join(self._lines))
 
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return PurityChecker(self._qualified, lambda n: self._function_def(n)).function(func)
