@@ -198,8 +198,8 @@ def _run_stdin(ctx, mode: str, stdin_filename: str | None, output_format: str, q
 
     name = stdin_filename or "-"
     notebook = name.endswith(".ipynb")
-    data = click.get_binary_stream("stdin").read()
-    out = click.get_binary_stream("stdout")
+    data = sys.stdin.buffer.read()  # bytes: the file's own encoding is honoured
+    out = sys.stdout.buffer
     if stdin_filename and ctx.force_exclude:
         from hcmigrate.discover import Selector
 
