@@ -87,14 +87,16 @@ def drop_params(params: cst.Parameters, drop: tuple[str, ...]) -> cst.Parameters
     def keep(ps):
         return [p for p in ps if p.name.value not in drop]
 
+    kwonly = keep(params.kwonly_params)
+    star_arg = params.star_arg
+    if not kwonly and isinstance(star_arg, cst.ParamStar):
+        star_arg = cst.MaybeSentinel.DEFAULT  # a bare `*` with no keyword-only parameter left is invalid
     new = params.with_changes(
         posonly_params=keep(params.posonly_params),
         params=keep(params.params),
-        kwonly_params=keep(params.kwonly_params),
+        kwonly_params=kwonly,
+        star_arg=star_arg,
     )
-    # A bare `*` with no keyword-only parameters left is a syntax error.
-    if not new.kwonly_params and isinstance(new.star_arg, cst.ParamStar):
-        new = new.with_changes(star_arg=cst.MaybeSentinel.DEFAULT)
     # Re-flow commas so no dangling separator stays behind.
     groups = [("posonly_params", new.posonly_params), ("params", new.params), ("kwonly_params", new.kwonly_params)]
     for attr, group in groups:

@@ -595,8 +595,15 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
     # The module was parsed just now and is not shared, so libcst's defensive deep copy (what
     # transform_module's MetadataWrapper does) is skipped.
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    with command.resolve(wrapper):
-        new_module = command.transform_module_impl(wrapper.module)
+    try:
+        with command.resolve(wrapper):
+            new_module = command.transform_module_impl(wrapper.module)
+    except (RecursionError, MemoryError):
+        raise
+    except Exception as error:  # a bug of ours must never cost the user their file
+        raise MigrationError(
+            f"internal error ({type(error).__name__}: {error}); file left unchanged — please report it"
+        ) from error
     code = new_module.code
     diagnostics = sorted(command.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != text:

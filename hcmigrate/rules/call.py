@@ -74,7 +74,12 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
             (arg(value), "arg"),
             *[(e, None) for e in extra],
         )
-    why = "its result is unused" if not site.value_used or shapes.is_empty else "the callback may have side effects"
+    if shapes.is_empty:
+        why = "it returns no result (result_shape None or ())"
+    elif not site.value_used:
+        why = "its result is unused"
+    else:
+        why = "the callback may have side effects"
     ctx.report(IO, site.original, f"call -> io_callback(..., ordered=True): {why}{note}")
     return site.call_like(
         parse(ctx.name("io_callback")),
