@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hcmigrate.api import MigrationError, Options, migrate_source
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # (import lines, how the module is spelled at the call, or None when names are imported directly)
 IMPORTS = [
@@ -26,8 +26,13 @@ ALIASES = st.sampled_from(["hcb", "hc", "host_cb", "_hcb"])
 
 ARGS = st.sampled_from(["x", "(x, y)", "None", "{'a': x}", "[x, 1]", "x + 1"])
 TAPS = st.sampled_from(["lambda a, transforms: print(a)", "lambda *args: None", "lambda a, _: None",
-                        "print_tap", "functools.partial(print_tap)"])
-CALLBACKS = st.sampled_from(["np.sin", "lambda v: v * 2", "host_fn", "np.linalg.norm"])
+                        "print_tap", "functools.partial(print_tap)", "dev_tap", "kw_dev_tap", "star_tap",
+                        "default_tap", "dev_used_tap", "lambda a, t, device=None: print(a)",
+                        "lambda a, t, *, device: print(device)"])
+TAP_FLAGS = st.sampled_from(["", ", tap_with_device=True", ", device_index=1", ", device_index=0",
+                             ", tap_with_transform=False", ", tap_with_transform=True"])
+CALLBACKS = st.sampled_from(["np.sin", "lambda v: v * 2", "host_fn", "np.linalg.norm", "dev_cb", "dev_used_cb"])
+CALL_FLAGS = st.sampled_from(["", ", call_with_device=True", ", device_index=2"])
 SHAPES = st.sampled_from(["jax.ShapeDtypeStruct((3,), jnp.float32)", "x", "1.0", "(x, x)", "None"])
 
 
@@ -37,7 +42,7 @@ def calls(draw, mod):
     callee = f"{mod}.{fn}" if mod else fn
     arg = draw(ARGS)
     if fn == "id_tap":
-        extra = draw(st.sampled_from(["", ", result=y", ", result=(x, y)"]))
+        extra = draw(st.sampled_from(["", ", result=y", ", result=(x, y)"])) + draw(TAP_FLAGS)
         return fn, f"{callee}({draw(TAPS)}, {arg}{extra})"
     if fn == "id_print":
         extra = draw(st.sampled_from(["", ", what='loss'", ", result=y", ", what='v', result=x"]))
@@ -45,7 +50,7 @@ def calls(draw, mod):
     if fn == "call":
         shape = draw(SHAPES)
         kw = draw(st.sampled_from(["result_shape", "result_shape_dtypes"]))
-        return fn, f"{callee}({draw(CALLBACKS)}, {arg}, {kw}={shape})"
+        return fn, f"{callee}({draw(CALLBACKS)}, {arg}, {kw}={shape}{draw(CALL_FLAGS)})"
     return fn, f"{callee}()"
 
 
@@ -68,7 +73,16 @@ UNRELATED = [
 
 
 # Callbacks the calls use: the rewrite may legitimately adapt them (drop an unused `transforms`).
-HELPERS = "\n\ndef print_tap(a, transforms):\n    print(a)\n\n\ndef host_fn(v):\n    return v\n"
+HELPERS = (
+    "\n\ndef print_tap(a, transforms):\n    print(a)\n\n\ndef host_fn(v):\n    return v\n"
+    "\n\ndef dev_tap(a, transforms, device):\n    print(a)\n"
+    "\n\ndef kw_dev_tap(a, transforms, *, device=None):\n    print(a)\n"
+    "\n\ndef star_tap(a, *rest, **kw):\n    print(a)\n"
+    "\n\ndef default_tap(a, transforms=(), n=2):\n    print(a, n)\n"
+    "\n\ndef dev_used_tap(a, transforms, device):\n    print(device)\n"
+    "\n\ndef dev_cb(a, device):\n    return a\n"
+    "\n\ndef dev_used_cb(a, device):\n    return a if device else a\n"
+)
 
 
 @st.composite
