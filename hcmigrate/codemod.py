@@ -1,14 +1,17 @@
 """The codemod: a libcst command that rewrites host_callback uses with the rules in `rules/`.
 
 Flow for one module:
-1. plan (a read-only pass over the metadata): find every legacy call, decide how each host
-   function is adapted, which module-local `def`s lose their transforms/device parameters,
-   and whether ordered io_callbacks appear (id_print then joins their ordered chain);
+0. survey (hcmigrate.survey, one cheap pass): parents, names, calls, and the local names an
+   import of the legacy module bound — modules where no rule can apply stop here;
+1. plan (read-only, with libcst's scope analysis): find every legacy call, decide how each
+   host function is adapted, which module-local `def`s lose their transforms/device
+   parameters, and whether ordered io_callbacks appear (id_print then joins their chain);
 2. rewrite (this transformer): each legacy call goes to its rule; other legacy references
    go to `rules.references`; rules report through `report()`, the single gate that applies
    --select/--ignore and `# noqa` / `# hcmigrate: ignore` suppressions;
-3. imports: unused legacy imports are removed (fresh scope analysis of the result) and
-   the imports the new code needs are added once at the top (hcmigrate.add_imports).
+3. imports: legacy imports with no use left are removed (the first scope analysis tells,
+   minus the uses the rewrite replaced) and the imports the new code needs are added once
+   at the top (hcmigrate.add_imports).
 
 Usable through libcst's runner: `python -m libcst.tool codemod codemod.MigrateHostCallbackCommand PATH`.
 """

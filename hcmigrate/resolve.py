@@ -1,8 +1,8 @@
 """Which expressions refer to the legacy module, resolved with libcst scope metadata.
 
-Text never decides: `hcb.id_tap` is legacy only when libcst's QualifiedNameProvider says the
-name `hcb` was bound by an import of `jax.experimental.host_callback` (any import form, any
-alias, in any scope). A parameter or local named `host_callback` (E2) or another module
+Text never decides: `hcb.id_tap` is legacy only when libcst's scope analysis says the name
+`hcb` was bound by an import of `jax.experimental.host_callback` (any import form, any alias,
+in any scope; queried on demand for names hcmigrate.survey found bound by such an import). A parameter or local named `host_callback` (E2) or another module
 called `host_callback` (E1) resolves to something else and is never touched.
 """
 
