@@ -50,13 +50,6 @@ class MigrationError(Exception):
         self.col = col
 
 
-def might_use_host_callback(text: str) -> bool:
-    """Cheap text pre-filter: False only when the text cannot touch the legacy API."""
-    from hcmigrate.codemod import might_use_host_callback as check
-
-    return check(text)
-
-
 def migrate_source(text: str, options: Options | None = None, *, filename: str = "<string>") -> MigrationResult:
     """Migrate Python source text. Raises MigrationError for text that cannot be parsed."""
     from hcmigrate.codemod import migrate

@@ -69,12 +69,6 @@ def walrus(name: str, value: cst.BaseExpression) -> cst.NamedExpr:
     )
 
 
-def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
-    if getattr(node, "lpar", None):
-        return node.with_changes(lpar=[], rpar=[])
-    return node
-
-
 def call_like(template: cst.Call, func: cst.BaseExpression, args: list[cst.Arg], origins: list[cst.Arg | None]) -> cst.Call:
     """A call of `func(*args)` in the layout of `template`.
 

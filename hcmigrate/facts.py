@@ -133,7 +133,3 @@ PURE_METHODS = frozenset(
         "__array__", "block_until_ready",
     }
 )
-
-# Sort order of a legacy id_print header line: kwargs sorted by key, "transforms" included
-# when non-empty; values printed as `k: v` separated by single spaces.
-ID_PRINT_HEADER_SEPARATOR = " "

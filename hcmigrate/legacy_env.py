@@ -21,7 +21,6 @@ from typing import Callable
 LEGACY_JAX_VERSION = "0.4.30"
 # scipy: fixtures and user code call numpy/scipy on the host, as the surveyed projects do.
 EXTRA_REQUIREMENTS = ("numpy", "scipy")
-LEGACY_REQUIREMENTS = (f"jax=={LEGACY_JAX_VERSION}", f"jaxlib=={LEGACY_JAX_VERSION}", *EXTRA_REQUIREMENTS)
 
 
 class LegacyEnvError(RuntimeError):
