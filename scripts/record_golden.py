@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from hcmigrate.verify.core import clean  # noqa: E402
-from hcmigrate.verify.execute import Side, new_workdir, run_sides  # noqa: E402
+from hcmigrate.verify.execute import Side, run_sides, scratch_folder  # noqa: E402
 from hcmigrate.verify.golden import runnable_fixtures as find_runnable  # noqa: E402
 
 FIXTURES = REPO / "fixtures"
@@ -60,9 +60,9 @@ def record(paths: list[Path], jobs: int = 2, timeout: float = 300.0) -> dict[str
 
     def one(path: Path) -> tuple[str, str | None]:
         name = fixture_name(path)
-        workdir = new_workdir()
         side = Side("reference", python, path, align_modern_defaults=True)
-        [result] = run_sides([side], script_args=[], entries=[], timeout=timeout, workdir=workdir)
+        with scratch_folder() as workdir:
+            [result] = run_sides([side], script_args=[], entries=[], timeout=timeout, workdir=workdir)
         if result.trace is None:
             return name, result.why_no_trace()
         if result.trace.get("exit_status") != 0:

@@ -14,7 +14,7 @@ import pytest
 
 from hcmigrate.verify.compare import Tolerance, compare_traces
 from hcmigrate.verify.core import CANNOT_RUN, DIFFERENT, EQUIVALENT, Outcome, text_report
-from hcmigrate.verify.execute import Side, new_workdir, project_compat_dir, run_sides
+from hcmigrate.verify.execute import Side, project_compat_dir, run_sides, scratch_folder
 from hcmigrate.verify.golden import MARKER, runnable_fixtures
 
 REPO = Path(__file__).resolve().parent.parent
@@ -31,7 +31,8 @@ def _record_all(suffix: str, install_compat: bool) -> dict:
         if not script.exists():
             return name, (None, f"{script.name} does not exist")
         side = Side("candidate", sys.executable, script, install_compat=install_compat, compat_dir=project_compat_dir())
-        [res] = run_sides([side], script_args=[], entries=[], timeout=300, workdir=new_workdir())
+        with scratch_folder() as workdir:
+            [res] = run_sides([side], script_args=[], entries=[], timeout=300, workdir=workdir)
         return name, (res.trace, None if res.trace else res.why_no_trace())
 
     with ThreadPoolExecutor(max_workers=2) as pool:

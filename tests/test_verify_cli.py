@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -14,9 +15,28 @@ GOLDEN = REPO / "fixtures" / "golden"
 CODEMOD = REPO / "fixtures"
 
 
-def hcmigrate_verify(*args, timeout=300) -> subprocess.CompletedProcess:
+def hcmigrate_verify(*args, timeout=300, env=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-                          capture_output=True, text=True, cwd=REPO, timeout=timeout)
+                          capture_output=True, text=True, cwd=REPO, timeout=timeout, env=env)
+
+
+def test_no_scratch_folder_is_left_behind(tmp_path):
+    """Each run's scratch folder (migrated copy, traces) is removed: after a passing run, a
+    timed-out run and a run that cannot start, the temp dir is empty again."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    ok = hcmigrate_verify(CODEMOD / "t1_progress_bar.in.py", env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "migrated" in ok.stdout and "EQUIVALENT" in ok.stdout
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(120)\n")
+    timed_out = hcmigrate_verify(CODEMOD / "t1_progress_bar.in.py", "--candidate", slow, "--reference-trace",
+                                 GOLDEN / "t1_progress_bar.json", "--timeout", "5", env=env)
+    assert timed_out.returncode == 2 and "timed out after" in timed_out.stdout
+    missing = hcmigrate_verify(tmp_path / "nope.py", env=env)
+    assert missing.returncode == 2
+    assert sorted(p.name for p in scratch.iterdir()) == []
 
 
 def test_missing_original_exits_2(tmp_path):

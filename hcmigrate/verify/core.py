@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ from hcmigrate.verify.execute import (
     Side,
     find_entry,
     migrate_copy,
-    new_workdir,
+    scratch_folder,
     project_compat_dir,
     pytest_config,
     pytest_paths,
@@ -63,66 +62,64 @@ def verify(
 ) -> Outcome:
     original = Path(original)
     out = Outcome(exit_code=CANNOT_RUN, original=str(original))
-    workdir = new_workdir()
-    try:
-        if not original.exists():
-            raise CannotRun(f"{original}: no such file or folder")
-        # What runs on each side.
-        if candidate is None:
-            cand_root, notes = migrate_copy(original.resolve(), workdir)
-            out.notes += notes
-            if not notes:
-                out.notes.append("the codemod changed nothing")
-        else:
-            cand_root = Path(candidate)
-            if not cand_root.exists():
-                raise CannotRun(f"--candidate {candidate}: no such file or folder")
-            if original.is_dir() != cand_root.is_dir():
-                raise CannotRun("ORIGINAL and --candidate must both be files or both be folders")
-        if original.is_dir():
-            orig_script = find_entry(original, entry_file)
-            cand_script = cand_root / orig_script.relative_to(original)
-            if not cand_script.is_file():
-                raise CannotRun(f"the candidate folder has no {orig_script.relative_to(original)}")
-            cand_paths: list[str] = []
-        else:
-            orig_script, cand_script = original, Path(cand_root)
-            # Sibling modules of a single-file original stay importable from the candidate copy.
-            cand_paths = [str(original.resolve().parent)] if candidate is None else []
-        out.candidate = str(cand_script) if candidate is not None else f"{original} migrated by the codemod ({cand_script})"
-        cand_side = Side("candidate", sys.executable, cand_script.resolve(), extra_paths=cand_paths,
-                         compat_dir=project_compat_dir(), description=f"jax on {sys.executable}")
-        sides = [cand_side]
-        if reference_trace is not None:
-            ref_trace = json.loads(Path(reference_trace).read_text(encoding="utf-8"))
-            out.reference = f"recorded trace {reference_trace} (jax {ref_trace.get('jax')})"
-        else:
-            python, install_compat, description = resolve_reference(reference, progress)
-            out.reference = description
-            sides.insert(0, Side("reference", python, orig_script.resolve(), install_compat=install_compat,
-                                 align_modern_defaults=not install_compat,
-                                 compat_dir=project_compat_dir() if install_compat else None, description=description))
-        results = run_sides(sides, script_args=list(script_args or []), entries=list(entries or []), timeout=timeout,
-                            workdir=workdir, platform=platform)
-        by_label: dict[str, RunResult] = {r.side.label: r for r in results}
-        cand = by_label["candidate"]
-        out.candidate_stderr = cand.stderr
-        if reference_trace is None:
-            ref = by_label["reference"]
-            if ref.trace is None:
-                raise CannotRun(ref.why_no_trace())
-            ref_trace = ref.trace
-            if ref_trace.get("exit_status") != 0:
-                tail = "\n".join(ref.stderr.strip().splitlines()[-12:])
-                raise CannotRun(f"the original failed on the reference ({out.reference}), exit status "
-                                f"{ref_trace.get('exit_status')}: {ref_trace.get('error') or ''}\n{tail}")
-        if cand.trace is None:
-            raise CannotRun(cand.why_no_trace())
-        _conclude(out, ref_trace, cand.trace, keep_traces, compare_traces, tolerance)
-    except CannotRun as e:
-        out.exit_code, out.why = CANNOT_RUN, str(e)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    with scratch_folder() as workdir:
+        try:
+            if not original.exists():
+                raise CannotRun(f"{original}: no such file or folder")
+            # What runs on each side.
+            if candidate is None:
+                cand_root, notes = migrate_copy(original.resolve(), workdir)
+                out.notes += notes
+                if not notes:
+                    out.notes.append("the codemod changed nothing")
+            else:
+                cand_root = Path(candidate)
+                if not cand_root.exists():
+                    raise CannotRun(f"--candidate {candidate}: no such file or folder")
+                if original.is_dir() != cand_root.is_dir():
+                    raise CannotRun("ORIGINAL and --candidate must both be files or both be folders")
+            if original.is_dir():
+                orig_script = find_entry(original, entry_file)
+                cand_script = cand_root / orig_script.relative_to(original)
+                if not cand_script.is_file():
+                    raise CannotRun(f"the candidate folder has no {orig_script.relative_to(original)}")
+                cand_paths: list[str] = []
+            else:
+                orig_script, cand_script = original, Path(cand_root)
+                # Sibling modules of a single-file original stay importable from the candidate copy.
+                cand_paths = [str(original.resolve().parent)] if candidate is None else []
+            out.candidate = str(cand_script) if candidate is not None else f"{original} migrated by the codemod ({cand_script})"
+            cand_side = Side("candidate", sys.executable, cand_script.resolve(), extra_paths=cand_paths,
+                             compat_dir=project_compat_dir(), description=f"jax on {sys.executable}")
+            sides = [cand_side]
+            if reference_trace is not None:
+                ref_trace = json.loads(Path(reference_trace).read_text(encoding="utf-8"))
+                out.reference = f"recorded trace {reference_trace} (jax {ref_trace.get('jax')})"
+            else:
+                python, install_compat, description = resolve_reference(reference, progress)
+                out.reference = description
+                sides.insert(0, Side("reference", python, orig_script.resolve(), install_compat=install_compat,
+                                     align_modern_defaults=not install_compat,
+                                     compat_dir=project_compat_dir() if install_compat else None, description=description))
+            results = run_sides(sides, script_args=list(script_args or []), entries=list(entries or []), timeout=timeout,
+                                workdir=workdir, platform=platform)
+            by_label: dict[str, RunResult] = {r.side.label: r for r in results}
+            cand = by_label["candidate"]
+            out.candidate_stderr = cand.stderr
+            if reference_trace is None:
+                ref = by_label["reference"]
+                if ref.trace is None:
+                    raise CannotRun(ref.why_no_trace())
+                ref_trace = ref.trace
+                if ref_trace.get("exit_status") != 0:
+                    tail = "\n".join(ref.stderr.strip().splitlines()[-12:])
+                    raise CannotRun(f"the original failed on the reference ({out.reference}), exit status "
+                                    f"{ref_trace.get('exit_status')}: {ref_trace.get('error') or ''}\n{tail}")
+            if cand.trace is None:
+                raise CannotRun(cand.why_no_trace())
+            _conclude(out, ref_trace, cand.trace, keep_traces, compare_traces, tolerance)
+        except CannotRun as e:
+            out.exit_code, out.why = CANNOT_RUN, str(e)
     return out
 
 
@@ -144,82 +141,80 @@ def verify_pytest(
     in one pytest process with the recorder, and compare them test by test."""
     original = Path(original)
     out = Outcome(exit_code=CANNOT_RUN, original=str(original), mode="pytest", tests=tests)
-    workdir = new_workdir()
-    try:
-        if not original.exists():
-            raise CannotRun(f"{original}: no such file or folder")
-        if not original.is_dir():
-            raise CannotRun(f"--pytest needs ORIGINAL to be the package's folder (the tests path is relative to it); "
-                            f"{original} is a file")
-        if Path(tests).is_absolute() or ".." in Path(tests).parts:
-            raise CannotRun(f"--pytest {tests}: give the tests as a path relative to {original}")
-        test_path = tests.split("::", 1)[0]
-        if not (original / test_path).exists():
-            raise CannotRun(f"--pytest {tests}: no {test_path} in {original}")
-        if candidate is None:
-            cand_root, notes = migrate_copy(original.resolve(), workdir)
-            out.notes += notes
-            if not notes:
-                out.notes.append("the codemod changed nothing")
-            out.candidate = f"{original} migrated by the codemod ({cand_root})"
-        else:
-            cand_root = Path(candidate)
-            if not cand_root.is_dir():
-                raise CannotRun(f"--candidate {candidate}: not a folder (--pytest compares two package folders)")
-            if not (cand_root / test_path).exists():
-                raise CannotRun(f"--candidate {candidate}: no {test_path} in it")
-            out.candidate = str(cand_root)
-        # The same pytest configuration on both sides: the package's own file (copied with it),
-        # else an empty one (never a configuration found above the package, e.g. a repository's).
-        config = pytest_config(original)
-        if config is None:
-            (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-            config = str(workdir / "pytest.ini")
-        args = [tests, "-c", config, "-q", *(pytest_args or [])]
-        cand_append, _ = pytest_paths(sys.executable, may_install=False, progress=progress)
-        cand_side = Side("candidate", sys.executable, cand_root.resolve(), compat_dir=project_compat_dir(),
-                         description=f"jax on {sys.executable}", pytest=True, append_paths=cand_append,
-                         cwd=str(cand_root.resolve()))
-        sides = [cand_side]
-        if reference_trace is not None:
-            ref_trace = json.loads(Path(reference_trace).read_text(encoding="utf-8"))
-            if ref_trace.get("mode") != "pytest":
-                raise CannotRun(f"--reference-trace {reference_trace} is not a --pytest trace")
-            out.reference = f"recorded trace {reference_trace} (jax {ref_trace.get('jax')})"
-        else:
-            python, install_compat, description = resolve_reference(reference, progress)
-            ref_append, note = pytest_paths(python, may_install=(reference == "legacy"), progress=progress)
-            if note:
-                out.notes.append(note)
-            out.reference = description
-            sides.insert(0, Side("reference", python, original.resolve(), install_compat=install_compat,
-                                 align_modern_defaults=not install_compat,
-                                 compat_dir=project_compat_dir() if install_compat else None, description=description,
-                                 pytest=True, append_paths=ref_append, cwd=str(original.resolve())))
-        results = run_sides(sides, script_args=args, entries=[], timeout=timeout, workdir=workdir, platform=platform)
-        by_label: dict[str, RunResult] = {r.side.label: r for r in results}
-        cand = by_label["candidate"]
-        out.candidate_stderr = cand.stderr
-        if reference_trace is None:
-            ref = by_label["reference"]
-            if ref.trace is None:
-                raise CannotRun(ref.why_no_trace())
-            ref_trace = ref.trace
-            if ref_trace.get("exit_status") not in (0, 1) or ref_trace.get("collect_errors"):
-                tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
-                errors = "; ".join(f"{e['nodeid']}: {e['message']}" for e in ref_trace.get("collect_errors", []))
-                raise CannotRun(f"pytest could not run the original's tests on the reference ({out.reference}): "
-                                f"{ref_trace.get('error') or 'collection errors: ' + errors}\n{tail}")
-        if cand.trace is None:
-            raise CannotRun(cand.why_no_trace())
-        if cand.trace.get("exit_status") in (3, 4) or (cand.trace.get("error") or "").startswith(("pytest could not", "recorder")):
-            tail = "\n".join((cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:])
-            raise CannotRun(f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}")
-        _conclude(out, ref_trace, cand.trace, keep_traces, compare_pytest_traces, tolerance)
-    except CannotRun as e:
-        out.exit_code, out.why = CANNOT_RUN, str(e)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    with scratch_folder() as workdir:
+        try:
+            if not original.exists():
+                raise CannotRun(f"{original}: no such file or folder")
+            if not original.is_dir():
+                raise CannotRun(f"--pytest needs ORIGINAL to be the package's folder (the tests path is relative to it); "
+                                f"{original} is a file")
+            if Path(tests).is_absolute() or ".." in Path(tests).parts:
+                raise CannotRun(f"--pytest {tests}: give the tests as a path relative to {original}")
+            test_path = tests.split("::", 1)[0]
+            if not (original / test_path).exists():
+                raise CannotRun(f"--pytest {tests}: no {test_path} in {original}")
+            if candidate is None:
+                cand_root, notes = migrate_copy(original.resolve(), workdir)
+                out.notes += notes
+                if not notes:
+                    out.notes.append("the codemod changed nothing")
+                out.candidate = f"{original} migrated by the codemod ({cand_root})"
+            else:
+                cand_root = Path(candidate)
+                if not cand_root.is_dir():
+                    raise CannotRun(f"--candidate {candidate}: not a folder (--pytest compares two package folders)")
+                if not (cand_root / test_path).exists():
+                    raise CannotRun(f"--candidate {candidate}: no {test_path} in it")
+                out.candidate = str(cand_root)
+            # The same pytest configuration on both sides: the package's own file (copied with it),
+            # else an empty one (never a configuration found above the package, e.g. a repository's).
+            config = pytest_config(original)
+            if config is None:
+                (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+                config = str(workdir / "pytest.ini")
+            args = [tests, "-c", config, "-q", *(pytest_args or [])]
+            cand_append, _ = pytest_paths(sys.executable, may_install=False, progress=progress)
+            cand_side = Side("candidate", sys.executable, cand_root.resolve(), compat_dir=project_compat_dir(),
+                             description=f"jax on {sys.executable}", pytest=True, append_paths=cand_append,
+                             cwd=str(cand_root.resolve()))
+            sides = [cand_side]
+            if reference_trace is not None:
+                ref_trace = json.loads(Path(reference_trace).read_text(encoding="utf-8"))
+                if ref_trace.get("mode") != "pytest":
+                    raise CannotRun(f"--reference-trace {reference_trace} is not a --pytest trace")
+                out.reference = f"recorded trace {reference_trace} (jax {ref_trace.get('jax')})"
+            else:
+                python, install_compat, description = resolve_reference(reference, progress)
+                ref_append, note = pytest_paths(python, may_install=(reference == "legacy"), progress=progress)
+                if note:
+                    out.notes.append(note)
+                out.reference = description
+                sides.insert(0, Side("reference", python, original.resolve(), install_compat=install_compat,
+                                     align_modern_defaults=not install_compat,
+                                     compat_dir=project_compat_dir() if install_compat else None, description=description,
+                                     pytest=True, append_paths=ref_append, cwd=str(original.resolve())))
+            results = run_sides(sides, script_args=args, entries=[], timeout=timeout, workdir=workdir, platform=platform)
+            by_label: dict[str, RunResult] = {r.side.label: r for r in results}
+            cand = by_label["candidate"]
+            out.candidate_stderr = cand.stderr
+            if reference_trace is None:
+                ref = by_label["reference"]
+                if ref.trace is None:
+                    raise CannotRun(ref.why_no_trace())
+                ref_trace = ref.trace
+                if ref_trace.get("exit_status") not in (0, 1) or ref_trace.get("collect_errors"):
+                    tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
+                    errors = "; ".join(f"{e['nodeid']}: {e['message']}" for e in ref_trace.get("collect_errors", []))
+                    raise CannotRun(f"pytest could not run the original's tests on the reference ({out.reference}): "
+                                    f"{ref_trace.get('error') or 'collection errors: ' + errors}\n{tail}")
+            if cand.trace is None:
+                raise CannotRun(cand.why_no_trace())
+            if cand.trace.get("exit_status") in (3, 4) or (cand.trace.get("error") or "").startswith(("pytest could not", "recorder")):
+                tail = "\n".join((cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:])
+                raise CannotRun(f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}")
+            _conclude(out, ref_trace, cand.trace, keep_traces, compare_pytest_traces, tolerance)
+        except CannotRun as e:
+            out.exit_code, out.why = CANNOT_RUN, str(e)
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -12,6 +13,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 RUNNER = Path(__file__).resolve().parent / "_runner.py"
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".tox", ".nox", "build", "dist",
@@ -390,5 +392,12 @@ def migrate_copy(original: Path, workdir: Path) -> tuple[Path, list[str]]:
     return (root if original.is_dir() else root / original.name), notes
 
 
-def new_workdir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="hcmigrate-verify-"))
+@contextlib.contextmanager
+def scratch_folder() -> Iterator[Path]:
+    """A private scratch folder for one verify run (traces, migrated copy), removed afterwards
+    whatever happens: every caller goes through here so no run leaves a folder in the temp dir."""
+    path = Path(tempfile.mkdtemp(prefix="hcmigrate-verify-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
