@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
 from hcmigrate.add_imports import add_imports
 from hcmigrate.api import MigrationError, MigrationResult, Options
@@ -35,6 +34,7 @@ from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_PUBLIC_NAMES, MODERN
 from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all
+from hcmigrate.scopes import ScopeAnalysis
 from hcmigrate.survey import Survey, root_name
 from hcmigrate.result_shape import ShapeConverter
 from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
@@ -62,6 +62,9 @@ class _SiteSkipped(Exception):
 
 
 _REMOVE_STATEMENT = object()
+_STATEMENTS_AND_BLOCKS = (
+    cst.Module, cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase,
+)
 
 
 @dataclass
@@ -69,13 +72,15 @@ class _Plan:
     adaptations: dict  # id(original Call) -> Adaptation
     def_drops: dict  # id(FunctionDef) -> tuple of parameter names to drop
     io_family: bool
+    defs: dict = None  # id(FunctionDef) -> FunctionDef
 
 
 class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst.CSTTransformer):
     DESCRIPTION = "Rewrite jax.experimental.host_callback uses onto modern JAX callbacks."
-    # Qualified names and parents come from scope analysis on demand and from hcmigrate.survey:
-    # libcst's QualifiedNameProvider/ParentNodeProvider would cost ~20x a parse per file.
-    METADATA_DEPENDENCIES = (ScopeProvider, PositionProvider)
+    # No libcst metadata: parents and positions come from hcmigrate.survey (one code
+    # generation pass) and names are resolved by hcmigrate.scopes on Python's ast; libcst's
+    # ScopeProvider, PositionProvider and ParentNodeProvider cost ~15x a parse per file.
+    METADATA_DEPENDENCIES = ()
     REMOVE_STATEMENT = _REMOVE_STATEMENT
 
     def __init__(
@@ -84,6 +89,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         options: Options | None = None,
         strategy: str | None = None,
         survey: Survey | None = None,  # already taken over the very module to transform
+        scopes: ScopeAnalysis | None = None,  # of the same module
     ) -> None:
         # A plain CSTTransformer (not libcst's matcher-decoratable one): the matcher machinery
         # costs a dispatch per node and field that this codemod never uses.
@@ -94,6 +100,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             options = Options(**{**options.__dict__, "strategy": strategy})
         self.options = options
         self._given_survey = survey
+        self._given_scopes = scopes
         self.diagnostics: list[Diagnostic] = []
         self._lines: list[str] = []
         self._pending_imports: list[tuple] = []
@@ -119,25 +126,53 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
 
     # ------------------------------------------------------------------ module level
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        self._lines = tree.code.splitlines()
-        if not might_use_host_callback(tree.code, self.options.reexports):
-            return tree
         survey = self._given_survey
         if survey is None:
-            survey = Survey(tree.code, self._reexports)
-            tree.visit(survey)
+            survey = Survey(tree, self._reexports)
         self._survey = survey
+        self._lines = survey.text.splitlines()
+        if not might_use_host_callback(survey.text, self.options.reexports):
+            return tree
+        self._scopes = self._given_scopes or ScopeAnalysis(survey.text)
         self._names = survey.names
         self._fallback_locals = survey.guard_fallbacks
         self._dunder_all = dunder_all(tree)
         if self.options.strategy == "compat":
             return self._point_at_compat(tree)
         self._plan = self._make_plan()
+        self._hot = self._nodes_to_visit()
+        self.descend = lambda node: id(node) in self._hot
         rewritten = tree.visit(self)
         return add_imports(rewritten.visit(self._cleanup()), self._needed_imports)
 
+    def _nodes_to_visit(self) -> set[int]:
+        """The rewrite only walks down to nodes a rule may change: names an import of the
+        legacy module can bind, calls of `...update` / `...pure_callback`, the defs whose
+        signatures change, imports and try statements. Everything else is left as it is,
+        unvisited (walking a whole module costs as much as parsing it)."""
+        parents = self._survey.parents
+        hot: set[int] = set()
+
+        def mark(node: cst.CSTNode | None) -> None:
+            while node is not None and id(node) not in hot:
+                hot.add(id(node))
+                node = parents.get(id(node))
+
+        roots = self._survey.legacy_roots
+        for name in self._survey.name_nodes:
+            if name.value in roots:
+                mark(name)
+        for call in self._survey.calls:
+            if (dotted_name(call.func) or "").endswith(("update", "pure_callback")):
+                mark(call)
+        for node in self._survey.import_nodes:
+            mark(node)
+        for key in self._plan.def_drops:
+            mark(self._plan.defs[key])
+        return hot
+
     def _cleanup(self) -> RemoveUnusedLegacyImports:
-        return RemoveUnusedLegacyImports(
+        cleanup = RemoveUnusedLegacyImports(
             self._report_plain,
             self._import_still_used,
             self._name_still_read,
@@ -145,6 +180,17 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             self._exported_here(),
             star_still_used=lambda: any(not self._gone(n) for n in self._star_refs.values()),
         )
+        # Over the rewritten module, only down to import and try statements: original nodes
+        # on the way to one, and new statements and blocks (the rewrite may have rebuilt the
+        # block around an import; new expressions never hold one).
+        imports: set[int] = set()
+        for node in self._survey.import_nodes:
+            while node is not None and id(node) not in imports:
+                imports.add(id(node))
+                node = self._parent(node)
+        is_original = self._survey.is_original
+        cleanup.descend = lambda node: id(node) in imports if is_original(node) else isinstance(node, _STATEMENTS_AND_BLOCKS)
+        return cleanup
 
     # Whether a name is still used after the rewrite, from the first scope analysis: a use
     # is gone when it lies inside a node the rewrite replaced or removed.
@@ -155,28 +201,32 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             node = self._parent(node)
         return False
 
+    def _still_used(self, bindings) -> bool:
+        return any(self._use_left(offset) for binding in bindings for offset in binding.accesses)
+
+    def _use_left(self, offset: int) -> bool:
+        name = self._survey.name_at(offset)
+        return name is None or not self._gone(name)
+
     def _import_still_used(self, import_node: cst.CSTNode, bound: str) -> bool:
-        scope = self.get_metadata(ScopeProvider, import_node, None)
-        if scope is None:
+        offset = self._survey.start_offset(import_node)
+        if offset is None:
             return True
-        return any(
-            not self._gone(access.node)
-            for assignment in scope.assignments[bound]
-            if assignment.node is import_node
-            for access in assignment.references
-        )
+        return self._still_used(b for b in self._scopes.imports.get(offset, ()) if b.key == bound)
 
     def _name_still_read(self, anchor: cst.CSTNode, name: str) -> bool:
-        scope = self.get_metadata(ScopeProvider, anchor, None)
-        return scope is None or any(not self._gone(access.node) for access in scope.accesses[name])
+        """Is `name`, as bound in the scope of `anchor`, still read anywhere (any scope)?"""
+        offset = self._survey.start_offset(anchor)
+        return offset is None or self._still_used(self._scopes.bindings_at(offset, name))
 
     def _point_at_compat(self, tree: cst.Module) -> cst.Module:
         transformer = PointImportsAtCompat(
             self._report_plain,
             self._suppressed,
             lambda node: any(self._import_still_used(node, bound) for _, bound in legacy_aliases(node, self._reexports)),
+            self._qualified,
         )
-        result = MetadataWrapper(tree, unsafe_skip_copy=True).visit(transformer)
+        result = tree.visit(transformer)
         result = result.visit(self._cleanup())
         return add_imports(result, [(COMPAT_MODULE, None, None)] if transformer.needs_dotted_import else [])
 
@@ -191,8 +241,15 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
 
     # ------------------------------------------------------------------ resolution
     def _qualified_names(self, node: cst.CSTNode) -> set:
-        scope = self.get_metadata(ScopeProvider, node, None)
-        return scope.get_qualified_names_for(node) if scope is not None else set()
+        while isinstance(node, (cst.Call, cst.Subscript)):
+            node = node.func if isinstance(node, cst.Call) else node.value
+        full = dotted_name(node)
+        if full is None:
+            return set()
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        offset = self._survey.start_offset(node)
+        return set() if offset is None else self._scopes.qualified_names(offset, full)
 
     def _qualified(self, node: cst.CSTNode) -> set[str]:
         return {q.name for q in self._qualified_names(node)}
@@ -213,13 +270,11 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         return self._survey.parents.get(id(node))
 
     def _function_def(self, name: cst.Name) -> cst.FunctionDef | None:
-        scope = self.get_metadata(ScopeProvider, name, None)
-        if scope is None:
+        offset = self._survey.start_offset(name)
+        bindings = self._scopes.bindings_at(offset, name.value) if offset is not None else []
+        if len(bindings) != 1 or not bindings[0].is_def:
             return None
-        assignments = list(scope[name.value])
-        if len(assignments) != 1:
-            return None
-        node = getattr(assignments[0], "node", None)
+        node = self._parent(self._survey.name_at(bindings[0].offset))
         return node if isinstance(node, cst.FunctionDef) else None
 
     def _value_used(self, call: cst.Call) -> bool:
@@ -264,19 +319,16 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         def_drops: dict[int, tuple[str, ...]] = {}
         for key, uses in per_def.items():
             fdef = defs[key]
-            scope = self.get_metadata(ScopeProvider, fdef, None)
-            references = set()
-            if scope is not None:
-                for assignment in scope[fdef.name.value]:
-                    references |= {id(access.node) for access in assignment.references}
-            tap_nodes = {id(func) for _, func, _, _, _ in uses}
+            offset = self._survey.start_offset(fdef.name)
+            references = {access for binding in self._scopes.bindings_at(offset, fdef.name.value) for access in binding.accesses}
+            tap_nodes = {self._survey.start_offset(func) for _, func, _, _, _ in uses}
             drops = {a.drop for _, _, a, _, _ in uses}
             if references <= tap_nodes and len(drops) == 1:
                 def_drops[key] = drops.pop()
             else:  # the def is used elsewhere too: keep its signature, wrap at each site
                 for call, _, _, passes_transforms, passes_device in uses:
                     adaptations[id(call)] = Adaptation("wrap", reason="is used elsewhere too")
-        return _Plan(adaptations, def_drops, io_family)
+        return _Plan(adaptations, def_drops, io_family, defs)
 
     def _adaptation_of(self, func, passes_transforms: bool, passes_device: bool) -> Adaptation:
         if not passes_transforms and not passes_device:
@@ -303,7 +355,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
 
     @property
     def shapes(self) -> ShapeConverter:
-        return ShapeConverter(self.name, self._qualified, x64_possible="x64" in "\n".join(self._lines))
+        return ShapeConverter(self.name, self._qualified, x64_possible="x64" in self._survey.text)
 
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return PurityChecker(self._qualified, lambda n: self._function_def(n)).function(func)
@@ -403,10 +455,10 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             self._add_diagnostic(rule, node, message, level or rule.level)
 
     def _add_diagnostic(self, rule: Rule, node: cst.CSTNode, message: str, level: Level) -> None:
-        position = self.get_metadata(PositionProvider, node, None)
+        position = self._survey.position(node)
         if position is None and self._current is not None:
-            position = self.get_metadata(PositionProvider, self._current, None)
-        line, col = (position.start.line, position.start.column + 1) if position else (1, 1)
+            position = self._survey.position(self._current)
+        line, col = position[:2] if position else (1, 1)
         self.diagnostics.append(Diagnostic(rule.code, message, level, line, col))
         if level is Level.MANUAL and self.options.add_todos:
             statement = self._enclosing_statement(node)
@@ -422,10 +474,10 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         return self.options.select is None or hit(self.options.select)
 
     def _suppressed(self, node: cst.CSTNode, code: str) -> bool:
-        position = self.get_metadata(PositionProvider, node, None)
+        position = self._survey.position(node)
         if position is None:
             return False
-        for text in self._lines[position.start.line - 1 : position.end.line]:
+        for text in self._lines[position[0] - 1 : position[2]]:
             if _SUPPRESS_ALL.search(text):
                 return True
             noqa = _NOQA.search(text)
@@ -590,17 +642,17 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
         raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
     if not might_use_host_callback(text, options.reexports):
         return MigrationResult(text, text, [])
-    survey = Survey(text, dict(options.reexports))
-    module.visit(survey)
+    survey = Survey(module, dict(options.reexports))
     if not survey.worth_migrating():
         return MigrationResult(text, text, [])  # e.g. "host_callback" only in a comment or another name
-    command = MigrateHostCallbackCommand(CodemodContext(filename=filename), options, survey=survey)
-    # The module was parsed just now and is not shared, so libcst's defensive deep copy (what
-    # transform_module's MetadataWrapper does) is skipped.
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     try:
-        with command.resolve(wrapper):
-            new_module = command.transform_module_impl(wrapper.module)
+        scopes = ScopeAnalysis(text)
+    except (SyntaxError, ValueError) as error:  # libcst accepts a few things CPython does not
+        raise MigrationError(f"syntax error: {getattr(error, 'msg', error)}", getattr(error, "lineno", 1) or 1,
+                             getattr(error, "offset", 1) or 1) from None
+    command = MigrateHostCallbackCommand(CodemodContext(filename=filename), options, survey=survey, scopes=scopes)
+    try:
+        new_module = command.transform_module_impl(module)
     except (RecursionError, MemoryError):
         raise
     except Exception as error:  # a bug of ours must never cost the user their file
@@ -611,7 +663,7 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
     diagnostics = sorted(command.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != text:
         try:
-            compile(code, filename, "exec", dont_inherit=True)
+            compile(code, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         except SyntaxError as error:  # never hand back code that does not compile
             raise MigrationError(
                 f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",

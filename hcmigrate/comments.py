@@ -21,11 +21,19 @@ class KeepCommentsOfRemovedLines:
     """Mixin for CSTTransformers (put it before cst.CSTTransformer in the bases). A transformer
     that overrides on_visit/on_leave must call super() in them."""
 
+    # Optional predicate: subtrees it rejects hold nothing to change and are not walked.
+    descend = None
+
     def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.descend is not None and not self.descend(node):
+            return False
         self.track_block_enter(node)
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):
+        if self.descend is not None and not self.descend(original_node):
+            # not walked, but a statement still takes the comments of a removed line above it
+            return self.attach_orphan_comments(original_node, updated_node)
         result = self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
         self.track_block_exit(original_node)
         return result

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 
 
 def parse(code: str) -> cst.BaseExpression:
+    if _DOTTED.fullmatch(code):  # most generated code is a name like `jax.pure_callback`:
+        return dotted(code)  # built directly, ~50x cheaper than running the parser
     return cst.parse_expression(code)
+
+
+def dotted(name: str) -> cst.Name | cst.Attribute:
+    """`a.b.c` as a Name / Attribute chain."""
+    first, *rest = name.split(".")
+    node: cst.Name | cst.Attribute = cst.Name(first)
+    for part in rest:
+        node = cst.Attribute(value=node, attr=cst.Name(part))
+    return node
 
 
 def string(value: str) -> cst.SimpleString:

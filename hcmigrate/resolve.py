@@ -1,8 +1,8 @@
 """Which expressions refer to the legacy module, resolved with libcst scope metadata.
 
-Text never decides: `hcb.id_tap` is legacy only when libcst's scope analysis says the name
-`hcb` was bound by an import of `jax.experimental.host_callback` (any import form, any alias,
-in any scope; queried on demand for names hcmigrate.survey found bound by such an import). A parameter or local named `host_callback` (E2) or another module
+Text never decides: `hcb.id_tap` is legacy only when the scope analysis (hcmigrate.scopes)
+says the name `hcb` was bound by an import of `jax.experimental.host_callback` (any import
+form, any alias, in any scope; queried for names hcmigrate.survey found bound by such an import). A parameter or local named `host_callback` (E2) or another module
 called `host_callback` (E1) resolves to something else and is never touched.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import QualifiedName, QualifiedNameSource
 
 from hcmigrate.facts import LEGACY_MODULE
+from hcmigrate.scopes import LOCAL, QualifiedName
 
 _PREFIX = LEGACY_MODULE + "."
 
@@ -69,7 +69,7 @@ def classify(
     for qn in names:
         member = legacy_member(through_reexports(qn.name, reexports or {}))
         if member is False:
-            if qn.source is QualifiedNameSource.LOCAL and qn.name.split(".", 1)[0] in fallback_locals:
+            if qn.source == LOCAL and qn.name.split(".", 1)[0] in fallback_locals:
                 continue
             other.append(qn.name)
         else:

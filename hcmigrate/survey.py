@@ -1,61 +1,132 @@
-"""One cheap pass over a module: parents, names, calls, and which local names can be legacy.
+"""One cheap pass over a module: parents, names, calls, positions, and which local names can
+be legacy.
 
-libcst's QualifiedNameProvider and ParentNodeProvider cost ~20x a parse on their own; the
-codemod only needs qualified names for expressions rooted at a name that an import of the
-legacy module (or of a re-exported legacy name) bound, and parents of a few nodes. This
-pass finds those roots so the codemod asks libcst's scope analysis about them alone.
+The pass is libcst's own code generation (what printing the module costs) with hooks that
+note, for every node, its parent and the token it starts at: a visitor walk costs ~3x more,
+and libcst's ParentNodeProvider/PositionProvider far more. Positions (for diagnostics and
+for linking libcst nodes to hcmigrate.scopes, which works on character offsets) are worked
+out from the tokens only for the nodes asked about.
 """
 
 from __future__ import annotations
 
+from itertools import accumulate
+
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.resolve import dotted_name, import_guard_fallbacks
 
 _PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)
+_BLANK = " \t\r\n\f\\"
 
 
-class Survey(cst.CSTVisitor):
-    def __init__(self, text: str, reexports: dict[str, str]):
-        super().__init__()
-        self.parents: dict[int, cst.CSTNode] = {}
-        self.names: set[str] = set()
+class _Recorder(CodegenState):
+    """Code generation that records each node's parent and first token."""
+
+    def __init__(self, module: cst.Module):
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.stack: list[cst.CSTNode | None] = [None]
+        self.parents: dict[int, cst.CSTNode | None] = {}
+        self.starts: dict[int, int] = {}
+        self.ends: dict[int, int] = {}
+        self.names: list[cst.Name] = []
         self.calls: list[cst.Call] = []
+        self.imports: list[cst.CSTNode] = []  # Import, ImportFrom and Try nodes
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        self.parents[key] = self.stack[-1]
+        self.starts[key] = len(self.tokens)
+        self.stack.append(node)
+        kind = type(node)
+        if kind is cst.Name:
+            self.names.append(node)
+        elif kind is cst.Call:
+            self.calls.append(node)
+        elif kind is cst.Import or kind is cst.ImportFrom or kind is cst.Try:
+            self.imports.append(node)
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        self.ends[id(node)] = len(self.tokens)
+        self.stack.pop()
+
+
+class Survey:
+    def __init__(self, module: cst.Module, reexports: dict[str, str]):
+        recorder = _Recorder(module)
+        module._codegen(recorder)
+        self._tokens = recorder.tokens
+        self.text = "".join(recorder.tokens)
+        self._offsets: list[int] | None = None
+        self._names_by_offset: dict[int, cst.Name] | None = None
+        self._starts = recorder.starts
+        self._ends = recorder.ends
+        self.parents = recorder.parents
+        self.names: set[str] = {name.value for name in recorder.names}
+        self.name_nodes = recorder.names
+        self.import_nodes = recorder.imports
+        self.calls: list[cst.Call] = recorder.calls
         self.legacy_roots: set[str] = set()
-        if LEGACY_MODULE in text:
+        if LEGACY_MODULE in self.text:
             self.legacy_roots.add(LEGACY_MODULE.split(".", 1)[0])  # I5: `jax.experimental.host_callback.f`
         self._reexports = reexports
-        self._stack: list[cst.CSTNode] = []
         self.legacy_star = False  # `from jax.experimental.host_callback import *`
         self.guard_fallbacks: set[str] = set()  # I7: `except ImportError: hcb = None`
+        for node in recorder.imports:
+            if isinstance(node, cst.Import):
+                self._import(node)
+            elif isinstance(node, cst.ImportFrom):
+                self._import_from(node)
+            else:
+                self.guard_fallbacks |= import_guard_fallbacks(node)
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[id(node)] = self._stack[-1]
-        self._stack.append(node)
-        return super().on_visit(node)
+    # ---------------------------------------------------------------- positions
+    def is_original(self, node: cst.CSTNode) -> bool:
+        return id(node) in self._starts
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
-        super().on_leave(original_node)
+    def start_offset(self, node: cst.CSTNode) -> int | None:
+        """Character offset of the node's first real token (its own parentheses, leading
+        comments and whitespace skipped, as libcst's syntactic positions do)."""
+        index = self._starts.get(id(node))
+        if index is None:
+            return None
+        if self._offsets is None:
+            self._offsets = list(accumulate(map(len, self._tokens), initial=0))
+        tokens = self._tokens
+        while index < len(tokens) and (tokens[index] == "(" or tokens[index].startswith("#") or not tokens[index].strip(_BLANK)):
+            index += 1
+        return self._offsets[index]
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
+    def position(self, node: cst.CSTNode) -> tuple[int, int, int] | None:
+        """(start line, start column from 1, end line) of an original node, else None."""
+        start = self.start_offset(node)
+        if start is None:
+            return None
+        text = self.text
+        line = text.count("\n", 0, start) + 1
+        col = start - (text.rfind("\n", 0, start) + 1) + 1
+        end = self._offsets[self._ends[id(node)]]
+        while end > start and text[end - 1] in _BLANK:
+            end -= 1
+        end_line = text.count("\n", 0, max(start, end)) + 1
+        return line, col, end_line
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
+    def name_at(self, offset: int) -> cst.Name | None:
+        """The original Name node starting at `offset`."""
+        if self._names_by_offset is None:
+            self._names_by_offset = {self.start_offset(name): name for name in self.name_nodes}
+        return self._names_by_offset.get(offset)
 
-    def visit_Try(self, node: cst.Try) -> None:
-        self.guard_fallbacks |= import_guard_fallbacks(node)
-
-    def visit_Import(self, node: cst.Import) -> None:
+    # ---------------------------------------------------------------- legacy roots
+    def _import(self, node: cst.Import) -> None:
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             if name == LEGACY_MODULE or self._reexported_module(name):
                 self.legacy_roots.add(alias.asname.name.value if alias.asname else name.split(".", 1)[0])
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    def _import_from(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None:
             return
         module = dotted_name(node.module) or ""

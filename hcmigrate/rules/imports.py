@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Callable
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider
 
 from hcmigrate.comments import KeepCommentsOfRemovedLines
 
@@ -236,10 +235,15 @@ def _none_assignment_target(stmt: cst.BaseStatement) -> str | None:
 class PointImportsAtCompat(cst.CSTTransformer):
     """--strategy compat: imports and full dotted uses point at compat.host_callback."""
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider,)
-
-    def __init__(self, report: Report, suppressed: Callable[[cst.CSTNode, str], bool], used: Callable[[cst.CSTNode], bool]):
+    def __init__(
+        self,
+        report: Report,
+        suppressed: Callable[[cst.CSTNode, str], bool],
+        used: Callable[[cst.CSTNode], bool],
+        qualified: Callable[[cst.CSTNode], set[str]],
+    ):
         super().__init__()
+        self._qualified = qualified  # node -> the qualified names it may refer to
         self._report = report
         self._suppressed = suppressed
         self._used = used  # an import nothing uses is removed (by the clean-up), not pointed at compat
@@ -266,8 +270,7 @@ class PointImportsAtCompat(cst.CSTTransformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
         if dotted_name(original_node) == LEGACY_MODULE:
-            names = {q.name for q in self.get_metadata(QualifiedNameProvider, original_node, set())}
-            if LEGACY_MODULE in names and not self._suppressed(original_node, COMPAT_IMPORT.code):
+            if LEGACY_MODULE in self._qualified(original_node) and not self._suppressed(original_node, COMPAT_IMPORT.code):
                 self.needs_dotted_import = True
                 return parse(COMPAT_MODULE)
         return updated_node
