@@ -62,9 +62,6 @@ class _SiteSkipped(Exception):
 
 
 _REMOVE_STATEMENT = object()
-_STATEMENTS_AND_BLOCKS = (
-    cst.Module, cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally, cst.MatchCase,
-)
 
 
 @dataclass
@@ -119,6 +116,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self._reexports = dict(options.reexports)
         self._dunder_all: frozenset[str] = frozenset()
         self._current: cst.CSTNode | None = None
+        self._rebuilt: dict[int, cst.CSTNode] = {}  # id(node of the rewritten tree) -> original node
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -147,9 +145,10 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
 
     def _nodes_to_visit(self) -> set[int]:
         """The rewrite only walks down to nodes a rule may change: names an import of the
-        legacy module can bind, calls of `...update` / `...pure_callback`, the defs whose
-        signatures change, imports and try statements. Everything else is left as it is,
-        unvisited (walking a whole module costs as much as parsing it)."""
+        legacy module can bind (outside imports, which this pass leaves to the clean-up),
+        calls of `...update` / `...pure_callback`, the defs whose signatures change.
+        Everything else is left as it is, unvisited (walking a whole module costs as much as
+        parsing it)."""
         parents = self._survey.parents
         hot: set[int] = set()
 
@@ -165,8 +164,6 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         for call in self._survey.calls:
             if (dotted_name(call.func) or "").endswith(("update", "pure_callback")):
                 mark(call)
-        for node in self._survey.import_nodes:
-            mark(node)
         for key in self._plan.def_drops:
             mark(self._plan.defs[key])
         return hot
@@ -180,16 +177,20 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             self._exported_here(),
             star_still_used=lambda: any(not self._gone(n) for n in self._star_refs.values()),
         )
-        # Over the rewritten module, only down to import and try statements: original nodes
-        # on the way to one, and new statements and blocks (the rewrite may have rebuilt the
-        # block around an import; new expressions never hold one).
+        # Over the rewritten module, only down to import and try statements: through original
+        # nodes on the way to one, or nodes the rewrite rebuilt from such a node.
         imports: set[int] = set()
         for node in self._survey.import_nodes:
             while node is not None and id(node) not in imports:
                 imports.add(id(node))
                 node = self._parent(node)
-        is_original = self._survey.is_original
-        cleanup.descend = lambda node: id(node) in imports if is_original(node) else isinstance(node, _STATEMENTS_AND_BLOCKS)
+        is_original, rebuilt = self._survey.is_original, self._rebuilt
+
+        def descend(node: cst.CSTNode) -> bool:
+            original = node if is_original(node) else rebuilt.get(id(node))
+            return original is not None and id(original) in imports
+
+        cleanup.descend = descend
         return cleanup
 
     # Whether a name is still used after the rewrite, from the first scope analysis: a use
@@ -227,7 +228,9 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             self._qualified,
         )
         result = tree.visit(transformer)
-        result = result.visit(self._cleanup())
+        cleanup = self._cleanup()
+        cleanup.descend = None  # PointImportsAtCompat rebuilt the tree without noting what from
+        result = result.visit(cleanup)
         return add_imports(result, [(COMPAT_MODULE, None, None)] if transformer.needs_dotted_import else [])
 
     def _exported_here(self) -> frozenset[str]:
@@ -594,7 +597,11 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
                 lines = [first, *(cst.SimpleStatementLine(body=[s]) for s in before[1:]), result.with_changes(leading_lines=[])]
             else:
                 lines = [result]
+            for line in lines:
+                self._rebuilt[id(line)] = original_node
             return cst.FlattenSentinel([*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)])
+        if result is not original_node and isinstance(result, cst.CSTNode):
+            self._rebuilt[id(result)] = original_node  # the clean-up finds imports through it
         return result
 
     def _with_todos(self, original, updated):

@@ -31,9 +31,11 @@ class _Recorder(CodegenState):
         self.parents: dict[int, cst.CSTNode | None] = {}
         self.starts: dict[int, int] = {}
         self.ends: dict[int, int] = {}
-        self.names: list[cst.Name] = []
+        self.names: list[cst.Name] = []  # outside import statements
+        self.import_names: list[cst.Name] = []
         self.calls: list[cst.Call] = []
         self.imports: list[cst.CSTNode] = []  # Import, ImportFrom and Try nodes
+        self._in_import = 0
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         key = id(node)
@@ -42,15 +44,21 @@ class _Recorder(CodegenState):
         self.stack.append(node)
         kind = type(node)
         if kind is cst.Name:
-            self.names.append(node)
+            (self.import_names if self._in_import else self.names).append(node)
         elif kind is cst.Call:
             self.calls.append(node)
-        elif kind is cst.Import or kind is cst.ImportFrom or kind is cst.Try:
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            self.imports.append(node)
+            self._in_import += 1
+        elif kind is cst.Try:
             self.imports.append(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         self.ends[id(node)] = len(self.tokens)
         self.stack.pop()
+        kind = type(node)
+        if kind is cst.Import or kind is cst.ImportFrom:
+            self._in_import -= 1
 
 
 class Survey:
@@ -64,8 +72,8 @@ class Survey:
         self._starts = recorder.starts
         self._ends = recorder.ends
         self.parents = recorder.parents
-        self.names: set[str] = {name.value for name in recorder.names}
-        self.name_nodes = recorder.names
+        self.names: set[str] = {name.value for name in recorder.names} | {name.value for name in recorder.import_names}
+        self.name_nodes = recorder.names  # (names in import statements are never rewritten)
         self.import_nodes = recorder.imports
         self.calls: list[cst.Call] = recorder.calls
         self.legacy_roots: set[str] = set()
@@ -92,12 +100,16 @@ class Survey:
         index = self._starts.get(id(node))
         if index is None:
             return None
-        if self._offsets is None:
-            self._offsets = list(accumulate(map(len, self._tokens), initial=0))
+        offsets = self._token_offsets()
         tokens = self._tokens
         while index < len(tokens) and (tokens[index] == "(" or tokens[index].startswith("#") or not tokens[index].strip(_BLANK)):
             index += 1
-        return self._offsets[index]
+        return offsets[index]
+
+    def _token_offsets(self) -> list[int]:
+        if self._offsets is None:
+            self._offsets = list(accumulate(map(len, self._tokens), initial=0))
+        return self._offsets
 
     def position(self, node: cst.CSTNode) -> tuple[int, int, int] | None:
         """(start line, start column from 1, end line) of an original node, else None."""
@@ -116,7 +128,10 @@ class Survey:
     def name_at(self, offset: int) -> cst.Name | None:
         """The original Name node starting at `offset`."""
         if self._names_by_offset is None:
-            self._names_by_offset = {self.start_offset(name): name for name in self.name_nodes}
+            offsets, starts = self._token_offsets(), self._starts
+            self._names_by_offset = {
+                (self.start_offset(name) if name.lpar else offsets[starts[id(name)]]): name for name in self.name_nodes
+            }
         return self._names_by_offset.get(offset)
 
     # ---------------------------------------------------------------- legacy roots
