@@ -117,6 +117,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self._dunder_all: frozenset[str] = frozenset()
         self._current: cst.CSTNode | None = None
         self._rebuilt: dict[int, cst.CSTNode] = {}  # id(node of the rewritten tree) -> original node
+        self._hot: set[int] = set()
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
@@ -583,6 +584,10 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
 
     def on_leave(self, original_node, updated_node):
         result = super().on_leave(original_node, updated_node)  # comments of removed lines kept
+        if id(original_node) not in self._hot:  # not walked: nothing queued for it
+            if result is not original_node:  # (it took the comments of a removed line)
+                self._rebuilt[id(result)] = original_node
+            return result
         if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
             result = self._with_todos(original_node, result)
         before = self._before_statement.get(id(original_node), [])

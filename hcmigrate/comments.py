@@ -78,8 +78,8 @@ class KeepCommentsOfRemovedLines:
 
     def attach_orphan_comments(self, original: cst.CSTNode, updated):
         """Call from on_leave of every statement: prepend comments stashed in its block."""
-        if not isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            return updated
+        if not self._orphans() or not isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return updated  # (nothing stashed: the common case, checked first as it is cheapest)
         lines = self._orphans().pop(self._block_of(original), None)
         if not lines:
             return updated
