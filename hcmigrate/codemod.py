@@ -177,6 +177,7 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
             self._reexports,
             self._exported_here(),
             star_still_used=lambda: any(not self._gone(n) for n in self._star_refs.values()),
+            imported_elsewhere=self._imported_elsewhere,
         )
         # Over the rewritten module, only down to import and try statements: through original
         # nodes on the way to one, or nodes the rewrite rebuilt from such a node.
@@ -215,6 +216,13 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         if offset is None:
             return True
         return self._still_used(b for b in self._scopes.imports.get(offset, ()) if b.key == bound)
+
+    def _imported_elsewhere(self, import_node: cst.CSTNode, module: str) -> bool:
+        """Does another import in the same scope bind `module` as such (`import jax`)?"""
+        offset = self._survey.start_offset(import_node)
+        if offset is None:
+            return False
+        return any(b.real == module and b.statement != offset for b in self._scopes.bindings_at_statement(offset, module))
 
     def _name_still_read(self, anchor: cst.CSTNode, name: str) -> bool:
         """Is `name`, as bound in the scope of `anchor`, still read anywhere (any scope)?"""

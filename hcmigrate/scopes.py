@@ -336,6 +336,11 @@ class ScopeAnalysis:
                 names.add(qualified)
         return names
 
+    def bindings_at_statement(self, statement: int, key: str) -> list:
+        """The bindings of `key` in the scope of the import statement at offset `statement`."""
+        found = self.imports.get(statement)
+        return found[0].scope.bindings.get(key, []) if found else []
+
     def bindings_at(self, offset: int, key: str) -> list:
         """Every binding `key` may refer to from the scope of the name at `offset`."""
         scope = self.scope_at.get(offset)

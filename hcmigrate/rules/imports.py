@@ -142,8 +142,10 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         reexports: dict[str, str] | None = None,
         exported_here: frozenset[str] = frozenset(),
         star_still_used: Callable[[], bool] = lambda: True,
+        imported_elsewhere: Callable[[cst.CSTNode, str], bool] = lambda node, module: False,
     ):
         super().__init__()
+        self._imported_elsewhere = imported_elsewhere  # (import node, module) -> another import binds it too
         self._star_still_used = star_still_used
         self._report = report
         self._still_used = still_used  # (import node, bound name) -> bool
@@ -185,7 +187,11 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         self._report(UNUSED_IMPORT, original, f"unused import of {', '.join(names)} removed", None)
         keep = _without(updated.names, [u for o, u in zip(original.names, updated.names) if any(o is d for d in drop)])
         if not keep:
-            if isinstance(original, cst.Import) and any(dotted_name(a.name) == LEGACY_MODULE and not a.asname for a in drop):
+            if (
+                isinstance(original, cst.Import)
+                and any(dotted_name(a.name) == LEGACY_MODULE and not a.asname for a in drop)
+                and not self._imported_elsewhere(original, "jax")
+            ):
                 # `import jax.experimental.host_callback` also bound `jax`; keep that binding.
                 return updated.with_changes(names=[cst.ImportAlias(name=cst.Name("jax"))])
             return cst.RemovalSentinel.REMOVE
