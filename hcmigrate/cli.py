@@ -27,7 +27,17 @@ from hcmigrate.report import (
     sarif_report,
     statistics_text,
 )
-from hcmigrate.runner import CHANGED, FAILED, SKIPPED, UNCHANGED, FileResult, Task, default_jobs, run_tasks
+from hcmigrate.runner import (
+    CHANGED,
+    FAILED,
+    SKIPPED,
+    UNCHANGED,
+    FileResult,
+    Task,
+    default_jobs,
+    load_codemod,
+    run_tasks,
+)
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 PROGRESS_MIN_FILES = 20
@@ -264,10 +274,12 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     from hcmigrate.prefilter import imported_names, module_name, scan
 
     t0 = time.perf_counter()
+    jobs = jobs or default_jobs()
     selector = Selector(ctx.root, ctx.exclude, ctx.include, ctx.force_exclude, ctx.respect_gitignore)
     sel = selector.select(paths)
     targets = sel.targets
-    scanned = scan([t.path for t in targets], notebook_flags=[t.notebook for t in targets])
+    scanned = scan([t.display for t in targets], notebook_flags=[t.notebook for t in targets], jobs=jobs,
+                   on_first_candidate=load_codemod)
     # Legacy names that modules of the tree import from other modules of the tree: the codemod
     # resolves them in the importers, and keeps them importable in the exporting module.
     reexport_table: tuple[tuple[str, str], ...] = ()
@@ -275,11 +287,11 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
         taken: set[str] = set()
         for i in scanned.candidates:
             if not targets[i].notebook:
+                path = targets[i].path
                 try:
-                    text = targets[i].path.read_text(encoding="utf-8")
+                    text = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
-                path = targets[i].path
                 taken |= imported_names(text, module_name(path), is_package=path.name == "__init__.py")
         reexport_table = tuple(sorted(
             (f"{r.module}.{name}", target)
@@ -287,24 +299,25 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
             for name, target in r.targets
             if target and (f"{r.module}.{name}" in taken or any(t.startswith(f"{r.module}.{name}.") for t in taken))
         ))
-    reexport_of = {}
-    for i, mods in scanned.reexport_hits.items():
-        exports = {r.module: r.names for r in scanned.reexports}
-        reexport_of[i] = tuple((m, tuple(sorted(exports[m]))) for m in mods if m in exports)
+    exports = {r.module: r.names for r in scanned.reexports}
+    reexport_of = {i: tuple((m, tuple(sorted(exports[m]))) for m in mods if m in exports)
+                   for i, mods in scanned.reexport_hits.items()}
     task_mode = mode
-    results: list[FileResult | None] = [None] * len(targets)
+    # Results of the files that need one (generated files, candidates), by index: the many files
+    # the pre-filter passed are only counted, never given a FileResult (a whole-tree run would
+    # otherwise build one object per file for nothing).
+    results: dict[int, FileResult] = {}
     tasks: list[tuple[int, Task]] = []
-    for i, t in enumerate(targets):
+    for i in sorted(scanned.generated | scanned.candidates):
+        t = targets[i]
         if i in scanned.generated:
             results[i] = FileResult(t.display, SKIPPED, error="generated file (" + "@gen" + "erated marker)", notebook=t.notebook)
-        elif i in scanned.candidates:
+        else:
             options = ctx.options
             if reexport_table:
-                options = dataclasses.replace(options, reexports=reexport_table, module_name=module_name(t.path))
-            tasks.append((i, Task(str(t.path), t.display, t.notebook, task_mode, options,
-                                  reexport_of.get(i, ()))))
-        else:
-            results[i] = FileResult(t.display, UNCHANGED, notebook=t.notebook)
+                options = dataclasses.replace(options, reexports=reexport_table, module_name=module_name(t.display))
+            tasks.append((i, Task(t.display, t.display, t.notebook, task_mode, options, reexport_of.get(i, ()))))
+    passed = len(targets) - len(results) - len(tasks)
 
     # Diff output streams to stdout; every other human-readable line goes to stdout unless --diff.
     text_out = output_format == "text"
@@ -319,7 +332,6 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
         for path, reason in sel.skipped:
             _err(f"skipped {path}: {reason}")
 
-    jobs = jobs or default_jobs()
     show_progress = (not quiet and text_out and mode != "review" and len(tasks) >= PROGRESS_MIN_FILES
                      and sys.stderr.isatty())
     progress = _progress(len(tasks), show_progress)
@@ -351,8 +363,9 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     finally:
         if progress is not None:
             progress.stop()
-    final = [r for r in results if r is not None]
+    final = [results[i] for i in sorted(results)]
     summary = Summary()
+    summary.add_unchanged(passed)
     for r in final:
         summary.add(r)
     summary.failed += len(sel.errors)

@@ -8,6 +8,11 @@ Rules (documented in docs/cli.md):
 * ``--exclude`` patterns (gitignore syntax) apply to walked files and folders; to explicitly named
   files only with ``--force-exclude``. ``--include`` patterns pick which walked files count
   (default ``*.py`` and ``*.ipynb``). Explicitly named files are always processed otherwise.
+
+The walk is on the hot path of a whole-tree run (tens of thousands of files): it works on path
+strings from ``os.scandir`` (no Path object or stat call per file), and pathspec (slow to import,
+slow to match) is only imported and consulted where a pattern, a ``.gitignore`` or an
+``info/exclude`` actually exists.
 """
 
 from __future__ import annotations
@@ -15,8 +20,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
 
 SKIP_DIRS = frozenset(
     {
@@ -29,17 +32,20 @@ SKIP_DIRS = frozenset(
     }
 )
 DEFAULT_INCLUDE = ("*.py", "*.ipynb")
+# gitignore's `*.py` matched against a bare file name is exactly a suffix test.
+_DEFAULT_SUFFIXES = (".py", ".ipynb")
+_SEP = os.sep
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Target:
-    path: Path  # as given / found (relative to cwd when given relative)
+    display: str  # the path as given / found (relative to cwd when given relative), pathlib-normalised
     notebook: bool
     explicit: bool = False  # named on the command line
 
     @property
-    def display(self) -> str:
-        return str(self.path)
+    def path(self) -> Path:
+        return Path(self.display)
 
 
 @dataclass
@@ -49,9 +55,22 @@ class Selection:
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): exit 2
 
 
-def _spec(patterns) -> pathspec.PathSpec | None:
+def _spec(patterns):
+    """A gitignore-style PathSpec, or None when there is no pattern (pathspec not imported)."""
     patterns = [p for p in patterns if p and p.strip()]
-    return pathspec.PathSpec.from_lines("gitignore", patterns) if patterns else None
+    if not patterns:
+        return None
+    import pathspec
+
+    return pathspec.PathSpec.from_lines("gitignore", patterns)
+
+
+def _under(path: str, root: str) -> str | None:
+    """`path` relative to `root` (both absolute, normalised), "." for root itself, else None."""
+    if path == root:
+        return "."
+    prefix = root if root.endswith(_SEP) else root + _SEP
+    return path[len(prefix):] if path.startswith(prefix) else None
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -62,42 +81,55 @@ def find_git_root(start: Path) -> Path | None:
     return None
 
 
+# The .gitignore specs that apply inside one folder: (spec, prefix) pairs, where an entry named
+# `name` in the folder is matched as `prefix + name` (its path relative to the spec's folder).
+Chain = tuple[tuple[object, str], ...]
+
+
 class _GitIgnore:
-    """.gitignore files at every level of a git work tree, read lazily per folder."""
+    """.gitignore files at every level of a git work tree (each matched relative to its own folder;
+    a match at any level ignores the path), plus ``.git/info/exclude``, read once per folder."""
 
     def __init__(self, root: Path):
-        self.root = root
-        self._cache: dict[Path, pathspec.PathSpec | None] = {}
+        self.root = str(root)
         info = root / ".git" / "info" / "exclude"
         self.info = _spec(info.read_text(errors="replace").splitlines()) if info.is_file() else None
+        self._chains: dict[str, Chain] = {}
 
-    def _dir_spec(self, d: Path) -> pathspec.PathSpec | None:
-        if d not in self._cache:
-            gi = d / ".gitignore"
-            try:
-                self._cache[d] = _spec(gi.read_text(errors="replace").splitlines()) if gi.is_file() else None
-            except OSError:
-                self._cache[d] = None
-        return self._cache[d]
-
-    def ignored(self, path: Path, is_dir: bool) -> bool:
-        """`path` absolute (resolved parents), inside root."""
+    def _own_spec(self, folder: str):
+        gi = os.path.join(folder, ".gitignore")
         try:
-            rel = path.relative_to(self.root)
-        except ValueError:
-            return False
-        suffix = "/" if is_dir else ""
-        if self.info is not None and self.info.match_file(str(rel) + suffix):
-            return True
-        # Each .gitignore from the root down to the file's folder, matched relative to its folder.
-        d = self.root
-        parts = rel.parts
-        for i in range(len(parts)):
-            spec = self._dir_spec(d)
-            if spec is not None and spec.match_file("/".join(parts[i:]) + suffix):
-                return True
-            d = d / parts[i]
-        return False
+            with open(gi, encoding="utf-8", errors="replace") as fh:
+                return _spec(fh.read().splitlines())
+        except OSError:  # none (the common case), or unreadable: nothing to apply
+            return None
+
+    def chain(self, folder: str) -> Chain:
+        """Specs for entries of `folder` (absolute, normalised); () outside the work tree."""
+        if folder in self._chains:
+            return self._chains[folder]
+        rel = _under(folder, self.root)
+        if rel is None:
+            chain: Chain = ()
+        elif rel == ".":
+            chain = tuple((s, "") for s in (self.info, self._own_spec(folder)) if s is not None)
+        else:
+            parent, name = os.path.split(folder)
+            chain = tuple((s, f"{p}{name}/") for s, p in self.chain(parent))
+            own = self._own_spec(folder)
+            if own is not None:
+                chain += ((own, ""),)
+        self._chains[folder] = chain
+        return chain
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        """`path` absolute and normalised; False outside the work tree."""
+        chain = self.chain(os.path.dirname(path))
+        return bool(chain) and _matches(chain, os.path.basename(path) + ("/" if is_dir else ""))
+
+
+def _matches(chain: Chain, name: str) -> bool:
+    return any(spec.match_file(prefix + name) for spec, prefix in chain)
 
 
 class Selector:
@@ -109,40 +141,39 @@ class Selector:
         force_exclude: bool = False,
         respect_gitignore: bool = True,
     ):
-        self.root = root.resolve()
+        self.root = str(root.resolve())
         self.exclude = _spec(exclude)
-        self.include = _spec(include or DEFAULT_INCLUDE)
+        # None: the default *.py / *.ipynb, tested as a suffix.
+        self.include = _spec(include) if include else None
         self.force_exclude = force_exclude
-        git_root = find_git_root(self.root) if respect_gitignore else None
+        git_root = find_git_root(Path(self.root)) if respect_gitignore else None
         self.gitignore = _GitIgnore(git_root) if git_root else None
-        self._git_roots: dict[Path, _GitIgnore | None] = {}
 
-    def _rel(self, abspath: Path) -> str | None:
-        try:
-            return str(abspath.relative_to(self.root))
-        except ValueError:
-            return None
-
-    def excluded(self, abspath: Path, is_dir: bool) -> bool:
+    def excluded(self, abspath: str, is_dir: bool) -> bool:
+        """`abspath` absolute, normalised (not resolved): matched relative to the root, and by name."""
         if self.exclude is None:
             return False
-        rel = self._rel(abspath)
-        name = abspath.name + ("/" if is_dir else "")
-        if rel is not None and self.exclude.match_file(rel + ("/" if is_dir else "")):
+        suffix = "/" if is_dir else ""
+        rel = _under(abspath, self.root)
+        if rel is not None and self.exclude.match_file(rel + suffix):
             return True
-        return self.exclude.match_file(name)
+        return self.exclude.match_file(os.path.basename(abspath) + suffix)
 
-    def _gitignore_for(self, abspath: Path) -> _GitIgnore | None:
-        if self.gitignore is not None and abspath.is_relative_to(self.gitignore.root):
-            return self.gitignore
-        return None
+    def _included(self, name: str) -> bool:
+        if self.include is None:
+            return name.endswith(_DEFAULT_SUFFIXES)
+        return self.include.match_file(name)
+
+    def _chain(self, absdir: str) -> Chain:
+        return self.gitignore.chain(absdir) if self.gitignore is not None else ()
 
     def select(self, paths: list[str]) -> Selection:
         sel = Selection()
-        seen: set[Path] = set()
+        # Only overlapping arguments can name a file twice (the walk follows no symlink).
+        seen: set[str] | None = set() if len(paths) > 1 else None
         for raw in paths:
             p = Path(raw)
-            absp = Path(os.path.abspath(p))
+            absp = os.path.abspath(raw)
             if p.is_symlink() and not p.exists():
                 sel.errors.append((raw, "broken symlink or symlink loop"))
                 continue
@@ -153,41 +184,52 @@ class Selector:
                 if self.force_exclude and self.excluded(absp, True):
                     sel.skipped.append((raw, "excluded"))
                     continue
-                self._walk(p, sel, seen)
+                self._walk(str(p), sel, seen)
                 continue
             if self.force_exclude:
                 if self.excluded(absp, False):
                     sel.skipped.append((raw, "excluded (--force-exclude)"))
                     continue
-                gi = self._gitignore_for(absp)
-                if gi is not None and gi.ignored(absp, False):
+                if self.gitignore is not None and self.gitignore.ignored(absp, False):
                     sel.skipped.append((raw, "ignored by .gitignore (--force-exclude)"))
                     continue
-            key = Path(os.path.realpath(p))
-            if key in seen:
-                continue
-            seen.add(key)
-            sel.targets.append(Target(p, p.suffix == ".ipynb", explicit=True))
+            if seen is not None:
+                key = os.path.realpath(p)
+                if key in seen:
+                    continue
+                seen.add(key)
+            sel.targets.append(Target(str(p), p.suffix == ".ipynb", explicit=True))
         return sel
 
-    def _walk(self, top: Path, sel: Selection, seen: set[Path]) -> None:
+    def _walk(self, top: str, sel: Selection, seen: set[str] | None) -> None:
+        """Depth first, entries in name order, a folder's files before its subfolders.
+
+        `top` is pathlib-normalised; so are the folders pushed, so `folder + sep + name` is the
+        normalised path of an entry (what Target.display shows), except under "." where entries
+        are shown without "./" (as pathlib does) while messages show os.scandir's "./name".
+        """
         stack = [top]
+        targets = sel.targets
         while stack:
             d = stack.pop()
             try:
-                entries = sorted(os.scandir(d), key=lambda e: e.name)
+                with os.scandir(d) as it:
+                    entries = sorted(it, key=lambda e: e.name)
             except PermissionError:
-                sel.errors.append((str(d), "permission denied (folder is not readable)"))
+                sel.errors.append((d, "permission denied (folder is not readable)"))
                 continue
             except OSError as exc:
-                sel.errors.append((str(d), f"cannot list folder: {exc.strerror}"))
+                sel.errors.append((d, f"cannot list folder: {exc.strerror}"))
                 continue
+            shown = "" if d == "." else d if d.endswith(_SEP) else d + _SEP
+            absd = os.path.abspath(d)
+            absprefix = absd if absd.endswith(_SEP) else absd + _SEP
+            chain = self._chain(absd)
             subdirs = []
             for e in entries:
-                path = Path(e.path)
-                absp = Path(os.path.abspath(path))
+                name = e.name
                 if e.is_symlink():
-                    if e.name.endswith((".py", ".ipynb")) or os.path.isdir(path):
+                    if name.endswith(_DEFAULT_SUFFIXES) or os.path.isdir(e.path):
                         sel.skipped.append((e.path, "symlink (not followed, never written through)"))
                     continue
                 try:
@@ -195,29 +237,26 @@ class Selector:
                 except OSError:
                     continue
                 if is_dir:
-                    if e.name in SKIP_DIRS or e.name.endswith(".egg-info") or (path / "pyvenv.cfg").exists():
+                    if name in SKIP_DIRS or name.endswith(".egg-info") or os.path.exists(e.path + _SEP + "pyvenv.cfg"):
                         continue
-                    if self.excluded(absp, True):
+                    if self.exclude is not None and self.excluded(absprefix + name, True):
                         sel.skipped.append((e.path, "excluded"))
                         continue
-                    gi = self._gitignore_for(absp)
-                    if gi is not None and gi.ignored(absp, True):
+                    if chain and _matches(chain, name + "/"):
                         continue
-                    subdirs.append(path)
+                    subdirs.append(shown + name)
                     continue
-                if not self.include.match_file(e.name):
+                if not self._included(name) or name.endswith(".hcmigrate-tmp"):
                     continue
-                if e.name.endswith(".hcmigrate-tmp"):
-                    continue
-                if self.excluded(absp, False):
+                if self.exclude is not None and self.excluded(absprefix + name, False):
                     sel.skipped.append((e.path, "excluded"))
                     continue
-                gi = self._gitignore_for(absp)
-                if gi is not None and gi.ignored(absp, False):
+                if chain and _matches(chain, name):
                     continue
-                key = absp
-                if key in seen:
-                    continue
-                seen.add(key)
-                sel.targets.append(Target(path, e.name.endswith(".ipynb")))
+                if seen is not None:
+                    key = absprefix + name
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                targets.append(Target(shown + name, name.endswith(".ipynb")))
             stack.extend(reversed(subdirs))

@@ -34,6 +34,11 @@ class Summary:
     per_rule: Counter = field(default_factory=Counter)  # code -> count
     needs_human: bool = False
 
+    def add_unchanged(self, n: int) -> None:
+        """Count `n` files that need no result of their own (the pre-filter passed them)."""
+        self.scanned += n
+        self.unchanged += n
+
     def add(self, r: FileResult) -> None:
         self.scanned += 1
         if r.status == CHANGED:

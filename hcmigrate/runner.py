@@ -3,18 +3,18 @@
 Results come back in the order of the file list whatever the scheduling. A worker never lets an
 exception escape: every problem becomes a `failed` result naming the reason, and the other files
 go on. In fix mode the worker writes its own file (atomically, see hcmigrate.files).
+
+Importing this module is cheap (the CLI imports it on every run): the codemod (libcst) and the
+process pool are imported when a file is migrated, once in the parent before workers fork.
 """
 
 from __future__ import annotations
 
 import ast
-import difflib
-import multiprocessing
 import os
 import re
 import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -22,9 +22,6 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.api import MigrationError, Options, migrate_source
 from hcmigrate.diagnostics import Diagnostic, Level
-from hcmigrate.rules.imports import REEXPORT_IMPORTER
-
-REEXPORT_CODE = REEXPORT_IMPORTER.code
 
 # Status of one file after a run.
 UNCHANGED, CHANGED, FAILED, SKIPPED = "unchanged", "changed", "failed", "skipped"
@@ -84,6 +81,8 @@ def syntax_error_of(text: str, exc: MigrationError) -> tuple[str, int, int]:
 
 
 def unified_diff(old: str, new: str, name: str) -> str:
+    import difflib
+
     lines = difflib.unified_diff(
         old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{name}", f"b/{name}"
     )
@@ -130,9 +129,11 @@ def _process(task: Task) -> FileResult:
         key.startswith(task.options.module_name + ".") for key, _ in task.options.reexports
     )  # a link of a re-export chain (e.g. a package __init__): importers are migrated instead
     if task.reexports and not diagnostics and not passes_names_along:
+        from hcmigrate.rules.imports import REEXPORT_IMPORTER
+
         for module, names in task.reexports:
             diagnostics.append(Diagnostic(
-                REEXPORT_CODE,
+                REEXPORT_IMPORTER.code,
                 f"may use legacy host_callback names re-exported by module `{module}` ({', '.join(names)}); "
                 "hcmigrate rewrites that module, check this file's uses by hand",
                 Level.MANUAL, 1, 1,
@@ -203,6 +204,8 @@ def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
     # Small chunks balance the two cores better (files differ a lot in size); measured on the
     # migration-heavy bench tree: chunks of 4 beat 8 and 16 (docs/performance.md).
     chunksize = max(1, min(4, len(tasks) // (workers * 8)))
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, mp_context=_start_context())
     try:
         yield from pool.map(process, tasks, chunksize=chunksize)
@@ -214,11 +217,20 @@ def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
     pool.shutdown(wait=True)
 
 
+def load_codemod() -> None:
+    """Import the codemod (libcst: about 0.3 s) into this process, once: workers forked later
+    inherit it. The CLI calls this as soon as the pre-filter meets a first candidate, so that
+    the import overlaps the rest of the scan (which worker processes do on a large tree)."""
+    import hcmigrate.codemod  # noqa: F401
+
+
 def _start_context():
     """fork when it is safe (the workers inherit the imported codemod: no start-up cost);
     forkserver with the codemod preloaded when this process has imported JAX (tests, notebooks,
     the verify command), because forking a multithreaded JAX process can deadlock."""
-    import hcmigrate.codemod  # noqa: F401  (imported once here, inherited by forked workers)
+    import multiprocessing
+
+    load_codemod()
 
     methods = multiprocessing.get_all_start_methods()
     if "jax" not in sys.modules and "fork" in methods:

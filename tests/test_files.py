@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
+from pathlib import Path
 
 
 from hcmigrate.api import migrate_source
 from hcmigrate.prefilter import NEEDLES, direct_candidate, legacy_bindings, scan
+from hcmigrate import prefilter
 from cli_helpers import run
 
 LEGACY = "from jax.experimental import host_callback as hcb\nhcb.id_tap(lambda a, t: print(a), 1)\n"
@@ -182,3 +186,138 @@ def test_prefilter_confirms_hits_with_ast(tmp_path):
                  b"def f(:\n  host_callback\n",  # unparsable: kept, so the error is reported
                  "# caf\xe9 host_callback\n".encode("latin-1")):
         assert uses_api(real), real
+
+
+def _picked(res, paths, root) -> set[str]:
+    return {Path(paths[i]).relative_to(root).as_posix() for i in res.candidates}
+
+
+def test_prefilter_finds_importers_in_every_import_form(tmp_path):
+    """Phase 2 rules files out with a cheap superset of their import words before the exact
+    look: importers written in any import form must survive it."""
+    write(tmp_path, "mypkg/__init__.py", "")
+    write(tmp_path, "mypkg/taps.py", "from jax.experimental.host_callback import id_tap, id_print as show\n")
+    importers = {
+        "paren.py": "from mypkg.taps import (\n    id_tap,\n    show,\n)\nid_tap(print, 1)\n",
+        "in_function.py": "def f(x):\n    from mypkg.taps import id_tap\n    return id_tap(print, x)\n",
+        "semicolon.py": "import os; from mypkg.taps import show\nshow(1)\n",
+        "module_alias.py": "import mypkg.taps as t\nt.id_tap(print, 1)\n",
+        "module_from_package.py": "from mypkg import taps\ntaps.show(1)\n",
+        "mypkg/relative.py": "from . import taps\ntaps.id_tap(print, 1)\n",
+        "mypkg/relative_from.py": "from .taps import show\nshow(1)\n",
+        "continued.py": "from mypkg.taps \\\n    import show\nshow(1)\n",
+    }
+    for rel, text in importers.items():
+        write(tmp_path, rel, text)
+    # The stem and the names in the text, but in no import statement: not candidates.
+    write(tmp_path, "mentions.py", "taps = {'id_tap': 1}  # see mypkg.taps\nshow = taps\n")
+    write(tmp_path, "other_taps.py", "import taps_helpers\nid_tap = show = 1\n")
+    paths = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    picked = _picked(scan(paths), paths, tmp_path)
+    # `continued.py` splits the statement with a backslash: the exact pattern sees `from
+    # mypkg.taps` only as far as the line goes, and the stem is on that line.
+    assert picked == {"mypkg/taps.py", *importers}
+
+
+def test_import_words_superset_covers_the_exact_words():
+    fixtures = sorted((Path(__file__).parent.parent / "fixtures").rglob("*.py"))
+    samples = [f.read_bytes() for f in fixtures] + [
+        b"from a.b import (c,\n d)  # e\nimport f.g as h, i\n",
+        b"x = 1; import j\n    from .k import l\n",
+        b"s = 'from m import (n'\nimport o\n)\n",
+        b"from p import q as r; import s\n",
+        b"importlib = 1\nfrom t import(u)\n",
+    ]
+    for data in samples:
+        assert prefilter._import_words(data) <= prefilter._import_words_superset(data), data[:80]
+
+
+def test_prefilter_reads_a_bom_reexporter(tmp_path):
+    """A module saved with a UTF-8 BOM re-exports like any other (its bytes are parsed once,
+    as Python reads them)."""
+    write(tmp_path, "mypkg/__init__.py", "")
+    (tmp_path / "mypkg/bommod.py").write_bytes(b"\xef\xbb\xbffrom jax.experimental import host_callback as hcb\n")
+    write(tmp_path, "use.py", "from mypkg.bommod import hcb\nhcb.id_tap(print, 1)\n")
+    paths = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    res = scan(paths)
+    assert _picked(res, paths, tmp_path) == {"mypkg/bommod.py", "use.py"}
+    assert "mypkg.bommod" in {r.module for r in res.reexports}
+
+
+def test_on_first_candidate_runs_once_and_only_with_a_candidate(tmp_path):
+    write(tmp_path, "plain.py", "x = 1\n")
+    calls = []
+    scan([str(tmp_path / "plain.py")], on_first_candidate=lambda: calls.append(1))
+    assert calls == []
+    write(tmp_path, "a.py")
+    write(tmp_path, "b.py")
+    paths = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    scan(paths, on_first_candidate=lambda: calls.append(1))
+    assert calls == [1]
+
+
+_PARALLEL_CHECK = """
+import json, sys
+from hcmigrate import prefilter
+prefilter.PARALLEL_MIN_FILES = 0
+paths, flags = json.loads(sys.argv[1])
+def key(r):
+    return [sorted(r.candidates), sorted(r.generated), [[x.module, x.targets] for x in r.reexports],
+            sorted(r.reexport_hits.items())]
+calls = []
+serial = key(prefilter.scan(paths, notebook_flags=flags, jobs=1))
+assert "fork" in __import__("multiprocessing").get_all_start_methods() and "jax" not in sys.modules
+for jobs in (2, 3):
+    assert key(prefilter.scan(paths, notebook_flags=flags, jobs=jobs, on_first_candidate=lambda: calls.append(1))) == serial
+assert calls == [1, 1]
+
+def work(start, stop):  # a worker's error is raised again in the main process
+    if start >= 256:
+        raise ValueError("boom")
+    return list(range(start, stop))
+got = []
+try:
+    for item in prefilter._in_workers(work, 1000, 2):
+        got.append(item)
+except ValueError as exc:
+    assert str(exc) == "boom" and got == list(range(256))
+else:
+    raise AssertionError("the worker's error was lost")
+print(json.dumps(serial))
+"""
+
+
+def test_parallel_scan_matches_the_serial_scan(tmp_path):
+    """Worker processes (forked; in a fresh interpreter, as the CLI runs: this one may have
+    imported JAX) find the same files as one process: re-export chains, generated files,
+    notebooks, unreadable paths; a worker's error reaches the main process."""
+    write(tmp_path, "mypkg/__init__.py", "from .taps import id_tap\n")
+    write(tmp_path, "mypkg/taps.py", "from jax.experimental.host_callback import id_tap\n")
+    write(tmp_path, "mypkg/util.py", "from mypkg import id_tap\n\ndef f(x):\n    return id_tap(print, x)\n")
+    write(tmp_path, "gen.py", "# @" + "generated\n" + LEGACY)
+    write(tmp_path, "nb/ok.ipynb", json.dumps({"cells": []}))
+    write(tmp_path, "nb/bad.ipynb", "{not json")
+    (tmp_path / "dir.py").mkdir()  # a path that cannot be read: a candidate, reported later
+    for k in range(300):  # enough files that every worker gets several slices
+        write(tmp_path, f"plain/p{k}.py", "import os\nx = 1\n" * (k % 7 + 1))
+    write(tmp_path, "z_legacy.py")
+    paths = sorted(str(p) for p in tmp_path.rglob("*") if p.suffix in (".py", ".ipynb"))
+    flags = [p.endswith(".ipynb") for p in paths]
+    proc = subprocess.run([sys.executable, "-c", _PARALLEL_CHECK, json.dumps([paths, flags])],
+                          capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    assert proc.returncode == 0, proc.stderr
+    candidates = {Path(paths[i]).relative_to(tmp_path).as_posix() for i in json.loads(proc.stdout)[0]}
+    assert candidates == {"mypkg/__init__.py", "mypkg/taps.py", "mypkg/util.py", "nb/bad.ipynb", "dir.py",
+                          "z_legacy.py"}
+
+
+def test_gitignore_applies_when_walking_a_subfolder(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    write(tmp_path, ".gitignore", "src/deep/*_out.py\n/src/top.py\nmore/\n")
+    write(tmp_path, "src/deep/.gitignore", "local.py\n")
+    for rel in ("src/top.py", "src/deep/a_out.py", "src/deep/keep.py", "src/deep/local.py", "src/deep/more/local.py"):
+        write(tmp_path, rel)
+    assert would(run(["--check", "src/deep/"], tmp_path)) == {"src/deep/keep.py"}
+    assert would(run(["--check", "./src"], tmp_path)) == {"src/deep/keep.py"}
+    res = run(["--check", "--force-exclude", "src/deep/more/local.py", "src/deep/keep.py"], tmp_path)
+    assert would(res) == {"src/deep/keep.py"}
