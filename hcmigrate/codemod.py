@@ -13,18 +13,17 @@ Flow for one module:
    minus the uses the rewrite replaced) and the imports the new code needs are added once
    at the top (hcmigrate.add_imports).
 
-Usable through libcst's runner: `python -m libcst.tool codemod codemod.MigrateHostCallbackCommand PATH`.
+Usable through libcst's runner: `python -m libcst.tool codemod codemod.MigrateHostCallbackCommand PATH`
+(hcmigrate.libcst_command, imported only when asked for: libcst.codemod costs ~170 ms to import).
 """
 
 from __future__ import annotations
 
-import argparse
 import ast
 import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.codemod import CodemodCommand, CodemodContext
 
 from hcmigrate.add_imports import add_imports
 from hcmigrate.api import MigrationError, MigrationResult, Options
@@ -72,17 +71,14 @@ class _Plan:
     defs: dict = None  # id(FunctionDef) -> FunctionDef
 
 
-class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst.CSTTransformer):
-    DESCRIPTION = "Rewrite jax.experimental.host_callback uses onto modern JAX callbacks."
+class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
     # No libcst metadata: parents and positions come from hcmigrate.survey (one code
     # generation pass) and names are resolved by hcmigrate.scopes on Python's ast; libcst's
     # ScopeProvider, PositionProvider and ParentNodeProvider cost ~15x a parse per file.
-    METADATA_DEPENDENCIES = ()
     REMOVE_STATEMENT = _REMOVE_STATEMENT
 
     def __init__(
         self,
-        context: CodemodContext,
         options: Options | None = None,
         strategy: str | None = None,
         survey: Survey | None = None,  # already taken over the very module to transform
@@ -90,7 +86,6 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
     ) -> None:
         # A plain CSTTransformer (not libcst's matcher-decoratable one): the matcher machinery
         # costs a dispatch per node and field that this codemod never uses.
-        CodemodCommand.__init__(self, context)
         cst.CSTTransformer.__init__(self)
         options = options or Options()
         if strategy is not None:
@@ -119,12 +114,8 @@ class MigrateHostCallbackCommand(KeepCommentsOfRemovedLines, CodemodCommand, cst
         self._rebuilt: dict[int, cst.CSTNode] = {}  # id(node of the rewritten tree) -> original node
         self._hot: set[int] = set()
 
-    @staticmethod
-    def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        arg_parser.add_argument("--strategy", choices=("native", "compat"), default="native")
-
     # ------------------------------------------------------------------ module level
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+    def migrate_module(self, tree: cst.Module) -> cst.Module:
         survey = self._given_survey
         if survey is None:
             survey = Survey(tree, self._reexports)
@@ -644,7 +635,15 @@ def _is_binding_or_label(name: cst.Name, parent: cst.CSTNode | None) -> bool:
     return False
 
 
-Context = MigrateHostCallbackCommand  # what rules receive
+Context = HostCallbackMigration  # what rules receive
+
+
+def __getattr__(name: str):
+    if name == "MigrateHostCallbackCommand":  # libcst's runner entry point, built on first use
+        from hcmigrate.libcst_command import MigrateHostCallbackCommand
+
+        return MigrateHostCallbackCommand
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def migrate(text: str, options: Options, *, filename: str = "<string>") -> MigrationResult:
@@ -670,9 +669,9 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
     except (SyntaxError, ValueError) as error:  # libcst accepts a few things CPython does not
         raise MigrationError(f"syntax error: {getattr(error, 'msg', error)}", getattr(error, "lineno", 1) or 1,
                              getattr(error, "offset", 1) or 1) from None
-    command = MigrateHostCallbackCommand(CodemodContext(filename=filename), options, survey=survey, scopes=scopes)
+    command = HostCallbackMigration(options, survey=survey, scopes=scopes)
     try:
-        new_module = command.transform_module_impl(module)
+        new_module = command.migrate_module(module)
     except (RecursionError, MemoryError):
         raise
     except Exception as error:  # a bug of ours must never cost the user their file
