@@ -1,17 +1,20 @@
-"""The codemod: a libcst command that rewrites host_callback uses with the rules in `rules/`.
+"""The codemod: a libcst transformer that rewrites host_callback uses with the rules in `rules/`.
 
 Flow for one module:
-0. survey (hcmigrate.survey, one cheap pass): parents, names, calls, and the local names an
-   import of the legacy module bound — modules where no rule can apply stop here;
-1. plan (read-only, with libcst's scope analysis): find every legacy call, decide how each
-   host function is adapted, which module-local `def`s lose their transforms/device
-   parameters, and whether ordered io_callbacks appear (id_print then joins their chain);
-2. rewrite (this transformer): each legacy call goes to its rule; other legacy references
-   go to `rules.references`; rules report through `report()`, the single gate that applies
-   --select/--ignore and `# noqa` / `# hcmigrate: ignore` suppressions;
-3. imports: legacy imports with no use left are removed (the first scope analysis tells,
-   minus the uses the rewrite replaced) and the imports the new code needs are added once
-   at the top (hcmigrate.add_imports).
+0. survey (hcmigrate.survey, one code-generation pass): parents, positions, names, calls,
+   and the local names an import of the legacy module bound — modules where no rule can
+   apply stop here;
+1. scopes (hcmigrate.scopes, on Python's ast): what every name refers to, and its uses;
+2. plan (read-only): find every legacy call, decide how each host function is adapted, which
+   module-local `def`s lose their transforms/device parameters, and whether ordered
+   io_callbacks appear (id_print then joins their chain);
+3. rewrite (this transformer, walking only down to the nodes a rule may change): each legacy
+   call goes to its rule; other legacy references go to `rules.references`; rules report
+   through `report()`, the single gate that applies --select/--ignore and `# noqa` /
+   `# hcmigrate: ignore` suppressions;
+4. imports: legacy imports with no use left are removed (the uses the scope analysis found,
+   minus those the rewrite replaced) and the imports the new code needs are added once at the
+   top (hcmigrate.add_imports).
 
 Usable through libcst's runner: `python -m libcst.tool codemod codemod.MigrateHostCallbackCommand PATH`
 (hcmigrate.libcst_command, imported only when asked for: libcst.codemod costs ~170 ms to import).

@@ -68,10 +68,7 @@ def verify(
                 raise CannotRun(f"{original}: no such file or folder")
             # What runs on each side.
             if candidate is None:
-                cand_root, notes = migrate_copy(original.resolve(), workdir)
-                out.notes += notes
-                if not notes:
-                    out.notes.append("the codemod changed nothing")
+                cand_root = _migrated_copy(original, workdir, out)
             else:
                 cand_root = Path(candidate)
                 if not cand_root.exists():
@@ -103,13 +100,8 @@ def verify(
                                      compat_dir=project_compat_dir() if install_compat else None, description=description))
             results = run_sides(sides, script_args=list(script_args or []), entries=list(entries or []), timeout=timeout,
                                 workdir=workdir, platform=platform)
-            by_label: dict[str, RunResult] = {r.side.label: r for r in results}
-            cand = by_label["candidate"]
-            out.candidate_stderr = cand.stderr
+            cand, ref = _sides_of(results, out)
             if reference_trace is None:
-                ref = by_label["reference"]
-                if ref.trace is None:
-                    raise CannotRun(ref.why_no_trace())
                 ref_trace = ref.trace
                 if ref_trace.get("exit_status") != 0:
                     tail = "\n".join(ref.stderr.strip().splitlines()[-12:])
@@ -154,10 +146,7 @@ def verify_pytest(
             if not (original / test_path).exists():
                 raise CannotRun(f"--pytest {tests}: no {test_path} in {original}")
             if candidate is None:
-                cand_root, notes = migrate_copy(original.resolve(), workdir)
-                out.notes += notes
-                if not notes:
-                    out.notes.append("the codemod changed nothing")
+                cand_root = _migrated_copy(original, workdir, out)
                 out.candidate = f"{original} migrated by the codemod ({cand_root})"
             else:
                 cand_root = Path(candidate)
@@ -194,13 +183,8 @@ def verify_pytest(
                                      compat_dir=project_compat_dir() if install_compat else None, description=description,
                                      pytest=True, append_paths=ref_append, cwd=str(original.resolve())))
             results = run_sides(sides, script_args=args, entries=[], timeout=timeout, workdir=workdir, platform=platform)
-            by_label: dict[str, RunResult] = {r.side.label: r for r in results}
-            cand = by_label["candidate"]
-            out.candidate_stderr = cand.stderr
+            cand, ref = _sides_of(results, out)
             if reference_trace is None:
-                ref = by_label["reference"]
-                if ref.trace is None:
-                    raise CannotRun(ref.why_no_trace())
                 ref_trace = ref.trace
                 if ref_trace.get("exit_status") not in (0, 1) or ref_trace.get("collect_errors"):
                     tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
@@ -350,3 +334,22 @@ def json_report(out: Outcome, *, include_traces: bool = True) -> dict:
     if include_traces:
         data["traces"] = {"reference": clean(out.reference_trace), "candidate": clean(out.candidate_trace)}
     return data
+
+
+def _sides_of(results: list[RunResult], out: Outcome) -> tuple[RunResult, RunResult | None]:
+    """The candidate's and (when it ran) the reference's run; a reference run that left no
+    trace cannot be compared."""
+    by_label: dict[str, RunResult] = {r.side.label: r for r in results}
+    cand = by_label["candidate"]
+    out.candidate_stderr = cand.stderr
+    ref = by_label.get("reference")
+    if ref is not None and ref.trace is None:
+        raise CannotRun(ref.why_no_trace())
+    return cand, ref
+
+
+def _migrated_copy(original: Path, workdir: Path, out: Outcome) -> Path:
+    """Migrate a copy of `original` in `workdir` with the codemod; what it did goes to the notes."""
+    cand_root, notes = migrate_copy(original.resolve(), workdir)
+    out.notes += notes or ["the codemod changed nothing"]
+    return cand_root
