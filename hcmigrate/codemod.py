@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -71,7 +71,7 @@ class _Plan:
     adaptations: dict  # id(original Call) -> Adaptation
     def_drops: dict  # id(FunctionDef) -> tuple of parameter names to drop
     io_family: bool
-    defs: dict = None  # id(FunctionDef) -> FunctionDef
+    defs: dict = field(default_factory=dict)  # id(FunctionDef) -> FunctionDef
 
 
 class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
@@ -144,24 +144,21 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         calls of `...update` / `...pure_callback`, the defs whose signatures change.
         Everything else is left as it is, unvisited (walking a whole module costs as much as
         parsing it)."""
-        parents = self._survey.parents
-        hot: set[int] = set()
-
-        def mark(node: cst.CSTNode | None) -> None:
-            while node is not None and id(node) not in hot:
-                hot.add(id(node))
-                node = parents.get(id(node))
-
         roots = self._survey.legacy_roots
-        for name in self._survey.name_nodes:
-            if name.value in roots:
-                mark(name)
-        for call in self._survey.calls:
-            if (dotted_name(call.func) or "").endswith(("update", "pure_callback")):
-                mark(call)
-        for key in self._plan.def_drops:
-            mark(self._plan.defs[key])
-        return hot
+        return self._with_ancestors([
+            *(name for name in self._survey.name_nodes if name.value in roots),
+            *(call for call in self._survey.calls if (dotted_name(call.func) or "").endswith(("update", "pure_callback"))),
+            *(self._plan.defs[key] for key in self._plan.def_drops),
+        ])
+
+    def _with_ancestors(self, nodes) -> set[int]:
+        """Ids of `nodes` (original ones) and of every node above them, up to the module."""
+        found: set[int] = set()
+        for node in nodes:
+            while node is not None and id(node) not in found:
+                found.add(id(node))
+                node = self._parent(node)
+        return found
 
     def _cleanup(self) -> RemoveUnusedLegacyImports:
         cleanup = RemoveUnusedLegacyImports(
@@ -175,11 +172,7 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         )
         # Over the rewritten module, only down to import and try statements: through original
         # nodes on the way to one, or nodes the rewrite rebuilt from such a node.
-        imports: set[int] = set()
-        for node in self._survey.import_nodes:
-            while node is not None and id(node) not in imports:
-                imports.add(id(node))
-                node = self._parent(node)
+        imports = self._with_ancestors(self._survey.import_nodes)
         is_original, rebuilt = self._survey.is_original, self._rebuilt
 
         def descend(node: cst.CSTNode) -> bool:
@@ -585,10 +578,16 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         return self._with_todos(original_node, updated_node)
 
     def on_leave(self, original_node, updated_node):
-        result = super().on_leave(original_node, updated_node)  # comments of removed lines kept
+        result = self._leave_statement(original_node, super().on_leave(original_node, updated_node))
+        # What the rewrite rebuilt is noted: the clean-up finds the imports through it.
+        for node in result.nodes if isinstance(result, cst.FlattenSentinel) else (result,):
+            if node is not original_node and isinstance(node, cst.CSTNode):
+                self._rebuilt[id(node)] = original_node
+        return result
+
+    def _leave_statement(self, original_node, result):
+        """Queued TODO comments and lines before/after a statement, or its replacement."""
         if id(original_node) not in self._hot:  # not walked: nothing queued for it
-            if result is not original_node:  # (it took the comments of a removed line)
-                self._rebuilt[id(result)] = original_node
             return result
         if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
             result = self._with_todos(original_node, result)
@@ -604,11 +603,7 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
                 lines = [first, *(cst.SimpleStatementLine(body=[s]) for s in before[1:]), result.with_changes(leading_lines=[])]
             else:
                 lines = [result]
-            for line in lines:
-                self._rebuilt[id(line)] = original_node
             return cst.FlattenSentinel([*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)])
-        if result is not original_node and isinstance(result, cst.CSTNode):
-            self._rebuilt[id(result)] = original_node  # the clean-up finds imports through it
         return result
 
     def _with_todos(self, original, updated):

@@ -1,4 +1,4 @@
-"""Which expressions refer to the legacy module, resolved with libcst scope metadata.
+"""Which expressions refer to the legacy module, from the qualified names hcmigrate.scopes gives.
 
 Text never decides: `hcb.id_tap` is legacy only when the scope analysis (hcmigrate.scopes)
 says the name `hcb` was bound by an import of `jax.experimental.host_callback` (any import

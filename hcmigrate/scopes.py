@@ -55,7 +55,7 @@ class _Builtin:
     kind = BUILTIN
     scope = None
     offset = -1
-    accesses: list[int] = []
+    accesses: tuple[int, ...] = ()  # uses of builtins are not recorded
     is_def = False
 
     def __init__(self, key: str):
@@ -132,7 +132,6 @@ class ScopeAnalysis:
         self.module = Scope("module", None, "")
         self.scope_at: dict[int, Scope] = {}  # offset of a name (use or binding) -> its scope
         self.imports: dict[int, list[Binding]] = {}  # import statement offset -> its bindings
-        self.defs: dict[int, Binding] = {}  # def/class name offset -> binding
         self._referents: dict[int, tuple[str, list]] = {}  # use offset -> (name it uses, bindings)
         self._accesses: list[_Access] = []
         self._walk_body((tree or ast.parse(text)).body, self.module)
@@ -205,7 +204,7 @@ class ScopeAnalysis:
             self._walk_all(node.bases, scope)
             self._walk_all((k.value for k in node.keywords), scope)
             name_at = self._name_offset(node)
-            self.defs[name_at] = self._bind(scope, node.name, name_at, is_def=True)
+            self._bind(scope, node.name, name_at, is_def=True)
             inner = Scope("class", scope, f"{scope.prefix}.{node.name}" if scope.prefix else node.name)
             self._walk_body(node.body, inner)
             return
@@ -223,9 +222,7 @@ class ScopeAnalysis:
             target = scope
             while target.kind == "comprehension":
                 target = target.parent
-            offset = self.offset(node.target)
-            self.scope_at[offset] = target
-            self._bind(target, node.target.id, offset)
+            self._bind(target, node.target.id, self.offset(node.target))
             self._walk(node.value, scope)
             return
         if kind is ast.ExceptHandler:
@@ -250,7 +247,7 @@ class ScopeAnalysis:
             self._walk_all((a.annotation for a in every if a is not None), scope)
             self._walk_all([node.returns], scope)
             name_at = self._name_offset(node)
-            self.defs[name_at] = self._bind(scope, node.name, name_at, is_def=True)
+            self._bind(scope, node.name, name_at, is_def=True)
             qual = f"{scope.prefix}.{node.name}" if scope.prefix else node.name
             inner = Scope("function", scope, f"{qual}.<locals>")
         for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
@@ -293,21 +290,23 @@ class ScopeAnalysis:
             found.append(self._bind(scope, key, self.offset(alias), kind=IMPORT, real=real, statement=statement))
 
     # ---------------------------------------------------------------- uses
-    @staticmethod
-    def _contains(scope: Scope, key: str) -> bool:
-        return bool(scope.resolve(key))
-
     def _resolve_accesses(self) -> None:
         for access in self._accesses:
             scope = access.scope
-            key = next((n for n in access.names if self._contains(scope, n)), access.names[-1])
-            candidates = scope.resolve(key)
+            # The use is of the longest dotted prefix bound in its scope (`a.b.c` after `import a.b.c`).
+            key, candidates = access.names[-1], []
+            for name in access.names:
+                found = scope.resolve(name)
+                if found:
+                    key, candidates = name, found
+                    break
             # A use does not see a binding made later in its own scope (unless nothing earlier).
             earlier = [b for b in candidates if b.scope is not scope or b.offset < access.offset]
             if not earlier and candidates and scope.parent is not None:
                 earlier = (scope._visible_parent() or scope.parent).resolve(key)
             for binding in earlier:
-                binding.accesses.append(access.offset)
+                if binding.kind != BUILTIN:
+                    binding.accesses.append(access.offset)
             self._referents[access.offset] = (key, earlier)
         self._accesses = []
 

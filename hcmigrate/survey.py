@@ -18,7 +18,6 @@ from libcst._nodes.internal import CodegenState
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.resolve import dotted_name, import_guard_fallbacks
 
-_PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)
 _BLANK = " \t\r\n\f\\"
 _NO_MODULE = cst.Module(body=[])
 
