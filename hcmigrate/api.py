@@ -30,6 +30,9 @@ class MigrationResult:
     original: str
     code: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # True when the codemod's self-check has already parsed `code` with CPython: the runner
+    # parses any other result before writing it (a result built elsewhere is not trusted).
+    parse_checked: bool = False
 
     @property
     def changed(self) -> bool:

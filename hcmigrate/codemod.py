@@ -676,15 +676,26 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
         raise MigrationError(
             f"internal error ({type(error).__name__}: {error}); file left unchanged — please report it"
         ) from error
-    code = new_module.code
+    code, printed_anew = survey.print_module(new_module)
     diagnostics = sorted(command.diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != text:
         try:
-            compile(code, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except SyntaxError as error:  # never hand back code that does not compile
+            compile(printed_anew, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except SyntaxError:  # never hand back code that does not compile
+            error = _syntax_error_of(code, filename)
             raise MigrationError(
                 f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
                 error.lineno or 1,
                 error.offset or 1,
             ) from None
-    return MigrationResult(text, code, diagnostics)
+    return MigrationResult(text, code, diagnostics, parse_checked=True)
+
+
+def _syntax_error_of(code: str, filename: str) -> SyntaxError:
+    """The error compiling the whole of `code` reports (its line is the module's, not that of
+    the part the self-check parsed)."""
+    try:
+        compile(code, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        return error
+    return SyntaxError("invalid syntax")

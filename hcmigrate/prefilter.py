@@ -85,6 +85,33 @@ def direct_candidate(data: bytes) -> bool:
     return b"_callback" in data and (NEEDLE in data or all(n in data for n in MODERN))
 
 
+# What `_tree_uses_api` looks for, as text: `host_callback` after a dot (an attribute, a dotted
+# module name; blanks, line continuations and comments may stand between them) or as a word
+# of an import statement; `vectorized=` as a keyword argument.
+_DOTTED_NEEDLE = re.compile(rb"\.(?:\s|\\|#[^\n]*)*host_callback\b")
+_VECTORIZED_KEYWORD = re.compile(rb"\bvectorized(?:\s|\\)*=(?!=)")
+
+
+def _may_use_api(data: bytes) -> bool:
+    """A cheap test that every file `_tree_uses_api` accepts passes: False for files that
+    mention the needles only in other names (`host_callbacks`, a parameter `host_callback`),
+    which are common in big libraries (jax itself) and costly to parse."""
+    if NEEDLE in data and (_DOTTED_NEEDLE.search(data) or b"host_callback" in _import_words_superset(data)):
+        return True
+    return _VECTORIZED_KEYWORD.search(data) is not None
+
+
+def _is_plain_text(data: bytes) -> bool:
+    """UTF-8 without NUL bytes: a file the per-file step would not reject for its bytes."""
+    if b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _parse(data: bytes) -> ast.Module | None:
     """The file's AST, or None when it is not UTF-8 or does not parse."""
     try:
@@ -263,6 +290,8 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
             return _CANDIDATE, {}
         return _PASS, {}
     if not direct_candidate(data):
+        return _PASS, {}
+    if not _may_use_api(data) and _is_plain_text(data):  # (other files go on: their error is reported)
         return _PASS, {}
     tree = _parse(data)
     if tree is not None and not _tree_uses_api(tree):

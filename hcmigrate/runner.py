@@ -180,7 +180,7 @@ def migrate_text(text: str, options: Options, display: str, notebook: bool) -> t
         raise fileio.FileError(f"{message}{py2_hint(text)}", line, col) from None
     except RecursionError:
         raise fileio.FileError("cannot parse: nesting too deep") from None
-    if result.changed:
+    if result.changed and not result.parse_checked:
         problem = _parses(result.code)
         if problem is not None and _parses(text) is None:
             raise fileio.FileError(f"the rewrite would not parse ({problem}); file left unchanged (please report)")

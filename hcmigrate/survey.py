@@ -19,11 +19,11 @@ from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.resolve import dotted_name, import_guard_fallbacks
 
 _BLANK = " \t\r\n\f\\"
-_NO_MODULE = cst.Module(body=[])
 
 
 class _Recorder(CodegenState):
-    """Code generation that records each node's parent and first token.
+    """Code generation that records each node's parent, first token and end (one past its
+    last token).
 
     The hooks run once per node, so they are closures over local containers (no attribute
     look-ups): this pass then costs about 1.4x printing the module."""
@@ -33,6 +33,7 @@ class _Recorder(CodegenState):
         stack: list[cst.CSTNode | None] = [None]
         parents: dict[int, cst.CSTNode | None] = {}
         starts: dict[int, int] = {}
+        ends: dict[int, int] = {}
         names: list[cst.Name] = []  # outside import statements
         import_names: list[cst.Name] = []
         calls: list[cst.Call] = []
@@ -58,12 +59,13 @@ class _Recorder(CodegenState):
                 imports.append(node)
 
         def after_codegen(node: cst.CSTNode) -> None:
+            ends[id(node)] = len(tokens)
             if type(stack.pop()) in (Import, ImportFrom):
                 in_import[0] -= 1
 
         self.before_codegen = before_codegen
         self.after_codegen = after_codegen
-        self.parents, self.starts, self.names, self.import_names = parents, starts, names, import_names
+        self.parents, self.starts, self.ends, self.names, self.import_names = parents, starts, ends, names, import_names
         self.calls, self.imports = calls, imports
 
 
@@ -71,11 +73,13 @@ class Survey:
     def __init__(self, module: cst.Module, reexports: dict[str, str]):
         recorder = _Recorder(module)
         module._codegen(recorder)
+        self.module = module
         self._tokens = recorder.tokens
         self.text = "".join(recorder.tokens)
         self._offsets: list[int] | None = None
         self._names_by_offset: dict[int, cst.Name] | None = None
         self._starts = recorder.starts
+        self._ends = recorder.ends
         self.parents = recorder.parents
         self.names: set[str] = {name.value for name in recorder.names} | {name.value for name in recorder.import_names}
         self.name_nodes = recorder.names  # (names in import statements are never rewritten)
@@ -116,6 +120,42 @@ class Survey:
             self._offsets = list(accumulate(map(len, self._tokens), initial=0))
         return self._offsets
 
+    def print_module(self, module: cst.Module) -> tuple[str, str]:
+        """(`module.code`, the part of it printed anew) for a rewrite of the surveyed module.
+
+        Top-level statements the rewrite left as they were (the same objects) are copied from
+        the source instead of printed again: in a long module that few rules touch, printing
+        costs as much as a quarter of the parse. What is printed anew is the only part a
+        self-check of the output needs to parse: each top-level statement starts at column 0
+        with nothing open, so copied statements cannot change how the others parse. Modules
+        whose grammar a `__future__` import may change, or with no final line break, are
+        printed (and checked) whole."""
+        if not module.has_trailing_newline or "__future__" in self.text:
+            code = module.code
+            return code, code
+        state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
+        out = state.tokens
+        fresh: list[str] = []
+        for node in module.header:
+            node._codegen(state)
+        for statement in module.body:
+            if self.parents.get(id(statement), False) is self.module:
+                out.append(self.code_of(statement))
+            else:
+                start = len(out)
+                statement._codegen(state)
+                fresh.append("".join(out[start:]))
+        for node in module.footer:
+            node._codegen(state)
+        if not out:
+            out.append(module.default_newline)
+        return "".join(out), "".join(fresh)
+
+    def code_of(self, node: cst.CSTNode) -> str:
+        """The source text of an original node (as libcst prints it: with its parentheses)."""
+        offsets = self._token_offsets()
+        return self.text[offsets[self._starts[id(node)]]:offsets[self._ends[id(node)]]]
+
     def position(self, node: cst.CSTNode) -> tuple[int, int, int] | None:
         """(start line, start column from 1, end line) of an original node, else None."""
         start = self.start_offset(node)
@@ -124,10 +164,10 @@ class Survey:
         text = self.text
         line = text.count("\n", 0, start) + 1
         col = start - (text.rfind("\n", 0, start) + 1) + 1
-        raw_start = self._offsets[self._starts[id(node)]]  # (parentheses and leading lines included)
-        code = _NO_MODULE.code_for_node(node).rstrip(_BLANK)  # indented differently, same line breaks
-        end_line = max(line, text.count("\n", 0, raw_start) + 1 + code.count("\n"))
-        return line, col, end_line
+        end = self._offsets[self._ends[id(node)]]
+        while end > start and text[end - 1] in _BLANK:  # (a statement's own line break, trailing blanks)
+            end -= 1
+        return line, col, line + text.count("\n", start, end)
 
     def name_at(self, offset: int) -> cst.Name | None:
         """The original Name node starting at `offset`."""
@@ -171,7 +211,7 @@ class Survey:
             tail = dotted_name(call.func) or ""
             if tail.endswith("pure_callback") and any(a.keyword is not None and a.keyword.value == "vectorized" for a in call.args):
                 return True
-            if tail.endswith("update") and call.args and "host_callback" in cst.Module(body=[]).code_for_node(call.args[0].value):
+            if tail.endswith("update") and call.args and "host_callback" in self.code_of(call.args[0].value):
                 return True
         return False
 

@@ -68,3 +68,40 @@ def test_unused_pure_looking_call_becomes_io_callback():
     text = "import numpy as np\nfrom jax.experimental import host_callback as hcb\n\ndef f(x):\n    hcb.call(np.sin, x, result_shape=x)\n    return x\n"
     code = migrate_source(text).code
     assert "io_callback(np.sin" in code and "pure_callback" not in code
+
+
+def test_copied_statements_print_as_libcst_prints_them():
+    # The output copies the top-level statements no rule touched from the source and prints
+    # only the others: the result must be what printing the whole rewritten module gives.
+    import libcst as cst
+
+    from hcmigrate.codemod import HostCallbackMigration
+    from hcmigrate.scopes import ScopeAnalysis
+    from hcmigrate.survey import Survey
+
+    text = "import numpy as np  # kept\n\n\nclass A:\n  def g(self):\n    return 1\n\n" + TAP + "\n# footer comment\n"
+    module = cst.parse_module(text)
+    survey = Survey(module, {})
+    rewritten = HostCallbackMigration(Options(), survey=survey, scopes=ScopeAnalysis(text)).migrate_module(module)
+    code, printed_anew = survey.print_module(rewritten)
+    assert code == rewritten.code != text
+    assert "class A" not in printed_anew and "io_callback" in printed_anew
+
+
+def test_rewrite_that_would_not_compile_is_refused_with_the_module_line(monkeypatch):
+    # The self-check parses only the statements printed anew; its error names the line of the
+    # whole module.
+    from hcmigrate.survey import Survey
+
+    good = migrate_source(TAP).code
+    real = Survey.print_module
+
+    def broken(self, module):
+        code, printed_anew = real(self, module)
+        return code + "def broken(:\n", printed_anew + "def broken(:\n"
+
+    monkeypatch.setattr(Survey, "print_module", broken)
+    with pytest.raises(MigrationError) as info:
+        migrate_source(TAP)
+    assert "would not compile" in info.value.message
+    assert info.value.line == len(good.splitlines()) + 1
