@@ -98,6 +98,7 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         self._given_scopes = scopes
         self.diagnostics: list[Diagnostic] = []
         self._lines: list[str] = []
+        self._has_suppressions = True  # (until migrate_module has looked at the text)
         self._pending_imports: list[tuple] = []
         self._needed_imports: list[tuple] = []
         self._replaced: set[int] = set()  # ids of original nodes the rewrite replaced or removed
@@ -124,6 +125,7 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
             survey = Survey(tree, self._reexports)
         self._survey = survey
         self._lines = survey.text.splitlines()
+        self._has_suppressions = bool(_SUPPRESS_ALL.search(survey.text) or _NOQA.search(survey.text))
         if not might_use_host_callback(survey.text, self.options.reexports):
             return tree
         self._scopes = self._given_scopes or ScopeAnalysis(survey.text)
@@ -454,10 +456,10 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
             self._add_diagnostic(rule, node, message, level or rule.level)
 
     def _add_diagnostic(self, rule: Rule, node: cst.CSTNode, message: str, level: Level) -> None:
-        position = self._survey.position(node)
+        position = self._survey.start(node)
         if position is None and self._current is not None:
-            position = self._survey.position(self._current)
-        line, col = position[:2] if position else (1, 1)
+            position = self._survey.start(self._current)
+        line, col = position or (1, 1)
         self.diagnostics.append(Diagnostic(rule.code, message, level, line, col))
         if level is Level.MANUAL and self.options.add_todos:
             statement = self._enclosing_statement(node)
@@ -473,6 +475,8 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         return self.options.select is None or hit(self.options.select)
 
     def _suppressed(self, node: cst.CSTNode, code: str) -> bool:
+        if not self._has_suppressions:
+            return False  # (the common case: no node's end line to work out)
         position = self._survey.position(node)
         if position is None:
             return False

@@ -10,6 +10,7 @@ expression whose kind is unknown gets a general conversion evaluated at trace ti
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable
 
 import libcst as cst
@@ -98,12 +99,17 @@ class ShapeConverter:
 
     def _general(self, node: cst.BaseExpression) -> cst.BaseExpression:
         self.general = True
-        code = cst.Module(body=[]).code_for_node(node)
-        return parse(
-            GENERAL.format(
-                tree_map=self._modern("tree_map"),
-                SDS=self._modern("ShapeDtypeStruct"),
-                canon=self._modern("canonicalize_dtype"),
-                expr=code,
-            )
-        )
+        template = _general_template(self._modern("tree_map"), self._modern("ShapeDtypeStruct"),
+                                     self._modern("canonicalize_dtype"))
+        *leading, last = template.args
+        return template.with_changes(args=[*leading, last.with_changes(value=node)])
+
+
+@lru_cache(maxsize=16)
+def _general_template(tree_map: str, sds: str, canon: str) -> cst.Call:
+    """GENERAL with these names, `{expr}` left as a placeholder name (parsed once per spelling:
+    the parser costs as much as the rest of a site's rewrite). Its nodes are shared by every
+    site that uses it, as libcst's own `with_changes` shares unchanged children."""
+    template = parse(GENERAL.format(tree_map=tree_map, SDS=sds, canon=canon, expr="_"))
+    assert isinstance(template, cst.Call)
+    return template

@@ -10,6 +10,7 @@ out from the tokens only for the nodes asked about.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from itertools import accumulate
 
 import libcst as cst
@@ -19,11 +20,11 @@ from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.resolve import dotted_name, import_guard_fallbacks
 
 _BLANK = " \t\r\n\f\\"
+_NO_MODULE = cst.Module(body=[])
 
 
 class _Recorder(CodegenState):
-    """Code generation that records each node's parent, first token and end (one past its
-    last token).
+    """Code generation that records each node's parent and first token.
 
     The hooks run once per node, so they are closures over local containers (no attribute
     look-ups): this pass then costs about 1.4x printing the module."""
@@ -33,23 +34,27 @@ class _Recorder(CodegenState):
         stack: list[cst.CSTNode | None] = [None]
         parents: dict[int, cst.CSTNode | None] = {}
         starts: dict[int, int] = {}
-        ends: dict[int, int] = {}
-        names: list[cst.Name] = []  # outside import statements
+        names: dict[int, cst.Name] = {}  # outside import statements, by first token
         import_names: list[cst.Name] = []
         calls: list[cst.Call] = []
         imports: list[cst.CSTNode] = []  # Import, ImportFrom and Try nodes
         tokens = self.tokens
         Name, Call, Import, ImportFrom, Try = cst.Name, cst.Call, cst.Import, cst.ImportFrom, cst.Try
+        import_kinds = (Import, ImportFrom)
+        push, pop = stack.append, stack.pop
         in_import = [0]
 
         def before_codegen(node: cst.CSTNode) -> None:
             key = id(node)
             parents[key] = stack[-1]
             starts[key] = len(tokens)
-            stack.append(node)
+            push(node)
             kind = type(node)
             if kind is Name:
-                (import_names if in_import[0] else names).append(node)
+                if in_import[0]:
+                    import_names.append(node)
+                else:
+                    names[len(tokens)] = node
             elif kind is Call:
                 calls.append(node)
             elif kind is Import or kind is ImportFrom:
@@ -59,13 +64,12 @@ class _Recorder(CodegenState):
                 imports.append(node)
 
         def after_codegen(node: cst.CSTNode) -> None:
-            ends[id(node)] = len(tokens)
-            if type(stack.pop()) in (Import, ImportFrom):
+            if type(pop()) in import_kinds:
                 in_import[0] -= 1
 
         self.before_codegen = before_codegen
         self.after_codegen = after_codegen
-        self.parents, self.starts, self.ends, self.names, self.import_names = parents, starts, ends, names, import_names
+        self.parents, self.starts, self.names, self.import_names = parents, starts, names, import_names
         self.calls, self.imports = calls, imports
 
 
@@ -77,12 +81,11 @@ class Survey:
         self._tokens = recorder.tokens
         self.text = "".join(recorder.tokens)
         self._offsets: list[int] | None = None
-        self._names_by_offset: dict[int, cst.Name] | None = None
         self._starts = recorder.starts
-        self._ends = recorder.ends
         self.parents = recorder.parents
-        self.names: set[str] = {name.value for name in recorder.names} | {name.value for name in recorder.import_names}
-        self.name_nodes = recorder.names  # (names in import statements are never rewritten)
+        self.names: set[str] = {name.value for name in recorder.names.values()} | {name.value for name in recorder.import_names}
+        self._name_by_token = recorder.names
+        self.name_nodes = recorder.names.values()  # (names in import statements are never rewritten)
         self.import_nodes = recorder.imports
         self.calls: list[cst.Call] = recorder.calls
         self.legacy_roots: set[str] = set()
@@ -128,9 +131,9 @@ class Survey:
         costs as much as a quarter of the parse. What is printed anew is the only part a
         self-check of the output needs to parse: each top-level statement starts at column 0
         with nothing open, so copied statements cannot change how the others parse. Modules
-        whose grammar a `__future__` import may change, or with no final line break, are
-        printed (and checked) whole."""
-        if not module.has_trailing_newline or "__future__" in self.text:
+        whose grammar a `__future__` import changes (barry_as_FLUFL), or with no final line
+        break, are printed (and checked) whole."""
+        if not module.has_trailing_newline or "barry_as_FLUFL" in self.text:
             code = module.code
             return code, code
         state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline)
@@ -138,9 +141,11 @@ class Survey:
         fresh: list[str] = []
         for node in module.header:
             node._codegen(state)
+        spans = self._top_level_spans()
         for statement in module.body:
-            if self.parents.get(id(statement), False) is self.module:
-                out.append(self.code_of(statement))
+            span = spans.get(id(statement))
+            if span is not None:
+                out.append(self.text[span[0]:span[1]])
             else:
                 start = len(out)
                 statement._codegen(state)
@@ -151,32 +156,51 @@ class Survey:
             out.append(module.default_newline)
         return "".join(out), "".join(fresh)
 
-    def code_of(self, node: cst.CSTNode) -> str:
-        """The source text of an original node (as libcst prints it: with its parentheses)."""
-        offsets = self._token_offsets()
-        return self.text[offsets[self._starts[id(node)]]:offsets[self._ends[id(node)]]]
+    def _top_level_spans(self) -> dict[int, tuple[int, int]]:
+        """(start, end) offsets in the source of each top-level statement: each ends where the
+        next one, or the module's footer, starts."""
+        offsets, starts, module = self._token_offsets(), self._starts, self.module
+        bounds = [offsets[starts[id(statement)]] for statement in module.body]
+        bounds.append(offsets[starts[id(module.footer[0])]] if module.footer else len(self.text))
+        return {id(statement): (bounds[i], bounds[i + 1]) for i, statement in enumerate(module.body)}
 
-    def position(self, node: cst.CSTNode) -> tuple[int, int, int] | None:
-        """(start line, start column from 1, end line) of an original node, else None."""
+    def start(self, node: cst.CSTNode) -> tuple[int, int] | None:
+        """(line, column from 1) where an original node starts, else None."""
         start = self.start_offset(node)
         if start is None:
             return None
         text = self.text
-        line = text.count("\n", 0, start) + 1
-        col = start - (text.rfind("\n", 0, start) + 1) + 1
-        end = self._offsets[self._ends[id(node)]]
-        while end > start and text[end - 1] in _BLANK:  # (a statement's own line break, trailing blanks)
-            end -= 1
-        return line, col, line + text.count("\n", start, end)
+        return text.count("\n", 0, start) + 1, start - (text.rfind("\n", 0, start) + 1) + 1
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int, int] | None:
+        """(start line, start column from 1, end line) of an original node, else None."""
+        start = self.start(node)
+        if start is None:
+            return None
+        line, col = start
+        raw_start = self._offsets[self._starts[id(node)]]  # (parentheses and leading lines included)
+        # End line: the node printed on its own has the same line breaks (only its indentation
+        # differs). Printed on demand: recording every node's end costs more than it saves.
+        code = _NO_MODULE.code_for_node(node).rstrip(_BLANK)
+        return line, col, max(line, self.text.count("\n", 0, raw_start) + 1 + code.count("\n"))
 
     def name_at(self, offset: int) -> cst.Name | None:
-        """The original Name node starting at `offset`."""
-        if self._names_by_offset is None:
-            offsets, starts = self._token_offsets(), self._starts
-            self._names_by_offset = {
-                (self.start_offset(name) if name.lpar else offsets[starts[id(name)]]): name for name in self.name_nodes
-            }
-        return self._names_by_offset.get(offset)
+        """The original Name node (outside imports) whose own token starts at `offset`."""
+        offsets, tokens, by_token = self._token_offsets(), self._tokens, self._name_by_token
+        first = index = bisect_left(offsets, offset)
+        while index < len(tokens) and offsets[index] == offset:  # (empty tokens share an offset)
+            name = by_token.get(index)
+            if name is not None and not name.lpar:
+                return name
+            index += 1
+        # A parenthesised name starts at its first "(": look back over parentheses and blanks.
+        while first > 0 and (tokens[first - 1] == "(" or tokens[first - 1].startswith("#")
+                             or not tokens[first - 1].strip(_BLANK)):
+            first -= 1
+            name = by_token.get(first)
+            if name is not None and name.lpar and self.start_offset(name) == offset:
+                return name
+        return None
 
     # ---------------------------------------------------------------- legacy roots
     def _import(self, node: cst.Import) -> None:
@@ -211,7 +235,7 @@ class Survey:
             tail = dotted_name(call.func) or ""
             if tail.endswith("pure_callback") and any(a.keyword is not None and a.keyword.value == "vectorized" for a in call.args):
                 return True
-            if tail.endswith("update") and call.args and "host_callback" in self.code_of(call.args[0].value):
+            if tail.endswith("update") and call.args and "host_callback" in _NO_MODULE.code_for_node(call.args[0].value):
                 return True
         return False
 
