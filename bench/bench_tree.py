@@ -33,6 +33,14 @@ REPO = Path(__file__).resolve().parent.parent
 DEPTHS = ("", "a", "a/b/c", "a/b/c/d/e/f")
 
 
+def copy_fixtures(fixtures: list[Path], folder: Path) -> int:
+    """Copy each `NAME.in.py` into `folder` as `NAME.py` (a user's module); the number copied."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for f in fixtures:
+        shutil.copyfile(f, folder / f.name.replace(".in.py", ".py"))
+    return len(fixtures)
+
+
 def build_tree(out: Path, copies: int, fixture_sets: int) -> dict:
     site = Path(sysconfig.get_paths()["purelib"])
     fixtures = sorted(REPO.glob("fixtures/**/*.in.py"))
@@ -56,10 +64,7 @@ def build_tree(out: Path, copies: int, fixture_sets: int) -> dict:
     for k in range(fixture_sets * copies):
         for depth in DEPTHS:
             d = out / f"copy{k % copies}" / "hcb_users" / f"set{k}" / depth
-            d.mkdir(parents=True, exist_ok=True)
-            for f in fixtures:
-                shutil.copyfile(f, d / f.name.replace(".in.py", ".py"))
-                n_py += 1
+            n_py += copy_fixtures(fixtures, d)
     for p in out.rglob("*.py"):
         with open(p, "rb") as fh:
             n_lines += fh.read().count(b"\n")
@@ -246,10 +251,7 @@ def main() -> None:
         if heavy.exists():
             shutil.rmtree(heavy)
         for k in range(sets):
-            d = heavy / f"set{k}"
-            d.mkdir(parents=True)
-            for f in fixtures:
-                shutil.copyfile(f, d / f.name.replace(".in.py", ".py"))
+            copy_fixtures(fixtures, heavy / f"set{k}")
         j1, _ = timed([*hcm, "--check", "-q", "-j", "1", str(heavy)], repeat=repeat)
         j2, _ = timed([*hcm, "--check", "-q", "-j", "2", str(heavy)], repeat=repeat)
         rows.append(f"| {sets * len(fixtures)} fixture files | {j1:.2f} | {j2:.2f} | {j1 / j2:.2f}x |")

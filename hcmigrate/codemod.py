@@ -125,9 +125,9 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
             survey = Survey(tree, self._reexports)
         self._survey = survey
         self._lines = survey.text.splitlines()
-        self._has_suppressions = bool(_SUPPRESS_ALL.search(survey.text) or _NOQA.search(survey.text))
         if not might_use_host_callback(survey.text, self.options.reexports):
             return tree
+        self._has_suppressions = bool(_SUPPRESS_ALL.search(survey.text) or _NOQA.search(survey.text))
         self._scopes = self._given_scopes or ScopeAnalysis(survey.text)
         self._names = survey.names
         self._fallback_locals = survey.guard_fallbacks
@@ -655,11 +655,11 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
     except cst.ParserSyntaxError as error:
         # CPython locates syntax errors more precisely than libcst's parser; prefer its words.
         try:
-            compile(text, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except SyntaxError as precise:
-            raise MigrationError(f"syntax error: {precise.msg}", precise.lineno or 1, precise.offset or 1) from None
+            precise = _syntax_error(text, filename)
         except ValueError:
-            pass
+            precise = None
+        if precise is not None:
+            raise MigrationError(f"syntax error: {precise.msg}", precise.lineno or 1, precise.offset or 1) from None
         raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
     if not might_use_host_callback(text, options.reexports):
         return MigrationResult(text, text, [])
@@ -682,24 +682,22 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
         ) from error
     code, printed_anew = survey.print_module(new_module)
     diagnostics = sorted(command.diagnostics, key=lambda d: (d.line, d.col, d.code))
-    if code != text:
-        try:
-            compile(printed_anew, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except SyntaxError:  # never hand back code that does not compile
-            error = _syntax_error_of(code, filename)
-            raise MigrationError(
-                f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
-                error.lineno or 1,
-                error.offset or 1,
-            ) from None
+    # Never hand back code that does not compile. The error's line is the module's: looked up
+    # in the whole output, not in the part the check parsed.
+    if code != text and _syntax_error(printed_anew, filename) is not None:
+        error = _syntax_error(code, filename) or SyntaxError("invalid syntax")
+        raise MigrationError(
+            f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
+            error.lineno or 1,
+            error.offset or 1,
+        ) from None
     return MigrationResult(text, code, diagnostics, parse_checked=True)
 
 
-def _syntax_error_of(code: str, filename: str) -> SyntaxError:
-    """The error compiling the whole of `code` reports (its line is the module's, not that of
-    the part the self-check parsed)."""
+def _syntax_error(code: str, filename: str) -> SyntaxError | None:
+    """What CPython's parser says of `code`, None when it parses."""
     try:
         compile(code, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:
         return error
-    return SyntaxError("invalid syntax")
+    return None

@@ -114,7 +114,7 @@ class Survey:
             return None
         offsets = self._token_offsets()
         tokens = self._tokens
-        while index < len(tokens) and (tokens[index] == "(" or tokens[index].startswith("#") or not tokens[index].strip(_BLANK)):
+        while index < len(tokens) and _before_first_real_token(tokens[index]):
             index += 1
         return offsets[index]
 
@@ -194,8 +194,7 @@ class Survey:
                 return name
             index += 1
         # A parenthesised name starts at its first "(": look back over parentheses and blanks.
-        while first > 0 and (tokens[first - 1] == "(" or tokens[first - 1].startswith("#")
-                             or not tokens[first - 1].strip(_BLANK)):
+        while first > 0 and _before_first_real_token(tokens[first - 1]):
             first -= 1
             name = by_token.get(first)
             if name is not None and name.lpar and self.start_offset(name) == offset:
@@ -241,6 +240,12 @@ class Survey:
 
     def _reexported_module(self, module: str) -> bool:
         return any(key.startswith(module + ".") for key in self._reexports)
+
+
+def _before_first_real_token(token: str) -> bool:
+    """A node's own "(", a comment or a blank: what `start_offset` skips to reach its first
+    real token."""
+    return token == "(" or token.startswith("#") or not token.strip(_BLANK)
 
 
 def root_name(node: cst.CSTNode) -> str | None:
