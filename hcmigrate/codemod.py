@@ -34,7 +34,8 @@ from hcmigrate.comments import KeepCommentsOfRemovedLines
 from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, names_used
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
-from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_PUBLIC_NAMES, MODERN
+from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_MODULE, LEGACY_PUBLIC_NAMES, MODERN
+from hcmigrate.partial_parse import identifiers, parse_needed
 from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all
 from hcmigrate.scopes import ScopeAnalysis
 from hcmigrate.survey import Survey, root_name
@@ -50,6 +51,7 @@ HINTS = ("host_callback", "vectorized")
 _SUPPRESS_ALL = re.compile(r"#\s*hcmigrate:\s*ignore\b")
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
+_STAR_IMPORT = re.compile(r"import[\s\\(]*\*")
 TODO_PREFIX = "# TODO(hcmigrate): "
 
 
@@ -109,7 +111,7 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         self._after_statement: dict[int, list[cst.BaseSmallStatement]] = {}
         self._before_statement: dict[int, list[cst.BaseSmallStatement]] = {}
         self._dropped_statements: set[int] = set()
-        self._names: set[str] = set()
+        self._names: set[str] | None = None  # (from the survey, when a fresh name is first needed)
         self._fallback_locals: set[str] = set()
         self._plan = _Plan({}, {}, False)
         self._reexports = dict(options.reexports)
@@ -129,7 +131,6 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
             return tree
         self._has_suppressions = bool(_SUPPRESS_ALL.search(survey.text) or _NOQA.search(survey.text))
         self._scopes = self._given_scopes or ScopeAnalysis(survey.text)
-        self._names = survey.names
         self._fallback_locals = survey.guard_fallbacks
         self._dunder_all = dunder_all(tree)
         if self.options.strategy == "compat":
@@ -379,6 +380,8 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
 
     def fresh_name(self, base: str) -> str:
+        if self._names is None:
+            self._names = self._survey.names
         name, i = base, 1
         while name in self._names:
             name, i = f"{base}_{i}", i + 1
@@ -650,27 +653,22 @@ def __getattr__(name: str):
 
 def migrate(text: str, options: Options, *, filename: str = "<string>") -> MigrationResult:
     """Migrate one module's source text (see hcmigrate.api.migrate_source)."""
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as error:
-        # CPython locates syntax errors more precisely than libcst's parser; prefer its words.
-        try:
-            precise = _syntax_error(text, filename)
-        except ValueError:
-            precise = None
-        if precise is not None:
-            raise MigrationError(f"syntax error: {precise.msg}", precise.lineno or 1, precise.offset or 1) from None
-        raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
-    if not might_use_host_callback(text, options.reexports):
-        return MigrationResult(text, text, [])
-    survey = Survey(module, dict(options.reexports))
+    parsed = _parse_partially(text, options, filename) if might_use_host_callback(text, options.reexports) else None
+    if parsed is None:
+        module = _parse_whole(text, filename)
+        if not might_use_host_callback(text, options.reexports):
+            return MigrationResult(text, text, [])
+        survey, scopes = Survey(module, dict(options.reexports)), None
+    else:
+        module, survey, scopes = parsed
     if not survey.worth_migrating():
         return MigrationResult(text, text, [])  # e.g. "host_callback" only in a comment or another name
-    try:
-        scopes = ScopeAnalysis(text)
-    except (SyntaxError, ValueError) as error:  # libcst accepts a few things CPython does not
-        raise MigrationError(f"syntax error: {getattr(error, 'msg', error)}", getattr(error, "lineno", 1) or 1,
-                             getattr(error, "offset", 1) or 1) from None
+    if scopes is None:
+        try:
+            scopes = ScopeAnalysis(text)
+        except (SyntaxError, ValueError) as error:  # libcst accepts a few things CPython does not
+            raise MigrationError(f"syntax error: {getattr(error, 'msg', error)}", getattr(error, "lineno", 1) or 1,
+                                 getattr(error, "offset", 1) or 1) from None
     command = HostCallbackMigration(options, survey=survey, scopes=scopes)
     try:
         new_module = command.migrate_module(module)
@@ -692,6 +690,58 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
             error.offset or 1,
         ) from None
     return MigrationResult(text, code, diagnostics, parse_checked=True)
+
+
+def _parse_whole(text: str, filename: str) -> cst.Module:
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as error:
+        # CPython locates syntax errors more precisely than libcst's parser; prefer its words.
+        try:
+            precise = _syntax_error(text, filename)
+        except ValueError:
+            precise = None
+        if precise is not None:
+            raise MigrationError(f"syntax error: {precise.msg}", precise.lineno or 1, precise.offset or 1) from None
+        raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
+
+
+def _parse_partially(text: str, options: Options, filename: str) -> tuple[cst.Module, Survey, ScopeAnalysis] | None:
+    """Module, survey and scopes with libcst parsing only the top-level statements the codemod
+    needs (hcmigrate.partial_parse), or the whole module when that does not apply; None when
+    CPython rejects the text (the whole-module path then reports the error as it always has)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    scopes = ScopeAnalysis(text, tree)
+    reexports = dict(options.reexports)
+    seeds = _legacy_words(text, scopes, reexports)
+    partial = parse_needed(text, tree, seeds)
+    if partial is not None:
+        survey = Survey(partial.module, reexports, unparsed_names=lambda: identifiers(partial.verbatim))
+        # What the regions were picked by must hold: the module prints back to the very text,
+        # and every name the survey found the legacy API bound to was looked for.
+        if survey.text == text and survey.legacy_roots <= seeds:
+            return partial.module, survey, scopes
+    module = _parse_whole(text, filename)
+    return module, Survey(module, reexports), scopes
+
+
+def _legacy_words(text: str, scopes: ScopeAnalysis, reexports: dict[str, str]) -> set[str]:
+    """The words a statement the codemod may rewrite contains: the module name, `vectorized`,
+    and every name an import of the legacy module, or of a module that re-exports it, binds."""
+    words = {"host_callback", "vectorized"}
+    for bindings in scopes.imports.values():
+        for binding in bindings:
+            real = binding.real or ""
+            if "host_callback" in real or (reexports and (real in reexports or any(k.startswith(real + ".") for k in reexports))):
+                words.add(binding.key.split(".", 1)[0])
+    if LEGACY_MODULE in text:
+        words.add(LEGACY_MODULE.split(".", 1)[0])  # `jax.experimental.host_callback.id_tap(...)`
+    if _STAR_IMPORT.search(text):
+        words |= LEGACY_PUBLIC_NAMES  # `from jax.experimental.host_callback import *`
+    return words
 
 
 def _syntax_error(code: str, filename: str) -> SyntaxError | None:

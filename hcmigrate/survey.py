@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import accumulate
+from typing import Callable
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -74,7 +75,9 @@ class _Recorder(CodegenState):
 
 
 class Survey:
-    def __init__(self, module: cst.Module, reexports: dict[str, str]):
+    def __init__(self, module: cst.Module, reexports: dict[str, str], unparsed_names: Callable[[], set[str]] | None = None):
+        """`unparsed_names`: for a module with statements left unparsed
+        (hcmigrate.partial_parse), what gives the names they hold (asked for only if needed)."""
         recorder = _Recorder(module)
         module._codegen(recorder)
         self.module = module
@@ -83,7 +86,9 @@ class Survey:
         self._offsets: list[int] | None = None
         self._starts = recorder.starts
         self.parents = recorder.parents
-        self.names: set[str] = {name.value for name in recorder.names.values()} | {name.value for name in recorder.import_names}
+        self._names: set[str] | None = None
+        self._unparsed_names = unparsed_names
+        self._import_names = recorder.import_names
         self._name_by_token = recorder.names
         self.name_nodes = recorder.names.values()  # (names in import statements are never rewritten)
         self.import_nodes = recorder.imports
@@ -101,6 +106,15 @@ class Survey:
                 self._import_from(node)
             else:
                 self.guard_fallbacks |= import_guard_fallbacks(node)
+
+    @property
+    def names(self) -> set[str]:
+        """Every name in the module (what a fresh name must avoid); worked out when first asked."""
+        if self._names is None:
+            self._names = {name.value for name in self._name_by_token.values()} | {name.value for name in self._import_names}
+            if self._unparsed_names is not None:
+                self._names |= self._unparsed_names()
+        return self._names
 
     # ---------------------------------------------------------------- positions
     def is_original(self, node: cst.CSTNode) -> bool:
