@@ -17,6 +17,7 @@ import click
 from hcmigrate import __version__
 from hcmigrate import files as fileio
 from hcmigrate.api import Options
+from hcmigrate.cache import cache_directory
 from hcmigrate.config import STRATEGIES, ConfigError, load_config, parse_version, pinned_jax, shown
 from hcmigrate.report import (
     FORMATS,
@@ -168,13 +169,16 @@ def _err(msg: str) -> None:
 @click.option("--stdin-filename", metavar="PATH", default=None, help="The name of the file read from `-` (for messages and config).")
 @click.option("--config", "config_path", metavar="PYPROJECT", default=None, type=click.Path(dir_okay=False),
               help="Read [tool.hcmigrate] from this file instead of the nearest pyproject.toml.")
+@click.option("--no-cache", is_flag=True, help="Migrate every candidate file again instead of reusing cached results.")
+@click.option("--cache-dir", metavar="DIR", default=None, type=click.Path(file_okay=False),
+              help="Where results are cached (default: .hcmigrate_cache in the project root; env HCMIGRATE_RESULT_CACHE_DIR).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("-v", "--verbose", count=True, help="Also list unchanged and skipped files, config and timing.")
 @click.version_option(__version__, "--version", prog_name="hcmigrate")
 def cli(paths, diff, check, interactive, strategy, add_todos, select, ignore, list_rules, target_jax,
         output_format, statistics, exclude, include, force_exclude, respect_gitignore, stdin_filename,
-        config_path, jobs, quiet, verbose):
+        config_path, no_cache, cache_dir, jobs, quiet, verbose):
     """Migrate JAX code off jax.experimental.host_callback.
 
     Rewrites the .py files and .ipynb notebooks under PATH... in place. `-` reads standard input
@@ -202,7 +206,8 @@ def cli(paths, diff, check, interactive, strategy, add_todos, select, ignore, li
             _err(note)
     if paths == ("-",):
         sys.exit(_run_stdin(ctx, mode, stdin_filename, output_format, quiet))
-    sys.exit(_run_paths(ctx, list(paths), mode, output_format, statistics, jobs, quiet, verbose))
+    cache = None if no_cache else cache_directory(ctx.root, cache_dir)
+    sys.exit(_run_paths(ctx, list(paths), mode, output_format, statistics, jobs, quiet, verbose, cache))
 
 
 def _run_stdin(ctx, mode: str, stdin_filename: str | None, output_format: str, quiet: bool) -> int:
@@ -271,17 +276,20 @@ def _progress(total: int, enabled: bool):
 
 
 def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics: bool, jobs: int | None,
-               quiet: bool, verbose: int) -> int:
+               quiet: bool, verbose: int, cache_dir: Path | None = None) -> int:
+    from hcmigrate.cache import ResultCache
     from hcmigrate.discover import Selector
     from hcmigrate.prefilter import imported_names, module_name, scan
 
     t0 = time.perf_counter()
     jobs = jobs or default_jobs()
+    cache = ResultCache.load(cache_dir) if cache_dir is not None else None
     selector = Selector(ctx.root, ctx.exclude, ctx.include, ctx.force_exclude, ctx.respect_gitignore)
     sel = selector.select(paths)
     targets = sel.targets
+    # The codemod's import overlaps the scan, unless cached results may make it needless.
     scanned = scan([t.display for t in targets], notebook_flags=[t.notebook for t in targets], jobs=jobs,
-                   on_first_candidate=load_codemod)
+                   on_first_candidate=None if cache is not None and len(cache) else load_codemod)
     # Legacy names that modules of the tree import from other modules of the tree: the codemod
     # resolves them in the importers, and keeps them importable in the exporting module.
     reexport_table: tuple[tuple[str, str], ...] = ()
@@ -339,7 +347,7 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     progress = _progress(len(tasks), show_progress)
     quit_review = False
     accept_all = False
-    stream = run_tasks([t for _, t in tasks], jobs)
+    stream = run_tasks([t for _, t in tasks], jobs, cache)
     try:
         for (i, _task), res in zip(tasks, stream):
             if progress is not None:
@@ -365,6 +373,8 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     finally:
         if progress is not None:
             progress.stop()
+        if cache is not None:
+            cache.save()  # (what an interrupted run found is as good as any)
     final = [results[i] for i in sorted(results)]
     summary = Summary()
     summary.add_unchanged(passed)
@@ -382,7 +392,8 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
             say(summary.text(mode))
         if verbose:
             _err(f"done in {time.perf_counter() - t0:.2f}s with {min(jobs, max(1, len(tasks)))} worker(s); "
-                 f"{len(tasks)} of {len(targets)} files passed the pre-filter")
+                 f"{len(tasks)} of {len(targets)} files passed the pre-filter"
+                 + (f", {cache.hits} of them finished from the cache" if cache is not None and tasks else ""))
     else:
         click.echo(_machine_report(output_format, final, summary, statistics, mode))
         if output_format == "github" and not quiet:

@@ -26,7 +26,7 @@ SKIP_DIRS = frozenset(
         ".git", ".hg", ".svn", ".bzr", "_darcs",
         ".venv", "venv", ".env", "env", "virtualenv", ".virtualenv", "site-packages", "dist-packages",
         "build", "dist", "_build", "buck-out", ".eggs",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".cache",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hcmigrate_cache", ".hypothesis", ".cache",
         ".ipynb_checkpoints", ".pytype", ".direnv",
         "node_modules", ".tox", ".nox",
     }

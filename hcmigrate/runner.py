@@ -15,12 +15,14 @@ import os
 import re
 import signal
 import sys
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
 from hcmigrate import files as fileio
 from hcmigrate.api import MigrationError, Options, migrate_source
+from hcmigrate.cache import Outcome, ResultCache, diagnostics_of, outcome_of, task_key
 from hcmigrate.diagnostics import Diagnostic, Level
 
 # Status of one file after a run.
@@ -40,6 +42,7 @@ class FileResult:
     new: str | None = None
     written: bool = False
     notebook: bool = False
+    cache_entry: tuple[str, dict] | None = None  # (key, outcome) for the result cache
 
     @property
     def error_location(self) -> str:
@@ -59,6 +62,7 @@ class Task:
     mode: str  # "fix" | "check" | "diff" | "review"
     options: Options
     reexports: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (module, names) this file imports
+    cache_tool: str | None = None  # hcmigrate.cache's tool fingerprint, when results are cached
 
 
 _PY2 = re.compile(r"^[ \t]*(print[ \t]+[\"'\w]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,[ \t]*\w+[ \t]*:)|`\w+`|^[ \t]*raise[ \t]+\w+[ \t]*,", re.M)
@@ -111,20 +115,35 @@ def process(task: Task) -> FileResult:
                           notebook=task.notebook)
 
 
-def _process(task: Task) -> FileResult:
-    path = Path(task.path)
+def _process(task: Task, cache: ResultCache | None = None) -> FileResult | None:
+    """The file's result; with a cache, only from it (None when the file's outcome is not in it)."""
     res = FileResult(task.display, UNCHANGED, notebook=task.notebook)
     try:
-        src = fileio.read_source(path, notebook=task.notebook)
+        src = fileio.read_source(Path(task.path), notebook=task.notebook)
     except fileio.FileError as exc:
+        if cache is not None:
+            return None
         res.status, res.error, res.error_line = FAILED, exc.message, exc.line
         return res
+    key = task_key(task.cache_tool, src.text, task.options, task.reexports, task.notebook) if task.cache_tool else None
+    if cache is not None:
+        outcome = cache.get(key)
+        if outcome is None:
+            return None
+    else:
+        outcome = _outcome(task, src.text)
+        if key is not None:
+            res.cache_entry = (key, outcome)
+    return _finish(task, src, outcome, res)
+
+
+def _outcome(task: Task, text: str) -> Outcome:
+    """What migrating the file's text gives: its new text (None: unchanged) and diagnostics, or
+    the error that leaves it unchanged."""
     try:
-        new_text, diagnostics = migrate_text(src.text, task.options, task.display, task.notebook)
+        new_text, diagnostics = migrate_text(text, task.options, task.display, task.notebook)
     except fileio.FileError as exc:
-        res.status, res.error, res.error_line = FAILED, exc.message, exc.line
-        res.error_cell = getattr(exc, "cell", None)
-        return res
+        return outcome_of(None, [], (exc.message, exc.line, getattr(exc, "cell", None)))
     passes_names_along = task.options.module_name is not None and any(
         key.startswith(task.options.module_name + ".") for key, _ in task.options.reexports
     )  # a link of a re-export chain (e.g. a package __init__): importers are migrated instead
@@ -138,8 +157,18 @@ def _process(task: Task) -> FileResult:
                 "hcmigrate rewrites that module, check this file's uses by hand",
                 Level.MANUAL, 1, 1,
             ))
-    res.diagnostics = diagnostics
-    if new_text == src.text:
+    return outcome_of(None if new_text == text else new_text, diagnostics)
+
+
+def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResult) -> FileResult:
+    """The file's result from its outcome, in the task's mode (a diff, a review, or the write)."""
+    if outcome["error"] is not None:
+        res.status = FAILED
+        res.error, res.error_line, res.error_cell = outcome["error"]
+        return res
+    res.diagnostics = diagnostics_of(outcome)
+    new_text = outcome["new"]
+    if new_text is None:
         return res
     res.status = CHANGED
     if task.mode == "diff":
@@ -194,8 +223,36 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def run_tasks(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
-    """Yield one FileResult per task, in task order. Uses worker processes when it pays."""
+def run_tasks(tasks: list[Task], jobs: int, cache: ResultCache | None = None) -> Iterator[FileResult]:
+    """Yield one FileResult per task, in task order. Uses worker processes when it pays. With a
+    cache, the files whose outcome it holds are finished here (read, but not migrated: no
+    codemod import, no worker), the others go to workers and what they find is added to it."""
+    if cache is None:
+        yield from _run(tasks, jobs)
+        return
+    tasks = [dataclasses.replace(task, cache_tool=cache.fingerprint) for task in tasks]
+    cached: dict[int, FileResult] = {}
+    for index, task in enumerate(tasks):
+        try:
+            found = _process(task, cache)
+        except Exception:  # (the worker will report it)
+            found = None
+        if found is not None:
+            cached[index] = found
+    stream = _run([task for index, task in enumerate(tasks) if index not in cached], jobs)
+    try:
+        for index in range(len(tasks)):
+            res = cached.pop(index, None)
+            if res is None:
+                res = next(stream)
+                if res.cache_entry is not None:
+                    cache.add(*res.cache_entry)
+            yield res
+    finally:
+        stream.close()
+
+
+def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
     if jobs <= 1 or len(tasks) <= 1:
         for t in tasks:
             yield process(t)

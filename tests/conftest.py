@@ -16,3 +16,10 @@ def legacy_python() -> Path:
     from hcmigrate.legacy_env import legacy_python as ensure
 
     return ensure()
+
+
+@pytest.fixture(autouse=True)
+def _own_result_cache(tmp_path_factory, monkeypatch):
+    """Each test gets an empty result cache (hcmigrate.cache), so no test sees results another
+    test, or an earlier run of the suite, left behind. tests/test_cache.py covers the cache."""
+    monkeypatch.setenv("HCMIGRATE_RESULT_CACHE_DIR", str(tmp_path_factory.mktemp("hcmigrate-cache")))
