@@ -11,11 +11,11 @@ process pool are imported when a file is migrated, once in the parent before wor
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import re
 import signal
 import sys
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
