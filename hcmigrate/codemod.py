@@ -36,7 +36,7 @@ from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_MODULE, LEGACY_PUBLIC_NAMES, MODERN
 from hcmigrate.partial_parse import identifiers, parse_needed
-from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all
+from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all, reexported_module
 from hcmigrate.scopes import ScopeAnalysis
 from hcmigrate.survey import Survey, root_name
 from hcmigrate.result_shape import ShapeConverter
@@ -717,7 +717,7 @@ def _parse_partially(text: str, options: Options, filename: str) -> tuple[cst.Mo
     scopes = ScopeAnalysis(text, tree)
     reexports = dict(options.reexports)
     seeds = _legacy_words(text, scopes, reexports)
-    partial = parse_needed(text, tree, seeds)
+    partial = parse_needed(text, tree, scopes.line_starts, seeds)
     if partial is not None:
         survey = Survey(partial.module, reexports, unparsed_names=lambda: identifiers(partial.verbatim))
         # What the regions were picked by must hold: the module prints back to the very text,
@@ -735,7 +735,7 @@ def _legacy_words(text: str, scopes: ScopeAnalysis, reexports: dict[str, str]) -
     for bindings in scopes.imports.values():
         for binding in bindings:
             real = binding.real or ""
-            if "host_callback" in real or (reexports and (real in reexports or any(k.startswith(real + ".") for k in reexports))):
+            if "host_callback" in real or real in reexports or reexported_module(real, reexports):
                 words.add(binding.key.split(".", 1)[0])
     if LEGACY_MODULE in text:
         words.add(LEGACY_MODULE.split(".", 1)[0])  # `jax.experimental.host_callback.id_tap(...)`

@@ -38,7 +38,6 @@ import libcst as cst
 from libcst._add_slots import add_slots
 from libcst._nodes.internal import CodegenState
 
-_LINE_BREAK = re.compile(r"\r\n|\n")
 _WORD = re.compile(r"\w+")
 
 
@@ -68,12 +67,9 @@ class Region:
     statements: list  # the top-level ast statements it holds (several: `a = 1; b = 2`)
 
 
-def line_starts(text: str) -> list[int]:
-    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
-
-
 def top_level_regions(text: str, tree: ast.Module, starts: list[int]) -> list[Region]:
-    """The module cut into one region per top-level statement line, as libcst groups lines:
+    """The module cut into one region per top-level statement line (`starts`: the offset of
+    each line, as hcmigrate.scopes.ScopeAnalysis.line_starts), as libcst groups lines:
     comment and blank lines belong to the statement below them, except indented comment
     lines right after a block (libcst keeps them in the block's footer) and the lines after
     the last statement (the module's footer, here part of the last region)."""
@@ -86,33 +82,28 @@ def top_level_regions(text: str, tree: ast.Module, starts: list[int]) -> list[Re
         else:
             regions.append(Region(0, 0, [statement]))
         last_line = statement.end_lineno
-        regions[-1].end = starts[last_line] if last_line < len(starts) else len(text)
     for previous, region in zip(regions, regions[1:]):
-        previous.end = region.start = _after_block_footer(text, previous, starts)
+        previous.end = region.start = _after_block_footer(text, previous.statements[-1], starts)
     if regions:
         regions[-1].end = len(text)
     return regions
 
 
-def _after_block_footer(text: str, region: Region, starts: list[int]) -> int:
-    """Where the region ends once the lines that libcst keeps in the footer of its last block
-    are included: of the comment and blank lines that follow, all up to the last one indented
-    at least as the block's statements."""
-    end = region.end
-    indent = _last_block_indent(text, region.statements[-1], starts)
-    if indent is None:
-        return end
-    position = end
-    while position < len(text):
-        match = _LINE_BREAK.search(text, position)
-        line_end = match.end() if match else len(text)
-        line = text[position:line_end].rstrip("\r\n")
-        content = line.lstrip(" \t\f")
-        if content and not content.startswith("#"):
+def _after_block_footer(text: str, statement: ast.stmt, starts: list[int]) -> int:
+    """Where the region of a top-level statement ends: after its last line and the lines that
+    libcst keeps in the footer of its last block (of the comment and blank lines that follow,
+    all up to the last one indented at least as the block's statements)."""
+    line = statement.end_lineno  # (the index of the line after it)
+    end = starts[line] if line < len(starts) else len(text)
+    indent = _last_block_indent(text, statement, starts)
+    while indent is not None and line < len(starts):
+        line_end = starts[line + 1] if line + 1 < len(starts) else len(text)
+        content = text[starts[line]:line_end].rstrip("\r\n")
+        if content.lstrip(" \t\f") and not content.lstrip(" \t\f").startswith("#"):
             break  # the next statement
-        position = line_end
-        if line.startswith(indent):
-            end = position
+        if content.startswith(indent):
+            end = line_end
+        line += 1
     return end
 
 
@@ -154,13 +145,13 @@ class PartialModule:
     verbatim: list[ast.stmt]  # the top-level statements left unparsed
 
 
-def parse_needed(text: str, tree: ast.Module, seeds: Iterable[str]) -> PartialModule | None:
+def parse_needed(text: str, tree: ast.Module, starts: list[int], seeds: Iterable[str]) -> PartialModule | None:
     """The module with only the regions `needed_regions` picks parsed by libcst; None when the
-    whole module should be parsed instead (see the module docstring)."""
+    whole module should be parsed instead (see the module docstring). `starts`: the offset of
+    each line (hcmigrate.scopes.ScopeAnalysis.line_starts)."""
     newline = _single_newline(text)
     if newline is None or "barry_as_FLUFL" in text:
         return None
-    starts = line_starts(text)
     regions = top_level_regions(text, tree, starts)
     needed = needed_regions(text, regions, tuple(seeds))
     if len(needed) == len(regions):

@@ -146,3 +146,9 @@ def dunder_all(module: cst.Module) -> frozenset[str]:
                     if isinstance(element.value, cst.SimpleString):
                         names.add(element.value.evaluated_value)
     return frozenset(names)
+
+
+def reexported_module(module: str, reexports) -> bool:
+    """Is `module` a module (or package) some of whose names re-export legacy ones? `reexports`:
+    the dotted names of the re-exported names (hcmigrate.api.Options.reexports' keys)."""
+    return any(key.startswith(module + ".") for key in reexports)

@@ -128,7 +128,7 @@ class ScopeAnalysis:
 
     def __init__(self, text: str, tree: ast.Module | None = None):
         self.text = text
-        self._line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+        self.line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]  # offset of each line
         self.module = Scope("module", None, "")
         self.scope_at: dict[int, Scope] = {}  # offset of a name (use or binding) -> its scope
         self.imports: dict[int, list[Binding]] = {}  # import statement offset -> its bindings
@@ -140,11 +140,11 @@ class ScopeAnalysis:
     # ---------------------------------------------------------------- offsets
     def offset(self, node: ast.AST) -> int:
         """Character offset of an ast node's start (ast counts UTF-8 bytes within a line)."""
-        start = self._line_starts[node.lineno - 1]
+        start = self.line_starts[node.lineno - 1]
         col = node.col_offset
         line = self.text[start : start + col]
         if not line.isascii() or len(line) < col:
-            end = self._line_starts[node.lineno] if node.lineno < len(self._line_starts) else len(self.text)
+            end = self.line_starts[node.lineno] if node.lineno < len(self.line_starts) else len(self.text)
             col = len(self.text[start:end].encode("utf-8")[:col].decode("utf-8", "replace"))
         return start + col
 

@@ -18,7 +18,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
-from hcmigrate.resolve import dotted_name, import_guard_fallbacks
+from hcmigrate.resolve import dotted_name, import_guard_fallbacks, reexported_module
 
 _BLANK = " \t\r\n\f\\"
 _NO_MODULE = cst.Module(body=[])
@@ -219,7 +219,7 @@ class Survey:
     def _import(self, node: cst.Import) -> None:
         for alias in node.names:
             name = dotted_name(alias.name) or ""
-            if name == LEGACY_MODULE or self._reexported_module(name):
+            if name == LEGACY_MODULE or reexported_module(name, self._reexports):
                 self.legacy_roots.add(alias.asname.name.value if alias.asname else name.split(".", 1)[0])
 
     def _import_from(self, node: cst.ImportFrom) -> None:
@@ -235,7 +235,7 @@ class Survey:
             name = alias.name.value
             bound = alias.asname.name.value if alias.asname else name
             full = f"{module}.{name}"
-            if module == LEGACY_MODULE or full == LEGACY_MODULE or full in self._reexports or self._reexported_module(full):
+            if module == LEGACY_MODULE or full == LEGACY_MODULE or full in self._reexports or reexported_module(full, self._reexports):
                 self.legacy_roots.add(bound)
 
     def worth_migrating(self) -> bool:
@@ -252,8 +252,6 @@ class Survey:
                 return True
         return False
 
-    def _reexported_module(self, module: str) -> bool:
-        return any(key.startswith(module + ".") for key in self._reexports)
 
 
 def _before_first_real_token(token: str) -> bool:

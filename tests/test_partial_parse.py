@@ -17,7 +17,8 @@ import pytest
 
 import hcmigrate.codemod as codemod
 from hcmigrate.api import Options, migrate_source
-from hcmigrate.partial_parse import VerbatimStatement, identifiers, line_starts, parse_needed, top_level_regions
+from hcmigrate.partial_parse import VerbatimStatement, identifiers, parse_needed, top_level_regions
+from hcmigrate.scopes import ScopeAnalysis
 from hcmigrate.survey import Survey
 
 JAX_SOURCES = sorted(p for p in Path(jax.__file__).parent.rglob("*.py") if p.stat().st_size < 40_000)
@@ -48,7 +49,7 @@ def _libcst_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _regions(text: str) -> list[tuple[int, int]]:
-    return [(r.start, r.end) for r in top_level_regions(text, ast.parse(text), line_starts(text))]
+    return [(r.start, r.end) for r in top_level_regions(text, ast.parse(text), ScopeAnalysis(text).line_starts)]
 
 
 TRICKY = [
@@ -134,7 +135,8 @@ def test_partial_parse_migrates_real_modules_exactly_as_a_whole_parse(monkeypatc
     for path, text in _sample(16, seed=3):
         source = _with_legacy_code(text, rng)
         tree = ast.parse(source)
-        partial = parse_needed(source, tree, codemod._legacy_words(source, codemod.ScopeAnalysis(source, tree), {}))
+        scopes = ScopeAnalysis(source, tree)
+        partial = parse_needed(source, tree, scopes.line_starts, codemod._legacy_words(source, scopes, {}))
         if partial is not None:
             partial_used += 1
             verbatim = [s for s in partial.module.body if isinstance(s, VerbatimStatement)]
@@ -150,7 +152,7 @@ def test_untouched_statements_are_copied_byte_for_byte(monkeypatch):
     odd = "x  =  [1,\n  2 ]   # spaced\n\x0c\ny = 'é'  \n"
     source = odd + "import jax.experimental.host_callback as hcb\n" + odd + "def f(a):\n    return hcb.id_print(a)\n\n" + odd
     tree = ast.parse(source)
-    partial = parse_needed(source, tree, {"host_callback", "hcb"})
+    partial = parse_needed(source, tree, ScopeAnalysis(source, tree).line_starts, {"host_callback", "hcb"})
     assert partial is not None and sum(isinstance(s, VerbatimStatement) for s in partial.module.body) == 6
     options = Options()
     code = migrate_source(source, options).code
@@ -170,7 +172,7 @@ def test_untouched_statements_are_copied_byte_for_byte(monkeypatch):
 )
 def test_modules_of_unusual_shapes_are_parsed_whole(source):
     tree = ast.parse(source)
-    assert parse_needed(source, tree, {"x", "z"}) is None
+    assert parse_needed(source, tree, ScopeAnalysis(source, tree).line_starts, {"x", "z"}) is None
 
 
 def test_unusual_shapes_still_migrate_correctly():
