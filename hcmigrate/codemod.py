@@ -661,6 +661,11 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
         survey, scopes = Survey(module, dict(options.reexports)), None
     else:
         module, survey, scopes = parsed
+    if survey.text != text:  # (libcst drops a blank line before a trailing indented comment)
+        line = text.count("\n", 0, next((i for i, (a, b) in enumerate(zip(text, survey.text)) if a != b), len(survey.text))) + 1
+        raise MigrationError(
+            f"cannot parse this file back byte for byte: libcst prints line {line} differently (a libcst limitation); "
+            "file left unchanged", line, 1)
     if not survey.worth_migrating():
         return MigrationResult(text, text, [])  # e.g. "host_callback" only in a comment or another name
     if scopes is None:

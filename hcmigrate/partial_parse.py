@@ -76,7 +76,7 @@ def top_level_regions(text: str, tree: ast.Module, starts: list[int]) -> list[Re
     regions: list[Region] = []
     last_line = 0
     for statement in tree.body:
-        first = min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        first = _first_line(statement)
         if regions and first <= last_line:  # `a = 1; b = 2`: one statement line for libcst
             regions[-1].statements.append(statement)
         else:
@@ -87,6 +87,11 @@ def top_level_regions(text: str, tree: ast.Module, starts: list[int]) -> list[Re
     if regions:
         regions[-1].end = len(text)
     return regions
+
+
+def _first_line(statement: ast.stmt) -> int:
+    """The statement's first line: its first decorator's, for a decorated def or class."""
+    return min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
 
 
 def _after_block_footer(text: str, statement: ast.stmt, starts: list[int]) -> int:
@@ -165,6 +170,10 @@ def parse_needed(text: str, tree: ast.Module, starts: list[int], seeds: Iterable
     for index, region in enumerate(regions):
         chunk = text[region.start : region.end]
         if index not in needed:
+            if index == 0:  # the lines above the first statement are the module's header, as
+                # in a whole-module parse (new imports go below them)
+                cut = starts[_first_line(region.statements[0]) - 1]
+                header, chunk = cst.parse_module(text[:cut]).header, text[cut : region.end]
             body.append(VerbatimStatement(chunk))
             verbatim.extend(region.statements)
             continue
