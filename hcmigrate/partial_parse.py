@@ -161,6 +161,13 @@ def parse_needed(text: str, tree: ast.Module, starts: list[int], seeds: Iterable
     needed = needed_regions(text, regions, tuple(seeds))
     if len(needed) == len(regions):
         return None  # (one parse of the whole is cheaper than one per region)
+    try:
+        return _build(text, tree, starts, regions, needed, newline)
+    except cst.ParserSyntaxError:
+        return None  # (a part libcst rejects: the whole-module parse reports it)
+
+
+def _build(text: str, tree: ast.Module, starts: list[int], regions: list[Region], needed: set[int], newline: str) -> PartialModule | None:
     body: list[cst.BaseStatement] = []
     header: Sequence[cst.EmptyLine] = ()
     footer: Sequence[cst.EmptyLine] = ()
@@ -177,10 +184,7 @@ def parse_needed(text: str, tree: ast.Module, starts: list[int], seeds: Iterable
             body.append(VerbatimStatement(chunk))
             verbatim.extend(region.statements)
             continue
-        try:
-            snippet = cst.parse_module(chunk)
-        except cst.ParserSyntaxError:
-            return None  # (the whole-module parse reports it)
+        snippet = cst.parse_module(chunk)
         if len(snippet.body) != 1 or (snippet.footer and index != last):
             return None
         statement = snippet.body[0]
