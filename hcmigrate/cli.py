@@ -17,7 +17,7 @@ import click
 from hcmigrate import __version__
 from hcmigrate import files as fileio
 from hcmigrate.api import Options
-from hcmigrate.cache import cache_directory
+from hcmigrate.cache import ResultCache, cache_directory
 from hcmigrate.config import STRATEGIES, ConfigError, load_config, parse_version, pinned_jax, shown
 from hcmigrate.report import (
     FORMATS,
@@ -277,7 +277,6 @@ def _progress(total: int, enabled: bool):
 
 def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics: bool, jobs: int | None,
                quiet: bool, verbose: int, cache_dir: Path | None = None) -> int:
-    from hcmigrate.cache import ResultCache
     from hcmigrate.discover import Selector
     from hcmigrate.prefilter import imported_names, module_name, scan
 

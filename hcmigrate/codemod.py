@@ -653,10 +653,11 @@ def __getattr__(name: str):
 
 def migrate(text: str, options: Options, *, filename: str = "<string>") -> MigrationResult:
     """Migrate one module's source text (see hcmigrate.api.migrate_source)."""
-    parsed = _parse_partially(text, options, filename) if might_use_host_callback(text, options.reexports) else None
+    may_use = might_use_host_callback(text, options.reexports)
+    parsed = _parse_partially(text, options, filename) if may_use else None
     if parsed is None:
-        module = _parse_whole(text, filename)
-        if not might_use_host_callback(text, options.reexports):
+        module = _parse_whole(text, filename)  # (a file that cannot use the API still gets its syntax checked)
+        if not may_use:
             return MigrationResult(text, text, [])
         survey, scopes = Survey(module, dict(options.reexports)), None
     else:

@@ -27,8 +27,8 @@ _NO_MODULE = cst.Module(body=[])
 
 class _Printer(CodegenState):
     """libcst's code generation, minus the position recording it does for every node through a
-    generator-based context manager (a no-op unless positions are asked for, yet about a
-    quarter of the cost of printing)."""
+    generator-based context manager (a no-op unless positions are asked for, yet a generator
+    per node: dropping it saves a few percent of a fixture's migration)."""
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _NO_POSITION
@@ -264,7 +264,6 @@ class Survey:
             if tail.endswith("update") and call.args and "host_callback" in _NO_MODULE.code_for_node(call.args[0].value):
                 return True
         return False
-
 
 
 def _before_first_real_token(token: str) -> bool:
