@@ -15,6 +15,7 @@ from typing import Literal
 import libcst as cst
 
 from hcmigrate.facts import PURE_BUILTINS, PURE_METHODS, PURE_MODULE_PREFIXES
+from hcmigrate.walk import descendants, names_used
 
 Mode = Literal["as_is", "edit", "wrap", "compat"]
 
@@ -25,18 +26,6 @@ class Adaptation:
     drop: tuple[str, ...] = ()  # parameters to remove (mode == "edit")
     transforms_used: bool = False  # the function reads `transforms` (it now always gets ())
     reason: str = ""
-
-
-def names_used(node: cst.CSTNode) -> set[str]:
-    """Every bare Name value appearing in `node` (conservative: shadowing counts as a use)."""
-    found: set[str] = set()
-
-    class _Names(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            found.add(n.value)
-
-    node.visit(_Names())
-    return found
 
 
 def adapt(params: cst.Parameters, body: cst.CSTNode, *, passes_transforms: bool, passes_device: bool) -> Adaptation:
@@ -210,35 +199,20 @@ class PurityChecker:
         return False
 
     def expression(self, node: cst.CSTNode, local: set[str]) -> bool:
-        checker = self
-        pure = True
-
-        class _Walk(cst.CSTVisitor):
-            def visit_Call(self, n: cst.Call) -> bool:
-                nonlocal pure
+        """No yield, await or `:=` in `node`, and every function it calls is pure (the first
+        impure one decides: any False makes the whole check False)."""
+        Call, Attribute, Name = cst.Call, cst.Attribute, cst.Name
+        for n in descendants(node):
+            kind = type(n)
+            if kind is Call:
                 func = n.func
-                if isinstance(func, cst.Attribute) and func.attr.value in PURE_METHODS and not checker.qualified_names(func):
-                    return True  # method call on a local value, e.g. x.astype(...)
-                if isinstance(func, cst.Attribute) and func.attr.value in PURE_METHODS and isinstance(func.value, cst.Name) and func.value.value in local:
-                    return True
-                if not checker.function(func):
-                    pure = False
-                return True
-
-            def visit_Yield(self, n) -> bool:
-                nonlocal pure
-                pure = False
+                if type(func) is Attribute and func.attr.value in PURE_METHODS:
+                    if not self.qualified_names(func):
+                        continue  # method call on a local value, e.g. x.astype(...)
+                    if type(func.value) is Name and func.value.value in local:
+                        continue
+                if not self.function(func):
+                    return False
+            elif kind is cst.Yield or kind is cst.Await or kind is cst.NamedExpr:
                 return False
-
-            def visit_Await(self, n) -> bool:
-                nonlocal pure
-                pure = False
-                return False
-
-            def visit_NamedExpr(self, n) -> bool:
-                nonlocal pure
-                pure = False
-                return False
-
-        node.visit(_Walk())
-        return pure
+        return True

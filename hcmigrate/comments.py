@@ -24,6 +24,14 @@ class KeepCommentsOfRemovedLines:
     # Optional predicate: subtrees it rejects hold nothing to change and are not walked.
     descend = None
 
+    # No transformer here has per-field hooks (`visit_Call_func` ...): skip libcst's look-up of
+    # them, a formatted name and a getattr per field of every node walked.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.descend is not None and not self.descend(node):
             return False

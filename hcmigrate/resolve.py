@@ -14,6 +14,7 @@ import libcst as cst
 
 from hcmigrate.facts import LEGACY_MODULE
 from hcmigrate.scopes import LOCAL, QualifiedName
+from hcmigrate.walk import descendants
 
 _PREFIX = LEGACY_MODULE + "."
 
@@ -108,23 +109,18 @@ def import_guard_fallbacks(node: cst.Try) -> set[str]:
 
 
 def _mentions_legacy(block: cst.BaseSuite) -> bool:
-    found = False
-
-    class _Imports(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
-            nonlocal found
-            found |= any(dotted_name(a.name) in (LEGACY_MODULE,) for a in node.names)
-
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-            nonlocal found
-            mod = dotted_name(node.module) if node.module else None
-            if mod == LEGACY_MODULE:
-                found = True
-            elif mod == LEGACY_MODULE.rsplit(".", 1)[0] and not isinstance(node.names, cst.ImportStar):
-                found |= any(a.name.value == LEGACY_MODULE.rsplit(".", 1)[1] for a in node.names)
-
-    block.visit(_Imports())
-    return found
+    parent, leaf = LEGACY_MODULE.rsplit(".", 1)
+    for node in descendants(block):
+        if type(node) is cst.Import:
+            if any(dotted_name(a.name) == LEGACY_MODULE for a in node.names):
+                return True
+        elif type(node) is cst.ImportFrom:
+            module = dotted_name(node.module) if node.module else None
+            if module == LEGACY_MODULE:
+                return True
+            if module == parent and not isinstance(node.names, cst.ImportStar) and any(a.name.value == leaf for a in node.names):
+                return True
+    return False
 
 
 def dunder_all(module: cst.Module) -> frozenset[str]:

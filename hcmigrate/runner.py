@@ -5,7 +5,8 @@ exception escape: every problem becomes a `failed` result naming the reason, and
 go on. In fix mode the worker writes its own file (atomically, see hcmigrate.files).
 
 Importing this module is cheap (the CLI imports it on every run): the codemod (libcst) and the
-process pool are imported when a file is migrated, once in the parent before workers fork.
+process pool are imported when a file is migrated, by each worker process as it starts (or
+once in the parent, before workers fork, when the CLI imported it during a parallel scan).
 """
 
 from __future__ import annotations
@@ -275,19 +276,19 @@ def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
 
 
 def load_codemod() -> None:
-    """Import the codemod (libcst: about 0.14 s) into this process, once: workers forked later
-    inherit it. The CLI calls this as soon as the pre-filter meets a first candidate, so that
-    the import overlaps the rest of the scan (which worker processes do on a large tree)."""
+    """Import the codemod (libcst: about 0.2 s) into this process, once: workers forked later
+    inherit it. On a large tree the CLI calls this as soon as the pre-filter meets a first
+    candidate, so that the import overlaps the rest of the scan (which worker processes do)."""
     import hcmigrate.codemod  # noqa: F401
 
 
 def _start_context():
-    """fork when it is safe (the workers inherit the imported codemod: no start-up cost);
-    forkserver with the codemod preloaded when this process has imported JAX (tests, notebooks,
-    the verify command), because forking a multithreaded JAX process can deadlock."""
+    """fork when it is safe; forkserver with the codemod preloaded when this process has
+    imported JAX (tests, notebooks, the verify command), because forking a multithreaded JAX
+    process can deadlock. Forked workers import the codemod themselves unless this process
+    already has (`_worker_init`): each worker's import then runs beside the others' instead of
+    all of them waiting for one import here."""
     import multiprocessing
-
-    load_codemod()
 
     methods = multiprocessing.get_all_start_methods()
     if "jax" not in sys.modules and "fork" in methods:
@@ -301,3 +302,4 @@ def _start_context():
 
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what Ctrl-C does
+    load_codemod()

@@ -1,0 +1,60 @@
+"""Read-only walks over libcst trees, without libcst's visitor machinery.
+
+A CSTVisitor calls several hooks per node and per field (`on_visit`, `on_visit_attribute`,
+`on_leave_attribute`, `on_leave`, each looking up a method by a formatted name): walking a
+host function's body that way cost a fixture's migration more than parsing the body did. The
+analyses that only read a tree (which names a function uses, whether it is pure, whether a
+block imports the legacy module) walk the node dataclasses' fields directly instead, about
+four times faster.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterator
+
+import libcst as cst
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_IS_NODE: dict[type, bool] = {}  # (a dict look-up: isinstance on libcst's abstract classes is slow)
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(kind))
+    return names
+
+
+def _is_node(kind: type) -> bool:
+    flag = _IS_NODE.get(kind)
+    if flag is None:
+        flag = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return flag
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and every node below it: each node before its children, children in the order of
+    their fields."""
+    stack = [node]
+    pop, push = stack.pop, stack.append
+    is_node = _IS_NODE.get
+    while stack:
+        current = pop()
+        yield current
+        children = []
+        for name in _field_names(type(current)):
+            value = getattr(current, name)
+            kind = type(value)
+            if kind is tuple or kind is list:
+                children.extend(item for item in value if is_node(type(item)) or _is_node(type(item)))
+            elif is_node(kind) or _is_node(kind):
+                children.append(value)
+        while children:
+            push(children.pop())
+
+
+def names_used(node: cst.CSTNode) -> set[str]:
+    """Every bare Name value appearing in `node` (conservative: shadowing counts as a use)."""
+    Name = cst.Name
+    return {n.value for n in descendants(node) if type(n) is Name}
