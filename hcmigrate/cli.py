@@ -278,7 +278,7 @@ def _progress(total: int, enabled: bool):
 def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics: bool, jobs: int | None,
                quiet: bool, verbose: int, cache_dir: Path | None = None) -> int:
     from hcmigrate.discover import Selector
-    from hcmigrate.prefilter import imported_names, module_name, scan, scan_in_workers
+    from hcmigrate.prefilter import imported_names, module_name, scan
 
     t0 = time.perf_counter()
     jobs = jobs or default_jobs()
@@ -286,11 +286,9 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     selector = Selector(ctx.root, ctx.exclude, ctx.include, ctx.force_exclude, ctx.respect_gitignore)
     sel = selector.select(paths)
     targets = sel.targets
-    # On a tree large enough for a parallel scan, the codemod's import overlaps the scan (unless
-    # cached results may make it needless); otherwise the migrating workers import it each.
-    overlap_import = scan_in_workers(jobs, len(targets)) and not (cache is not None and len(cache))
+    # The codemod's import overlaps the scan, unless cached results may make it needless.
     scanned = scan([t.display for t in targets], notebook_flags=[t.notebook for t in targets], jobs=jobs,
-                   on_first_candidate=load_codemod if overlap_import else None)
+                   on_first_candidate=None if cache is not None and len(cache) else load_codemod)
     # Legacy names that modules of the tree import from other modules of the tree: the codemod
     # resolves them in the importers, and keeps them importable in the exporting module.
     reexport_table: tuple[tuple[str, str], ...] = ()

@@ -361,7 +361,7 @@ PARALLEL_MIN_FILES = 2000
 _SLICE = 128
 
 
-def scan_in_workers(jobs: int, n_files: int) -> bool:
+def _can_fork(jobs: int, n_files: int) -> bool:
     """Whether to spread a scan of `n_files` over `jobs` forked processes.
 
     Only with fork: a worker starts at once and inherits what it works on (the path list, the
@@ -452,7 +452,7 @@ def scan(paths: list[str | Path], *, notebook_flags: list[bool] | None = None, j
     workers go on: the CLI imports the codemod there, which a tree without candidates never needs."""
     flags = notebook_flags or [False] * len(paths)
     n = len(paths)
-    parallel = scan_in_workers(jobs, n)
+    parallel = _can_fork(jobs, n)
 
     def phase1():
         work = partial(_phase1_range, paths, flags)
