@@ -38,7 +38,6 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     their fields."""
     stack = [node]
     pop, push = stack.pop, stack.append
-    is_node = _IS_NODE.get
     while stack:
         current = pop()
         yield current
@@ -47,8 +46,8 @@ def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
             value = getattr(current, name)
             kind = type(value)
             if kind is tuple or kind is list:
-                children.extend(item for item in value if is_node(type(item)) or _is_node(type(item)))
-            elif is_node(kind) or _is_node(kind):
+                children.extend(item for item in value if _is_node(type(item)))
+            elif kind is not str and _is_node(kind):  # (most fields that are not nodes are strings)
                 children.append(value)
         while children:
             push(children.pop())
