@@ -8,9 +8,10 @@ Measured (medians of --repeat runs):
   * `hcmigrate --check` over the tree vs `grep -rlF host_callback` (the floor: reading bytes)
     vs libcst's own runner doing a no-op codemod (timed on a sample, scaled to the tree); cold
     (`--no-cache`, as a fresh CI clone) and with a warm result cache (nothing changed since);
-  * per-file migration (hcmigrate.migrate_source) vs bare libcst parse+print of the same files;
-  * `-j 1` vs `-j 2` on the migration-heavy part (fixtures only, 160 and 640 files), next to
-    the speed-up this machine gives two identical CPU-bound processes;
+  * per-file migration (hcmigrate.migrate_source) vs bare libcst parse+print of the same files,
+    next to libcst's idiomatic no-op codemod (parse, one transformer pass, print);
+  * `-j 1` vs `-j 2` on the migration-heavy part (fixtures only, 160 and 640 files), timed in
+    turns with the speed-up this machine gives two identical CPU-bound processes;
   * peak memory (max RSS) of a whole-tree `--check` for the 1x and the 4x tree.
 
     python bench/bench_tree.py --out /tmp/hcbench            # build + measure, print markdown
@@ -154,16 +155,18 @@ def realistic_modules(count: int) -> list[str]:
     return texts
 
 
-def per_text(texts: list[str], repeat: int) -> list[tuple[float, float]]:
-    """Median libcst parse+print and median migrate_source of each text."""
+def per_text(texts: list[str], repeat: int) -> list[tuple[float, float, float]]:
+    """Median libcst parse+print, median migrate_source and median of libcst's idiomatic no-op
+    codemod (parse, one CSTTransformer pass, print) of each text, timed in turns."""
     import libcst as cst
 
     from hcmigrate.api import migrate_source
 
+    noop = type("NoOp", (cst.CSTTransformer,), {})
     rows = []
     for text in texts:
         migrate_source(text)  # warm caches
-        t_parse, t_mig = [], []
+        t_parse, t_mig, t_noop = [], [], []
         for _ in range(repeat):
             t0 = time.perf_counter()
             cst.parse_module(text).code
@@ -171,7 +174,10 @@ def per_text(texts: list[str], repeat: int) -> list[tuple[float, float]]:
             t0 = time.perf_counter()
             migrate_source(text)
             t_mig.append(time.perf_counter() - t0)
-        rows.append((statistics.median(t_parse), statistics.median(t_mig)))
+            t0 = time.perf_counter()
+            cst.parse_module(text).visit(noop()).code
+            t_noop.append(time.perf_counter() - t0)
+        rows.append((statistics.median(t_parse), statistics.median(t_mig), statistics.median(t_noop)))
     return rows
 
 
@@ -190,7 +196,7 @@ def parallel_ceiling(repeat: int) -> float:
     ratios = []
     with multiprocessing.get_context("fork").Pool(2) as pool:
         pool.map(_spin, [0, 1], chunksize=1)
-        for _ in range(max(5, repeat)):
+        for _ in range(repeat):
             t0 = time.perf_counter()
             _spin(0)
             _spin(1)
@@ -255,6 +261,8 @@ def main() -> None:
     out()
     # Migration-heavy part: fixtures only, a small and a large tree (start-up weighs less).
     fixtures = sorted(REPO.glob("fixtures/**/*.in.py"))
+    # -j 1, -j 2 and the machine's own ceiling are timed in turns, so that each speed-up is
+    # set against what the shared cores gave at that moment (they drift by tens of percent).
     rows = []
     for sets in (4, 16):
         heavy = args.out / f"heavy{sets}"
@@ -262,29 +270,36 @@ def main() -> None:
             shutil.rmtree(heavy)
         for k in range(sets):
             copy_fixtures(fixtures, heavy / f"set{k}")
-        j1, _ = timed([*hcm, "--check", "-q", "--no-cache", "-j", "1", str(heavy)], repeat=repeat)
-        j2, _ = timed([*hcm, "--check", "-q", "--no-cache", "-j", "2", str(heavy)], repeat=repeat)
-        rows.append(f"| {sets * len(fixtures)} fixture files | {j1:.2f} | {j2:.2f} | {j1 / j2:.2f}x |")
-    out("| migration-heavy tree | `--check -j 1` s | `--check -j 2` s | speed-up |")
-    out("|---|---|---|---|")
+        j1s, j2s, ceilings = [], [], []
+        for _ in range(max(5, repeat)):
+            j1s.append(timed([*hcm, "--check", "-q", "--no-cache", "-j", "1", str(heavy)], repeat=1)[0])
+            j2s.append(timed([*hcm, "--check", "-q", "--no-cache", "-j", "2", str(heavy)], repeat=1)[0])
+            ceilings.append(parallel_ceiling(1))
+        speedups = [a / b for a, b in zip(j1s, j2s)]
+        rows.append(f"| {sets * len(fixtures)} fixture files | {statistics.median(j1s):.2f} | {statistics.median(j2s):.2f} | "
+                    f"{statistics.median(speedups):.2f}x | {statistics.median(ceilings):.2f}x | "
+                    f"{min(speedups):.2f}x-{max(speedups):.2f}x |")
+    out("| migration-heavy tree | `--check -j 1` s | `--check -j 2` s | speed-up (median of pairs) "
+        "| machine ceiling in the same turns | speed-ups seen |")
+    out("|---|---|---|---|---|---|")
     for row in rows:
         out(row)
-    out(f"| machine ceiling: the same pure-Python loop twice, serial vs 2 forked processes | | | "
-        f"{parallel_ceiling(repeat):.2f}x |")
     out()
     samples = {
         f"{len(fixtures)} fixtures (every line a legacy use: the worst case)": [f.read_text() for f in fixtures],
         "30 installed modules (median ~360 lines) with a tap and a host call added": realistic_modules(30),
     }
-    out("| per file, median of runs | libcst parse+print | hcmigrate migrate_source | ratio (total) | ratio (per-file median) |")
-    out("|---|---|---|---|---|")
+    out("| per file, median of runs | libcst parse+print | hcmigrate migrate_source | ratio (total) | ratio (per-file median) "
+        "| libcst no-op codemod: parse, one transformer pass, print (ratio, total) |")
+    out("|---|---|---|---|---|---|")
     for label, texts in samples.items():
         rows = per_text(texts, repeat=3 if args.quick else 5)
         tot_p = sum(r[0] for r in rows)
         tot_m = sum(r[1] for r in rows)
+        tot_n = sum(r[2] for r in rows)
         ratios = sorted(r[1] / r[0] for r in rows)
         out(f"| {label} | {1000 * tot_p / len(rows):.2f} ms | {1000 * tot_m / len(rows):.2f} ms | {tot_m / tot_p:.2f}x | "
-            f"{statistics.median(ratios):.2f}x |")
+            f"{statistics.median(ratios):.2f}x | {tot_n / tot_p:.2f}x |")
     out()
     _, rss4 = timed([*hcm, "--check", "-q", "--no-cache", str(trees[4][0])], repeat=1)
     out(f"Peak memory (max RSS of any process) of `hcmigrate --check`: 1x tree {check_rss / 1024:.0f} MiB, "
