@@ -21,6 +21,7 @@ Measured (medians of --repeat runs):
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import statistics
@@ -163,20 +164,27 @@ def per_text(texts: list[str], repeat: int) -> list[tuple[float, float, float]]:
     from hcmigrate.api import migrate_source
 
     noop = type("NoOp", (cst.CSTTransformer,), {})
+
+    def clock(work) -> float:
+        # As timeit does: the garbage collector off while timing, and the garbage of the
+        # previous measurement collected first (else it lands on whichever runs next).
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            work()
+            return time.perf_counter() - t0
+        finally:
+            gc.enable()
+
     rows = []
     for text in texts:
         migrate_source(text)  # warm caches
         t_parse, t_mig, t_noop = [], [], []
         for _ in range(repeat):
-            t0 = time.perf_counter()
-            cst.parse_module(text).code
-            t_parse.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            migrate_source(text)
-            t_mig.append(time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            cst.parse_module(text).visit(noop()).code
-            t_noop.append(time.perf_counter() - t0)
+            t_parse.append(clock(lambda: cst.parse_module(text).code))
+            t_mig.append(clock(lambda: migrate_source(text)))
+            t_noop.append(clock(lambda: cst.parse_module(text).visit(noop()).code))
         rows.append((statistics.median(t_parse), statistics.median(t_mig), statistics.median(t_noop)))
     return rows
 
