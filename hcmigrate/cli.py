@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import click
@@ -286,9 +287,10 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     selector = Selector(ctx.root, ctx.exclude, ctx.include, ctx.force_exclude, ctx.respect_gitignore)
     sel = selector.select(paths)
     targets = sel.targets
-    # The codemod's import overlaps the scan, unless cached results may make it needless.
+    # The codemod's import overlaps the scan, unless cached results may make it needless (this
+    # process is short-lived: what the import creates is frozen out of the collector's reach).
     scanned = scan([t.display for t in targets], notebook_flags=[t.notebook for t in targets], jobs=jobs,
-                   on_first_candidate=None if cache is not None and len(cache) else load_codemod)
+                   on_first_candidate=None if cache is not None and len(cache) else partial(load_codemod, freeze=True))
     # Legacy names that modules of the tree import from other modules of the tree: the codemod
     # resolves them in the importers, and keeps them importable in the exporting module.
     reexport_table: tuple[tuple[str, str], ...] = ()
