@@ -11,7 +11,8 @@ Measured (medians of --repeat runs):
   * per-file migration (hcmigrate.migrate_source) vs bare libcst parse+print of the same files,
     next to libcst's idiomatic no-op codemod (parse, one transformer pass, print);
   * `-j 1` vs `-j 2` on the migration-heavy part (fixtures only, 160 and 640 files), timed in
-    turns with the speed-up this machine gives two identical CPU-bound processes;
+    turns with the speed-up this machine gives two identical CPU-bound processes, and the best
+    two perfect cores could give given the run's serial part (Amdahl);
   * peak memory (max RSS) of a whole-tree `--check` for the 1x and the 4x tree.
 
     python bench/bench_tree.py --out /tmp/hcbench            # build + measure, print markdown
@@ -271,6 +272,15 @@ def main() -> None:
     fixtures = sorted(REPO.glob("fixtures/**/*.in.py"))
     # -j 1, -j 2 and the machine's own ceiling are timed in turns, so that each speed-up is
     # set against what the shared cores gave at that moment (they drift by tens of percent).
+    # The part no worker can share: start-up, the codemod's import, the walk and the report,
+    # timed as a run over a single fixture file. With it, what two perfect cores could give
+    # at best (Amdahl): j1 / (serial + (j1 - serial) / 2).
+    single = args.out / "single"
+    shutil.rmtree(single, ignore_errors=True)
+    single.mkdir(parents=True)
+    shutil.copy(fixtures[0], single / fixtures[0].name.replace(".in.py", ".py"))
+    serial_t = statistics.median(timed([*hcm, "--check", "-q", "--no-cache", "-j", "1", str(single)], repeat=1)[0]
+                                 for _ in range(max(5, repeat)))
     rows = []
     for sets in (4, 16):
         heavy = args.out / f"heavy{sets}"
@@ -284,14 +294,18 @@ def main() -> None:
             j2s.append(timed([*hcm, "--check", "-q", "--no-cache", "-j", "2", str(heavy)], repeat=1)[0])
             ceilings.append(parallel_ceiling(1))
         speedups = [a / b for a, b in zip(j1s, j2s)]
-        rows.append(f"| {sets * len(fixtures)} fixture files | {statistics.median(j1s):.2f} | {statistics.median(j2s):.2f} | "
+        j1 = statistics.median(j1s)
+        bound = j1 / (serial_t + (j1 - serial_t) / 2)
+        rows.append(f"| {sets * len(fixtures)} fixture files | {j1:.2f} | {statistics.median(j2s):.2f} | "
                     f"{statistics.median(speedups):.2f}x | {statistics.median(ceilings):.2f}x | "
-                    f"{min(speedups):.2f}x-{max(speedups):.2f}x |")
+                    f"{min(speedups):.2f}x-{max(speedups):.2f}x | {bound:.2f}x |")
     out("| migration-heavy tree | `--check -j 1` s | `--check -j 2` s | speed-up (median of pairs) "
-        "| machine ceiling in the same turns | speed-ups seen |")
-    out("|---|---|---|---|---|---|")
+        "| machine ceiling in the same turns | speed-ups seen | best two perfect cores could give |")
+    out("|---|---|---|---|---|---|---|")
     for row in rows:
         out(row)
+    out(f"Serial part (a `--check -j 1` run over one fixture file: start-up, the codemod's import, walk, report): "
+        f"{serial_t:.2f} s.")
     out()
     samples = {
         f"{len(fixtures)} fixtures (every line a legacy use: the worst case)": [f.read_text() for f in fixtures],
