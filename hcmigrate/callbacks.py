@@ -18,6 +18,7 @@ from hcmigrate.facts import PURE_BUILTINS, PURE_METHODS, PURE_MODULE_PREFIXES
 from hcmigrate.walk import descendants, names_used
 
 Mode = Literal["as_is", "edit", "wrap", "compat"]
+_IMPURE_NODES = (cst.Yield, cst.Await, cst.NamedExpr)  # a generator, a coroutine, an assignment
 
 
 @dataclass
@@ -201,18 +202,17 @@ class PurityChecker:
     def expression(self, node: cst.CSTNode, local: set[str]) -> bool:
         """No yield, await or `:=` in `node`, and every function it calls is pure (the first
         impure one decides: any False makes the whole check False)."""
-        Call, Attribute, Name = cst.Call, cst.Attribute, cst.Name
         for n in descendants(node):
             kind = type(n)
-            if kind is Call:
+            if kind is cst.Call:
                 func = n.func
-                if type(func) is Attribute and func.attr.value in PURE_METHODS:
+                if type(func) is cst.Attribute and func.attr.value in PURE_METHODS:
                     if not self.qualified_names(func):
                         continue  # method call on a local value, e.g. x.astype(...)
-                    if type(func.value) is Name and func.value.value in local:
+                    if type(func.value) is cst.Name and func.value.value in local:
                         continue
                 if not self.function(func):
                     return False
-            elif kind is cst.Yield or kind is cst.Await or kind is cst.NamedExpr:
+            elif kind in _IMPURE_NODES:
                 return False
         return True

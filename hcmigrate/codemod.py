@@ -39,6 +39,7 @@ from hcmigrate.partial_parse import identifiers, parse_needed
 from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all, reexported_module
 from hcmigrate.scopes import ScopeAnalysis
 from hcmigrate.survey import Survey, root_name
+from hcmigrate.walk import Transformer
 from hcmigrate.result_shape import ShapeConverter
 from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
 from hcmigrate.rules.base import CallSite, Rule, UnbindableCall, bind_argument_nodes, bind_arguments, literal_value
@@ -76,7 +77,7 @@ class _Plan:
     defs: dict = field(default_factory=dict)  # id(FunctionDef) -> FunctionDef
 
 
-class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
+class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
     # No libcst metadata: parents and positions come from hcmigrate.survey (one code
     # generation pass) and names are resolved by hcmigrate.scopes on Python's ast; libcst's
     # ScopeProvider, PositionProvider and ParentNodeProvider cost ~15x a parse per file.
@@ -89,9 +90,10 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, cst.CSTTransformer):
         survey: Survey | None = None,  # already taken over the very module to transform
         scopes: ScopeAnalysis | None = None,  # of the same module
     ) -> None:
-        # A plain CSTTransformer (not libcst's matcher-decoratable one): the matcher machinery
-        # costs a dispatch per node and field that this codemod never uses.
-        cst.CSTTransformer.__init__(self)
+        # A plain CSTTransformer (hcmigrate.walk.Transformer: without per-field hooks), not
+        # libcst's matcher-decoratable one: the matcher machinery costs a dispatch per node and
+        # field that this codemod never uses.
+        Transformer.__init__(self)
         options = options or Options()
         if strategy is not None:
             options = Options(**{**options.__dict__, "strategy": strategy})

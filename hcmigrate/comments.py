@@ -18,19 +18,11 @@ def comment_lines(line: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
 
 
 class KeepCommentsOfRemovedLines:
-    """Mixin for CSTTransformers (put it before cst.CSTTransformer in the bases). A transformer
+    """Mixin for CSTTransformers (put it before the transformer class in the bases). A transformer
     that overrides on_visit/on_leave must call super() in them."""
 
     # Optional predicate: subtrees it rejects hold nothing to change and are not walked.
     descend = None
-
-    # No transformer here has per-field hooks (`visit_Call_func` ...): skip libcst's look-up of
-    # them, a formatted name and a getattr per field of every node walked.
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        pass
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        pass
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.descend is not None and not self.descend(node):

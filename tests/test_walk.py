@@ -12,7 +12,7 @@ import jax
 import libcst as cst
 import pytest
 
-from hcmigrate.walk import descendants, names_used
+from hcmigrate.walk import Transformer, descendants, names_used
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.py"))
 JAX_SOURCES = sorted(p for p in Path(jax.__file__).parent.rglob("*.py") if p.stat().st_size < 60_000)
@@ -55,3 +55,14 @@ def test_names_used_includes_names_in_every_position():
     code = "lambda a, *b, c=d, **e: f(g.h, [i for j in k if l], m[n:o], p := q, *r, s=t)"
     expected = set("abcdefghijklmnopqrst")
     assert names_used(cst.parse_expression(code)) == expected
+
+
+def test_transformer_refuses_per_field_hooks_it_would_never_call():
+    with pytest.raises(TypeError, match="visit_Call_func"):
+        type("WithFieldHook", (Transformer,), {"visit_Call_func": lambda self, node: None})
+    # per-node hooks are what it runs
+    class Renamer(Transformer):
+        def leave_Name(self, original_node, updated_node):
+            return updated_node.with_changes(value=updated_node.value.upper())
+
+    assert cst.parse_module("a.b(c)\n").visit(Renamer()).code == "A.B(C)\n"

@@ -13,12 +13,12 @@ from typing import Callable
 import libcst as cst
 
 from hcmigrate.comments import KeepCommentsOfRemovedLines
-
 from hcmigrate.diagnostics import Level
 from hcmigrate.exprs import parse
 from hcmigrate.facts import COMPAT_MODULE, LEGACY_MODULE
 from hcmigrate.resolve import dotted_name
 from hcmigrate.rules.base import Rule
+from hcmigrate.walk import Transformer
 
 UNUSED_IMPORT = Rule(
     code="HCB001",
@@ -129,7 +129,7 @@ def _without(names, drop):
     return kept
 
 
-class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, cst.CSTTransformer):
+class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, Transformer):
     """Runs over the rewritten module. Whether a name is still used is answered by the
     codemod from its first scope analysis (the uses it replaced are gone), so this pass needs
     no second one."""
@@ -238,7 +238,7 @@ def _none_assignment_target(stmt: cst.BaseStatement) -> str | None:
     return None
 
 
-class PointImportsAtCompat(cst.CSTTransformer):
+class PointImportsAtCompat(Transformer):
     """--strategy compat: imports and full dotted uses point at compat.host_callback."""
 
     def __init__(
