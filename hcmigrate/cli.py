@@ -42,6 +42,12 @@ from hcmigrate.runner import (
 )
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+# Set by main(), the program's entry point: this process is hcmigrate itself and short-lived, so
+# what the codemod's import creates is frozen out of the garbage collector's reach
+# (runner.load_codemod). Not when the command runs inside another process (click's test runner).
+_as_program = False
+
 PROGRESS_MIN_FILES = 20
 
 
@@ -287,10 +293,9 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     selector = Selector(ctx.root, ctx.exclude, ctx.include, ctx.force_exclude, ctx.respect_gitignore)
     sel = selector.select(paths)
     targets = sel.targets
-    # The codemod's import overlaps the scan, unless cached results may make it needless (this
-    # process is short-lived: what the import creates is frozen out of the collector's reach).
+    # The codemod's import overlaps the scan, unless cached results may make it needless.
     scanned = scan([t.display for t in targets], notebook_flags=[t.notebook for t in targets], jobs=jobs,
-                   on_first_candidate=None if cache is not None and len(cache) else partial(load_codemod, freeze=True))
+                   on_first_candidate=None if cache is not None and len(cache) else partial(load_codemod, freeze=_as_program))
     # Legacy names that modules of the tree import from other modules of the tree: the codemod
     # resolves them in the importers, and keeps them importable in the exporting module.
     reexport_table: tuple[tuple[str, str], ...] = ()
@@ -480,6 +485,8 @@ def _review_one(target, res: FileResult, accept_all: bool) -> tuple[bool, bool]:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: `hcmigrate verify ...` goes to the differential tester."""
+    global _as_program
+    _as_program = True
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "verify":
         try:

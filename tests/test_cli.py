@@ -344,3 +344,28 @@ def test_libcst_tool_runs_the_codemod(tmp_path, how):
     p = subprocess.run([*cmd, "--no-format", "--hide-progress", target], cwd=cwd, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "a.py").read_text() == expected(LEGACY)
+
+
+_FREEZE_PROBE = """
+import gc, sys
+from click.testing import CliRunner
+from hcmigrate.cli import cli, main
+if sys.argv[1] == "runner":
+    CliRunner().invoke(cli, ["-j1", "--check", "-q", "--no-cache", sys.argv[2]])
+else:
+    try:
+        main(["-j1", "--check", "-q", "--no-cache", sys.argv[2]])
+    except SystemExit:
+        pass
+print(gc.get_freeze_count())
+"""
+
+
+@pytest.mark.parametrize("how, frozen", [("program", True), ("runner", False)])
+def test_only_the_program_itself_freezes_the_garbage_collector(tmp_path, how, frozen):
+    """The hcmigrate program freezes what the codemod's import created (a short-lived process:
+    later collections skip it); the same command run inside another process must not, or that
+    process would never collect what was alive then."""
+    (tmp_path / "m.py").write_text("import jax.experimental.host_callback as hcb\nhcb.barrier_wait()\n")
+    out = subprocess.run([sys.executable, "-c", _FREEZE_PROBE, how, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert (int(out.stdout.split()[-1]) > 0) is frozen, out
