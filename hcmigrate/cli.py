@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
 import click
@@ -38,16 +37,11 @@ from hcmigrate.runner import (
     Task,
     default_jobs,
     load_codemod,
+    run_as_program,
     run_tasks,
 )
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-# Set by main(), the program's entry point: this process is hcmigrate itself and short-lived, so
-# what the codemod's import creates is frozen out of the garbage collector's reach
-# (runner.load_codemod). Not when the command runs inside another process (click's test runner).
-_as_program = False
-
 PROGRESS_MIN_FILES = 20
 
 
@@ -295,7 +289,7 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     targets = sel.targets
     # The codemod's import overlaps the scan, unless cached results may make it needless.
     scanned = scan([t.display for t in targets], notebook_flags=[t.notebook for t in targets], jobs=jobs,
-                   on_first_candidate=None if cache is not None and len(cache) else partial(load_codemod, freeze=_as_program))
+                   on_first_candidate=None if cache is not None and len(cache) else load_codemod)
     # Legacy names that modules of the tree import from other modules of the tree: the codemod
     # resolves them in the importers, and keeps them importable in the exporting module.
     reexport_table: tuple[tuple[str, str], ...] = ()
@@ -485,8 +479,7 @@ def _review_one(target, res: FileResult, accept_all: bool) -> tuple[bool, bool]:
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: `hcmigrate verify ...` goes to the differential tester."""
-    global _as_program
-    _as_program = True
+    run_as_program()  # (a short-lived process: runner.load_codemod may freeze what it imports)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "verify":
         try:

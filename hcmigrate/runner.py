@@ -255,6 +255,8 @@ def run_tasks(tasks: list[Task], jobs: int, cache: ResultCache | None = None) ->
 
 def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
     if jobs <= 1 or len(tasks) <= 1:
+        if tasks:
+            load_codemod()
         for t in tasks:
             yield process(t)
         return
@@ -275,24 +277,35 @@ def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
     pool.shutdown(wait=True)
 
 
-def load_codemod(freeze: bool = False) -> None:
+# Set by the hcmigrate program (hcmigrate.cli.main), a short-lived process; see load_codemod.
+_freeze_after_import = False
+
+
+def run_as_program() -> None:
+    """This process is the hcmigrate program itself: load_codemod may freeze what it imports."""
+    global _freeze_after_import
+    _freeze_after_import = True
+
+
+def load_codemod() -> None:
     """Import the codemod (about 0.18 s, libcst 0.13 s of it) into this process, once: workers
     forked later inherit it. The CLI calls this as soon as the pre-filter meets a first
     candidate, so that the import overlaps the rest of the scan (which worker processes do on
-    a large tree). (Letting each worker import it instead was tried: the import stays on the
-    critical path either way, and every worker pays for it.)
+    a large tree); otherwise it runs before the first migration. (Letting each worker import it
+    instead was tried: the import stays on the critical path either way, and every worker pays
+    for it.)
 
-    `freeze` (the hcmigrate program, a short-lived process): everything alive after the import
-    (libcst's and hcmigrate's modules, classes and functions: some 33,000 objects the collector
-    tracks) is moved out of its reach with gc.freeze(), as Python's documentation advises before
-    forking. The collections that libcst's many nodes set off would otherwise walk all of it
-    again and again (7-10% of migrating the fixtures), and in forked workers each walk would
-    also copy the memory pages it touches. Not for a long-lived process that imports hcmigrate
-    as a library: what is frozen is never collected."""
+    In the hcmigrate program (`run_as_program`), everything alive after the import (libcst's
+    and hcmigrate's modules, classes and functions: some 33,000 objects the collector tracks) is
+    moved out of the collector's reach with gc.freeze(), as Python's documentation advises
+    before forking. The collections that libcst's many nodes set off would otherwise walk all
+    of it again and again (7-10% of migrating the fixtures), and in forked workers each walk
+    would also copy the memory pages it touches. Not in a process that runs hcmigrate inside
+    it (a library user, click's test runner): what is frozen is never collected."""
     if "hcmigrate.codemod" not in sys.modules:
         import hcmigrate.codemod  # noqa: F401
 
-        if freeze:
+        if _freeze_after_import:
             gc.freeze()
 
 

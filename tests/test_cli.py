@@ -350,15 +350,25 @@ _FREEZE_PROBE = """
 import gc, sys
 from click.testing import CliRunner
 from hcmigrate.cli import cli, main
-if sys.argv[1] == "runner":
-    CliRunner().invoke(cli, ["-j1", "--check", "-q", "--no-cache", sys.argv[2]])
+how, folder, cache = sys.argv[1:]
+args = ["-j1", "--check", "-q", *(["--cache-dir", cache] if cache else ["--no-cache"]), folder]
+if how == "runner":
+    CliRunner().invoke(cli, args)
 else:
     try:
-        main(["-j1", "--check", "-q", "--no-cache", sys.argv[2]])
+        main(args)
     except SystemExit:
         pass
 print(gc.get_freeze_count())
 """
+
+
+def _frozen_after(how: str, folder: Path, cache: str = "") -> bool:
+    out = subprocess.run([sys.executable, "-c", _FREEZE_PROBE, how, str(folder), cache], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1]) > 0
+
+
+LEGACY_FILE = "import jax.experimental.host_callback as hcb\nhcb.barrier_wait()\n"
 
 
 @pytest.mark.parametrize("how, frozen", [("program", True), ("runner", False)])
@@ -366,6 +376,16 @@ def test_only_the_program_itself_freezes_the_garbage_collector(tmp_path, how, fr
     """The hcmigrate program freezes what the codemod's import created (a short-lived process:
     later collections skip it); the same command run inside another process must not, or that
     process would never collect what was alive then."""
-    (tmp_path / "m.py").write_text("import jax.experimental.host_callback as hcb\nhcb.barrier_wait()\n")
-    out = subprocess.run([sys.executable, "-c", _FREEZE_PROBE, how, str(tmp_path)], capture_output=True, text=True, check=True)
-    assert (int(out.stdout.split()[-1]) > 0) is frozen, out
+    (tmp_path / "m.py").write_text(LEGACY_FILE)
+    assert _frozen_after(how, tmp_path) is frozen
+
+
+def test_the_program_also_freezes_when_a_warm_cache_leaves_files_to_migrate(tmp_path):
+    """With cached results the codemod is imported only for the files the cache misses (not
+    during the scan); that import freezes too."""
+    tree, cache = tmp_path / "tree", str(tmp_path / "cache")
+    tree.mkdir()
+    (tree / "a.py").write_text(LEGACY_FILE)
+    _frozen_after("program", tree, cache)  # fills the cache
+    (tree / "b.py").write_text(LEGACY_FILE.replace("barrier_wait()", "barrier_wait()  # b"))
+    assert _frozen_after("program", tree, cache)
