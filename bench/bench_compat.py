@@ -86,13 +86,21 @@ def worker(kind, iters, repeats):
             sds = jax.ShapeDtypeStruct((3,), np.float32)
             plus1 = lambda a: np.asarray(a) + np.float32(1)  # noqa: E731
             out["io_callback(ordered=True), no result"] = _measure(
-                lambda c: (io_callback(lambda a: None, None, c + 1, ordered=True), c + 1)[1], iters, repeats)
+                lambda c: (io_callback(lambda a: None, None, c + 1, ordered=True), c + 1)[1],
+                iters,
+                repeats,
+            )
             out["io_callback(ordered=True), result"] = _measure(
-                lambda c: io_callback(plus1, sds, c, ordered=True), iters, repeats)
+                lambda c: io_callback(plus1, sds, c, ordered=True), iters, repeats
+            )
             out["pure_callback, result"] = _measure(
-                lambda c: jax.pure_callback(plus1, sds, c), iters, repeats)
+                lambda c: jax.pure_callback(plus1, sds, c), iters, repeats
+            )
             out["jax.debug.callback(ordered=True)"] = _measure(
-                lambda c: (jax.debug.callback(lambda a: None, c + 1, ordered=True), c + 1)[1], iters, repeats)
+                lambda c: (jax.debug.callback(lambda a: None, c + 1, ordered=True), c + 1)[1],
+                iters,
+                repeats,
+            )
     print(json.dumps(out))
 
 
@@ -107,7 +115,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description="compat host_callback benchmark")
     ap.add_argument("--iters", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--legacy-python", help="interpreter with jax==0.4.30 (default: hcmigrate.legacy_env)")
+    ap.add_argument(
+        "--legacy-python", help="interpreter with jax==0.4.30 (default: hcmigrate.legacy_env)"
+    )
     ap.add_argument("--no-legacy", action="store_true")
     ap.add_argument("--worker", choices=["legacy", "current", "public"], help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -115,13 +125,21 @@ def main(argv=None):
         return worker(args.worker, args.iters, args.repeats)
 
     common = ["--iters", str(args.iters), "--repeats", str(args.repeats)]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-               JAX_PLATFORMS="cpu", PYTHONWARNINGS="ignore")
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+        JAX_PLATFORMS="cpu",
+        PYTHONWARNINGS="ignore",
+    )
     env.pop("XLA_FLAGS", None)
-    cur = _run([sys.executable, __file__, "--worker", "current", *common],
-               dict(env, HCMIGRATE_COMPAT_PUBLIC_ONLY="0"))
-    pub = _run([sys.executable, __file__, "--worker", "public", *common],
-               dict(env, HCMIGRATE_COMPAT_PUBLIC_ONLY="1"))
+    cur = _run(
+        [sys.executable, __file__, "--worker", "current", *common],
+        dict(env, HCMIGRATE_COMPAT_PUBLIC_ONLY="0"),
+    )
+    pub = _run(
+        [sys.executable, __file__, "--worker", "public", *common],
+        dict(env, HCMIGRATE_COMPAT_PUBLIC_ONLY="1"),
+    )
     leg = {}
     if not args.no_legacy:
         py = args.legacy_python
@@ -140,12 +158,20 @@ def main(argv=None):
         rows.append((f"legacy host_callback.{op} (jax {leg.get('jax', '-')})", base, base))
         rows.append((f"compat {op}, fast path (jax {cur['jax']})", cur[f"compat {op}"], base))
         rows.append((f"compat {op}, public-only path", pub[f"compat {op}"], base))
-    for k in ("io_callback(ordered=True), no result", "io_callback(ordered=True), result",
-              "pure_callback, result", "jax.debug.callback(ordered=True)"):
-        base = leg.get("legacy id_tap") if "no result" in k or "debug" in k else leg.get("legacy call")
+    for k in (
+        "io_callback(ordered=True), no result",
+        "io_callback(ordered=True), result",
+        "pure_callback, result",
+        "jax.debug.callback(ordered=True)",
+    ):
+        base = (
+            leg.get("legacy id_tap") if "no result" in k or "debug" in k else leg.get("legacy call")
+        )
         rows.append((f"native {k}", cur[k], base))
 
-    print(f"per-call cost in a jitted fori_loop ({args.iters} iterations, median of {args.repeats}), CPU")
+    print(
+        f"per-call cost in a jitted fori_loop ({args.iters} iterations, median of {args.repeats}), CPU"
+    )
     print(f"{'variant':62s} {'us/call':>9s} {'x legacy':>9s}")
     for name, us, base in rows:
         ratio = f"{us / base:8.2f}x" if base else "     n/a"

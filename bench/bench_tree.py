@@ -72,8 +72,17 @@ def build_tree(out: Path, copies: int, fixture_sets: int) -> dict:
     for p in out.rglob("*.py"):
         with open(p, "rb") as fh:
             n_lines += fh.read().count(b"\n")
-    users = int(subprocess.run(["grep", "-rlF", "host_callback", str(out)], capture_output=True, text=True).stdout.count("\n"))
-    return {"files": n_py, "lines": n_lines, "host_callback_files": users, "fixtures": len(fixtures)}
+    users = int(
+        subprocess.run(
+            ["grep", "-rlF", "host_callback", str(out)], capture_output=True, text=True
+        ).stdout.count("\n")
+    )
+    return {
+        "files": n_py,
+        "lines": n_lines,
+        "host_callback_files": users,
+        "fixtures": len(fixtures),
+    }
 
 
 def timed(cmd, cwd=None, repeat=3) -> tuple[float, int]:
@@ -81,10 +90,13 @@ def timed(cmd, cwd=None, repeat=3) -> tuple[float, int]:
     times = []
     peak = 0
     for _ in range(repeat):
-        wrapper = [sys.executable, "-c",
-                   "import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
-                   " stderr=subprocess.DEVNULL).returncode; print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
-                   *cmd]
+        wrapper = [
+            sys.executable,
+            "-c",
+            "import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
+            " stderr=subprocess.DEVNULL).returncode; print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+            *cmd,
+        ]
         t0 = time.perf_counter()
         p = subprocess.run(wrapper, cwd=cwd, capture_output=True, text=True)
         times.append(time.perf_counter() - t0)
@@ -109,17 +121,35 @@ def libcst_noop_sample(tree: Path, sample: int) -> tuple[float, int]:
         d.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(f, d / f"f{i}.py")
     noop = work.parent / "hcbench_noop.py"
-    noop.write_text(textwrap.dedent("""
+    noop.write_text(
+        textwrap.dedent("""
         from libcst.codemod import VisitorBasedCodemodCommand
 
         class NoopCommand(VisitorBasedCodemodCommand):
             DESCRIPTION = "does nothing"
-    """))
+    """)
+    )
     env = dict(os.environ, PYTHONPATH=str(noop.parent))
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "libcst.tool", "codemod", "-x", "hcbench_noop.NoopCommand",
-                    "--no-format", "--hide-progress", "-j", "1", str(work)],
-                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=work.parent)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "libcst.tool",
+            "codemod",
+            "-x",
+            "hcbench_noop.NoopCommand",
+            "--no-format",
+            "--hide-progress",
+            "-j",
+            "1",
+            str(work),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=work.parent,
+    )
     return time.perf_counter() - t0, len(chosen)
 
 
@@ -142,7 +172,11 @@ def realistic_modules(count: int) -> list[str]:
     import libcst as cst
 
     site = Path(sysconfig.get_paths()["purelib"])
-    paths = [p for p in sorted(site.rglob("*.py")) if 3_000 < p.stat().st_size < 60_000 and "site-packages" not in p.relative_to(site).parts]
+    paths = [
+        p
+        for p in sorted(site.rglob("*.py"))
+        if 3_000 < p.stat().st_size < 60_000 and "site-packages" not in p.relative_to(site).parts
+    ]
     random.Random(0).shuffle(paths)
     texts = []
     for path in paths:
@@ -186,7 +220,9 @@ def per_text(texts: list[str], repeat: int) -> list[tuple[float, float, float]]:
             t_parse.append(clock(lambda: cst.parse_module(text).code))
             t_mig.append(clock(lambda: migrate_source(text)))
             t_noop.append(clock(lambda: cst.parse_module(text).visit(noop()).code))
-        rows.append((statistics.median(t_parse), statistics.median(t_mig), statistics.median(t_noop)))
+        rows.append(
+            (statistics.median(t_parse), statistics.median(t_mig), statistics.median(t_noop))
+        )
     return rows
 
 
@@ -217,7 +253,9 @@ def parallel_ceiling(repeat: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--out", type=Path, default=Path("/tmp/hcbench"))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
@@ -244,8 +282,10 @@ def main() -> None:
     tree1 = trees[1][0]
     out(f"Machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
     for scale, (tree, info) in trees.items():
-        out(f"Corpus {scale}x: {info['files']} .py files, {info['lines']:,} lines, "
-            f"{info['host_callback_files']} mention host_callback ({info['fixtures']} fixtures at {len(DEPTHS)} depths per set)")
+        out(
+            f"Corpus {scale}x: {info['files']} .py files, {info['lines']:,} lines, "
+            f"{info['host_callback_files']} mention host_callback ({info['fixtures']} fixtures at {len(DEPTHS)} depths per set)"
+        )
     out()
     grep_t, _ = timed(["grep", "-rlF", "host_callback", str(tree1)], repeat=repeat)
     # Cold runs (--no-cache): what a fresh CI clone costs. The warm row reuses a result cache
@@ -265,12 +305,20 @@ def main() -> None:
     out(f"| `grep -rlF host_callback` (floor) | {grep_t:.2f} | 1.0x |")
     out(f"| `hcmigrate --check` (all cores, no cache) | {check_t:.2f} | {check_t / grep_t:.1f}x |")
     out(f"| `hcmigrate --check -j 1` (no cache) | {check1_t:.2f} | {check1_t / grep_t:.1f}x |")
-    out(f"| `hcmigrate --check` (all cores), result cache warm: no candidate changed since the last run | {warm_t:.2f} | "
-        f"{warm_t / grep_t:.1f}x |")
-    bare_t, _ = timed([*hcm, "--check", "-q", "--no-cache", "--exclude", "hcb_users", str(tree1)], repeat=repeat)
-    out(f"| `hcmigrate --check`, fixture copies excluded (no candidates: walk + pre-filter only) | {bare_t:.2f} | "
-        f"{bare_t / grep_t:.1f}x |")
-    out(f"| libcst runner, no-op codemod, -j 1 (timed on {noop_n} files, scaled) | {noop_tree:.0f} | {noop_tree / grep_t:.0f}x |")
+    out(
+        f"| `hcmigrate --check` (all cores), result cache warm: no candidate changed since the last run | {warm_t:.2f} | "
+        f"{warm_t / grep_t:.1f}x |"
+    )
+    bare_t, _ = timed(
+        [*hcm, "--check", "-q", "--no-cache", "--exclude", "hcb_users", str(tree1)], repeat=repeat
+    )
+    out(
+        f"| `hcmigrate --check`, fixture copies excluded (no candidates: walk + pre-filter only) | {bare_t:.2f} | "
+        f"{bare_t / grep_t:.1f}x |"
+    )
+    out(
+        f"| libcst runner, no-op codemod, -j 1 (timed on {noop_n} files, scaled) | {noop_tree:.0f} | {noop_tree / grep_t:.0f}x |"
+    )
     out()
     out(f"`hcmigrate --check` is {noop_tree / check_t:.0f}x faster than the naive libcst run.")
     out()
@@ -285,8 +333,10 @@ def main() -> None:
     shutil.rmtree(single, ignore_errors=True)
     single.mkdir(parents=True)
     shutil.copy(fixtures[0], single / fixtures[0].name.replace(".in.py", ".py"))
-    serial_t = statistics.median(timed([*hcm, "--check", "-q", "--no-cache", "-j", "1", str(single)], repeat=1)[0]
-                                 for _ in range(max(5, repeat)))
+    serial_t = statistics.median(
+        timed([*hcm, "--check", "-q", "--no-cache", "-j", "1", str(single)], repeat=1)[0]
+        for _ in range(max(5, repeat))
+    )
     rows = []
     for sets in (4, 16):
         heavy = args.out / f"heavy{sets}"
@@ -296,29 +346,45 @@ def main() -> None:
             copy_fixtures(fixtures, heavy / f"set{k}")
         j1s, j2s, ceilings = [], [], []
         for _ in range(max(5, repeat)):
-            j1s.append(timed([*hcm, "--check", "-q", "--no-cache", "-j", "1", str(heavy)], repeat=1)[0])
-            j2s.append(timed([*hcm, "--check", "-q", "--no-cache", "-j", "2", str(heavy)], repeat=1)[0])
+            j1s.append(
+                timed([*hcm, "--check", "-q", "--no-cache", "-j", "1", str(heavy)], repeat=1)[0]
+            )
+            j2s.append(
+                timed([*hcm, "--check", "-q", "--no-cache", "-j", "2", str(heavy)], repeat=1)[0]
+            )
             ceilings.append(parallel_ceiling(1))
         speedups = [a / b for a, b in zip(j1s, j2s)]
         j1 = statistics.median(j1s)
         bound = j1 / (serial_t + (j1 - serial_t) / 2)
-        rows.append(f"| {sets * len(fixtures)} fixture files | {j1:.2f} | {statistics.median(j2s):.2f} | "
-                    f"{statistics.median(speedups):.2f}x | {statistics.median(ceilings):.2f}x | "
-                    f"{min(speedups):.2f}x-{max(speedups):.2f}x | {bound:.2f}x |")
-    out("| migration-heavy tree | `--check -j 1` s | `--check -j 2` s | speed-up (median of pairs) "
-        "| machine ceiling in the same turns | speed-ups seen | best two perfect cores could give |")
+        rows.append(
+            f"| {sets * len(fixtures)} fixture files | {j1:.2f} | {statistics.median(j2s):.2f} | "
+            f"{statistics.median(speedups):.2f}x | {statistics.median(ceilings):.2f}x | "
+            f"{min(speedups):.2f}x-{max(speedups):.2f}x | {bound:.2f}x |"
+        )
+    out(
+        "| migration-heavy tree | `--check -j 1` s | `--check -j 2` s | speed-up (median of pairs) "
+        "| machine ceiling in the same turns | speed-ups seen | best two perfect cores could give |"
+    )
     out("|---|---|---|---|---|---|---|")
     for row in rows:
         out(row)
-    out(f"Serial part (a `--check -j 1` run over one fixture file: start-up, the codemod's import, walk, report): "
-        f"{serial_t:.2f} s.")
+    out(
+        f"Serial part (a `--check -j 1` run over one fixture file: start-up, the codemod's import, walk, report): "
+        f"{serial_t:.2f} s."
+    )
     out()
     samples = {
-        f"{len(fixtures)} fixtures (every line a legacy use: the worst case)": [f.read_text() for f in fixtures],
-        "30 installed modules (median ~360 lines) with a tap and a host call added": realistic_modules(30),
+        f"{len(fixtures)} fixtures (every line a legacy use: the worst case)": [
+            f.read_text() for f in fixtures
+        ],
+        "30 installed modules (median ~360 lines) with a tap and a host call added": realistic_modules(
+            30
+        ),
     }
-    out("| per file, median of runs | libcst parse+print | hcmigrate migrate_source | ratio (total) | ratio (per-file median) "
-        "| libcst no-op codemod: parse, one transformer pass, print (ratio, total) |")
+    out(
+        "| per file, median of runs | libcst parse+print | hcmigrate migrate_source | ratio (total) | ratio (per-file median) "
+        "| libcst no-op codemod: parse, one transformer pass, print (ratio, total) |"
+    )
     out("|---|---|---|---|---|---|")
     for label, texts in samples.items():
         rows = per_text(texts, repeat=3 if args.quick else 5)
@@ -326,12 +392,16 @@ def main() -> None:
         tot_m = sum(r[1] for r in rows)
         tot_n = sum(r[2] for r in rows)
         ratios = sorted(r[1] / r[0] for r in rows)
-        out(f"| {label} | {1000 * tot_p / len(rows):.2f} ms | {1000 * tot_m / len(rows):.2f} ms | {tot_m / tot_p:.2f}x | "
-            f"{statistics.median(ratios):.2f}x | {tot_n / tot_p:.2f}x |")
+        out(
+            f"| {label} | {1000 * tot_p / len(rows):.2f} ms | {1000 * tot_m / len(rows):.2f} ms | {tot_m / tot_p:.2f}x | "
+            f"{statistics.median(ratios):.2f}x | {tot_n / tot_p:.2f}x |"
+        )
     out()
     _, rss4 = timed([*hcm, "--check", "-q", "--no-cache", str(trees[4][0])], repeat=1)
-    out(f"Peak memory (max RSS of any process) of `hcmigrate --check`: 1x tree {check_rss / 1024:.0f} MiB, "
-        f"4x tree {rss4 / 1024:.0f} MiB")
+    out(
+        f"Peak memory (max RSS of any process) of `hcmigrate --check`: 1x tree {check_rss / 1024:.0f} MiB, "
+        f"4x tree {rss4 / 1024:.0f} MiB"
+    )
     (args.out / "report.md").write_text("\n".join(report) + "\n")
 
 

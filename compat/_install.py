@@ -50,4 +50,3 @@ def uninstall() -> None:
             delattr(jexp, "host_callback")
     else:
         setattr(jexp, "host_callback", attr)
-

@@ -85,8 +85,12 @@ def _own_effects():
             __str__ = __repr__ = lambda self: "OutsideCallUnordered"
 
         for kind in (OutsideCallEffect, OutsideCallUnorderedEffect):
-            for name in ("lowerable_effects", "control_flow_allowed_effects",
-                         "remat_allowed_effects", "custom_derivatives_allowed_effects"):
+            for name in (
+                "lowerable_effects",
+                "control_flow_allowed_effects",
+                "remat_allowed_effects",
+                "custom_derivatives_allowed_effects",
+            ):
                 getattr(effects_lib, name).add_type(kind)
         effects_lib.ordered_effects.add_type(OutsideCallEffect)
         effects_lib.shardable_ordered_effects.add_type(OutsideCallEffect)
@@ -243,7 +247,9 @@ class ResultAval:
 
     def __eq__(self, other):
         return (
-            isinstance(other, ResultAval) and self.shape == other.shape and self.dtype == other.dtype
+            isinstance(other, ResultAval)
+            and self.shape == other.shape
+            and self.dtype == other.dtype
         )
 
     def __hash__(self):
@@ -464,8 +470,11 @@ def _install_remat_rule() -> bool:
         n_out = len(eqn.outvars)
 
         def residuals():
-            return [v for v, inst in zip(eqn.invars, inst_in)
-                    if not inst and not isinstance(v, jax.core.Literal)]
+            return [
+                v
+                for v, inst in zip(eqn.invars, inst_in)
+                if not inst and not isinstance(v, jax.core.Literal)
+            ]
 
         if any(unks_in):
             return None, eqn, [True] * n_out, [True] * n_out, residuals()
@@ -568,7 +577,9 @@ def _fast_lowering(
     platforms = ctx.module_context.platforms
     if device_index != 0 and "cpu" in platforms:
         raise ValueError(_CPU_DEVICE_INDEX_MSG)
-    run = _make_runner(callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval)
+    run = _make_runner(
+        callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval
+    )
     resolve = _device_resolver(ctx.module_context.axis_context)
     copy = np.array
 
@@ -578,7 +589,9 @@ def _fast_lowering(
 
     replica_id = I.hlo.ReplicaIdOp().result
     partition_id = I.hlo.PartitionIdOp().result
-    out_avals = [] if identity else [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval]
+    out_avals = (
+        [] if identity else [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval]
+    )
     in_avals = [I.u32, I.u32, *ctx.avals_in]
     sub_ctx = ctx.replace(avals_in=in_avals, avals_out=out_avals)
     sharding = None
@@ -615,7 +628,9 @@ def _public_lowering(
 ):
     if device_index != 0 and "cpu" in ctx.module_context.platforms:
         raise ValueError(_CPU_DEVICE_INDEX_MSG)
-    run = _make_runner(callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval)
+    run = _make_runner(
+        callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval
+    )
     device_cache = []
 
     def host(*arrays):

@@ -85,7 +85,9 @@ class _CallbackWrapper:
         self.pass_transforms = pass_transforms
 
     def __hash__(self):
-        return hash((self.callback_func, self.identity, self.call_with_device, self.pass_transforms))
+        return hash(
+            (self.callback_func, self.identity, self.call_with_device, self.pass_transforms)
+        )
 
     def __eq__(self, other):
         return (
@@ -120,8 +122,10 @@ def _check_callable(fun):
 
 
 def _check_arg(arg):
-    if not (isinstance(arg, (jax.Array, np.ndarray, np.generic, bool, int, float, complex))
-            or hasattr(arg, "__jax_array__")):
+    if not (
+        isinstance(arg, (jax.Array, np.ndarray, np.generic, bool, int, float, complex))
+        or hasattr(arg, "__jax_array__")
+    ):
         # Tracers are jax.Array instances.
         raise TypeError(f"Argument '{arg}' of type {type(arg)} is not a valid JAX type.")
 
@@ -313,13 +317,21 @@ def _print_tap_func(arg, transforms, *, device=None, output_stream=None, thresho
         if isinstance(arg, tuple):
             return pp.group(
                 pp.concat(
-                    [pp.text("( "), pp.nest(2, pp.join(pp.brk(), [pp_val(e) for e in arg])), pp.text(" )")]
+                    [
+                        pp.text("( "),
+                        pp.nest(2, pp.join(pp.brk(), [pp_val(e) for e in arg])),
+                        pp.text(" )"),
+                    ]
                 )
             )
         elif isinstance(arg, list):
             return pp.group(
                 pp.concat(
-                    [pp.text("[ "), pp.nest(2, pp.join(pp.brk(), [pp_val(e) for e in arg])), pp.text(" ]")]
+                    [
+                        pp.text("[ "),
+                        pp.nest(2, pp.join(pp.brk(), [pp_val(e) for e in arg])),
+                        pp.text(" ]"),
+                    ]
                 )
             )
         elif isinstance(arg, dict):
@@ -329,7 +341,10 @@ def _print_tap_func(arg, transforms, *, device=None, output_stream=None, thresho
                         pp.text("{ "),
                         pp.nest(
                             2,
-                            pp.join(pp.brk(), [pp.text(f"{k}=") + pp_val(v) for k, v in sorted(arg.items())]),
+                            pp.join(
+                                pp.brk(),
+                                [pp.text(f"{k}=") + pp_val(v) for k, v in sorted(arg.items())],
+                            ),
                         ),
                         pp.text(" }"),
                     ]
@@ -361,7 +376,7 @@ def barrier_wait(logging_name: str | None = None):
         _Failure.last = None
         formatted = last[1] if last is not None else str(e)
         raise CallbackException(
-            "There were exceptions during callback processing. " f"Last one was: {formatted}"
+            f"There were exceptions during callback processing. Last one was: {formatted}"
         ) from (last[0] if last is not None else e)
     _Failure.last = None
 
@@ -400,8 +415,10 @@ def _id_tap_dep_jvp(primals, tangents):
     tangents_instantiated = tuple(
         _ad.instantiate_zeros(t) if type(t) is _ad.Zero else t for t in tangents
     )
-    return (id_tap_dep_p.bind(primals[0], primals[1]),
-            id_tap_dep_p.bind(tangents_instantiated[0], tangents_instantiated[1]))
+    return (
+        id_tap_dep_p.bind(primals[0], primals[1]),
+        id_tap_dep_p.bind(tangents_instantiated[0], tangents_instantiated[1]),
+    )
 
 
 def _id_tap_dep_transpose(ct, arg_res, arg_tap):

@@ -23,11 +23,20 @@ def _binds(statement: cst.BaseStatement, needed: Needed) -> bool:
         return False
     for small in statement.body:
         if isinstance(small, cst.Import) and name is None:
-            if any(dotted_name(a.name) == module and (a.evaluated_alias == alias) for a in small.names):
+            if any(
+                dotted_name(a.name) == module and (a.evaluated_alias == alias) for a in small.names
+            ):
                 return True
-        if isinstance(small, cst.ImportFrom) and name is not None and not small.relative and small.module is not None:
+        if (
+            isinstance(small, cst.ImportFrom)
+            and name is not None
+            and not small.relative
+            and small.module is not None
+        ):
             if dotted_name(small.module) == module and not isinstance(small.names, cst.ImportStar):
-                if any(a.evaluated_name == name and a.evaluated_alias == alias for a in small.names):
+                if any(
+                    a.evaluated_name == name and a.evaluated_alias == alias for a in small.names
+                ):
                     return True
     return False
 
@@ -43,22 +52,36 @@ def _is_preamble(statement: cst.BaseStatement, index: int) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]
-    if index == 0 and isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+    if (
+        index == 0
+        and isinstance(small, cst.Expr)
+        and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString))
+    ):
         return True
-    return isinstance(small, cst.ImportFrom) and small.module is not None and dotted_name(small.module) == "__future__"
+    return (
+        isinstance(small, cst.ImportFrom)
+        and small.module is not None
+        and dotted_name(small.module) == "__future__"
+    )
 
 
 def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
     body = list(module.body)
     missing = [n for n in dict.fromkeys(needed) if not any(_binds(s, n) for s in body)]
-    missing.sort(key=lambda n: (n[1] is not None, n[0], n[1] or ""))  # `import x` lines first, as isort does
+    missing.sort(
+        key=lambda n: (n[1] is not None, n[0], n[1] or "")
+    )  # `import x` lines first, as isort does
     if not missing:
         return module
     new_lines: list[cst.SimpleStatementLine] = []
     for mod, name, alias in missing:
         asname = cst.AsName(name=cst.Name(alias)) if alias else None
         if name is None:
-            new_lines.append(cst.SimpleStatementLine([cst.Import(names=[cst.ImportAlias(name=parse(mod), asname=asname)])]))
+            new_lines.append(
+                cst.SimpleStatementLine(
+                    [cst.Import(names=[cst.ImportAlias(name=parse(mod), asname=asname)])]
+                )
+            )
             continue
         merged = False
         for i, statement in enumerate(body):
@@ -73,14 +96,23 @@ def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
                     and not small.lpar
                 ):
                     names = list(small.names)
-                    names[-1] = names[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                    names[-1] = names[-1].with_changes(
+                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                    )
                     names.append(cst.ImportAlias(name=cst.Name(name), asname=asname))
                     body[i] = statement.with_changes(body=[small.with_changes(names=names)])
                     merged = True
                     break
         if not merged:
             new_lines.append(
-                cst.SimpleStatementLine([cst.ImportFrom(module=parse(mod), names=[cst.ImportAlias(name=cst.Name(name), asname=asname)])])
+                cst.SimpleStatementLine(
+                    [
+                        cst.ImportFrom(
+                            module=parse(mod),
+                            names=[cst.ImportAlias(name=cst.Name(name), asname=asname)],
+                        )
+                    ]
+                )
             )
     if not new_lines:
         return module.with_changes(body=body)
@@ -89,7 +121,9 @@ def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
     for i, statement in enumerate(body):
         if _is_import_line(statement) or _is_preamble(statement, i):
             insert_at = i + 1
-        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(statement, (cst.SimpleStatementLine, cst.Try, cst.If)):
+        elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(
+            statement, (cst.SimpleStatementLine, cst.Try, cst.If)
+        ):
             break
         elif isinstance(statement, (cst.Try, cst.If)):
             continue  # guarded imports and `if TYPE_CHECKING:` blocks may sit among the imports

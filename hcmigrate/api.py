@@ -53,7 +53,9 @@ class MigrationError(Exception):
         self.col = col
 
 
-def migrate_source(text: str, options: Options | None = None, *, filename: str = "<string>") -> MigrationResult:
+def migrate_source(
+    text: str, options: Options | None = None, *, filename: str = "<string>"
+) -> MigrationResult:
     """Migrate Python source text. Raises MigrationError for text that cannot be parsed."""
     from hcmigrate.codemod import migrate
 

@@ -62,22 +62,33 @@ def _version(package: str) -> str:
 
 def task_key(fingerprint: str, text: str, options, reexports, notebook: bool) -> str:
     """The cache key of migrating `text` with these options (hcmigrate.api.Options)."""
-    described = json.dumps([fingerprint, asdict(options), reexports, notebook], sort_keys=True, default=sorted)
+    described = json.dumps(
+        [fingerprint, asdict(options), reexports, notebook], sort_keys=True, default=sorted
+    )
     digest = hashlib.blake2b(described.encode(), digest_size=16)
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()
 
 
-def outcome_of(new_text: str | None, diagnostics: list[Diagnostic], error: tuple[str, int | None, int | None] | None = None) -> Outcome:
+def outcome_of(
+    new_text: str | None,
+    diagnostics: list[Diagnostic],
+    error: tuple[str, int | None, int | None] | None = None,
+) -> Outcome:
     return {
         "new": new_text,
-        "diagnostics": [[d.code, d.message, d.level.value, d.line, d.col, d.cell] for d in diagnostics],
+        "diagnostics": [
+            [d.code, d.message, d.level.value, d.line, d.col, d.cell] for d in diagnostics
+        ],
         "error": list(error) if error else None,
     }
 
 
 def diagnostics_of(outcome: Outcome) -> list[Diagnostic]:
-    return [Diagnostic(code, message, Level(level), line, col, cell) for code, message, level, line, col, cell in outcome["diagnostics"]]
+    return [
+        Diagnostic(code, message, Level(level), line, col, cell)
+        for code, message, level, line, col, cell in outcome["diagnostics"]
+    ]
 
 
 class ResultCache:
@@ -124,7 +135,10 @@ class ResultCache:
             entries = dict(list(entries.items())[-MAX_ENTRIES:])
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            for name, content in ((".gitignore", "# Created by hcmigrate\n*\n"), ("CACHEDIR.TAG", _TAG)):
+            for name, content in (
+                (".gitignore", "# Created by hcmigrate\n*\n"),
+                ("CACHEDIR.TAG", _TAG),
+            ):
                 if not (self.directory / name).exists():
                     (self.directory / name).write_text(content, encoding="utf-8")
             fd, tmp = tempfile.mkstemp(prefix=f".{_FILE}.", dir=self.directory)

@@ -29,7 +29,9 @@ class Adaptation:
     reason: str = ""
 
 
-def adapt(params: cst.Parameters, body: cst.CSTNode, *, passes_transforms: bool, passes_device: bool) -> Adaptation:
+def adapt(
+    params: cst.Parameters, body: cst.CSTNode, *, passes_transforms: bool, passes_device: bool
+) -> Adaptation:
     """How to make a function with `params` callable as `f(arg)`."""
     used = names_used(body)
     positional = list(params.posonly_params) + list(params.params)
@@ -80,7 +82,9 @@ def drop_params(params: cst.Parameters, drop: tuple[str, ...]) -> cst.Parameters
     kwonly = keep(params.kwonly_params)
     star_arg = params.star_arg
     if not kwonly and isinstance(star_arg, cst.ParamStar):
-        star_arg = cst.MaybeSentinel.DEFAULT  # a bare `*` with no keyword-only parameter left is invalid
+        star_arg = (
+            cst.MaybeSentinel.DEFAULT
+        )  # a bare `*` with no keyword-only parameter left is invalid
     new = params.with_changes(
         posonly_params=keep(params.posonly_params),
         params=keep(params.params),
@@ -88,7 +92,11 @@ def drop_params(params: cst.Parameters, drop: tuple[str, ...]) -> cst.Parameters
         star_arg=star_arg,
     )
     # Re-flow commas so no dangling separator stays behind.
-    groups = [("posonly_params", new.posonly_params), ("params", new.params), ("kwonly_params", new.kwonly_params)]
+    groups = [
+        ("posonly_params", new.posonly_params),
+        ("params", new.params),
+        ("kwonly_params", new.kwonly_params),
+    ]
     for attr, group in groups:
         if group:
             last = group[-1]
@@ -100,7 +108,7 @@ def drop_params(params: cst.Parameters, drop: tuple[str, ...]) -> cst.Parameters
 
 def _has_more_after(params: cst.Parameters, attr: str) -> bool:
     order = ["posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"]
-    for later in order[order.index(attr) + 1:]:
+    for later in order[order.index(attr) + 1 :]:
         value = getattr(params, later)
         if isinstance(value, (list, tuple)) and value:
             return True
@@ -131,10 +139,14 @@ class PurityChecker:
             fdef = self.resolve_function(node)
             if fdef is not None and id(fdef) not in self._seen:
                 self._seen.add(id(fdef))
-                return not fdef.decorators and self.statements(fdef.body.body, local=names_used(fdef.params))
+                return not fdef.decorators and self.statements(
+                    fdef.body.body, local=names_used(fdef.params)
+                )
         if isinstance(node, cst.Call) and self._is_partial(node.func):
-            return bool(node.args) and self.function(node.args[0].value) and all(
-                self.expression(a.value, set()) for a in node.args[1:]
+            return (
+                bool(node.args)
+                and self.function(node.args[0].value)
+                and all(self.expression(a.value, set()) for a in node.args[1:])
             )
         return False
 
@@ -143,7 +155,11 @@ class PurityChecker:
 
     @staticmethod
     def _pure_qualified(name: str) -> bool:
-        return name.startswith(PURE_MODULE_PREFIXES) or (name.startswith("builtins.") and name[9:] in PURE_BUILTINS) or name in PURE_BUILTINS
+        return (
+            name.startswith(PURE_MODULE_PREFIXES)
+            or (name.startswith("builtins.") and name[9:] in PURE_BUILTINS)
+            or name in PURE_BUILTINS
+        )
 
     def statements(self, body, local: set[str]) -> bool:
         local = set(local)
@@ -158,23 +174,31 @@ class PurityChecker:
                         if not self.expression(small.value, local):
                             return False
                     elif isinstance(small, cst.AnnAssign):
-                        if not self._local_target(small.target) or (small.value and not self.expression(small.value, local)):
+                        if not self._local_target(small.target) or (
+                            small.value and not self.expression(small.value, local)
+                        ):
                             return False
                         local |= names_used(small.target)
                     elif isinstance(small, cst.AugAssign):
-                        if not isinstance(small.target, cst.Name) or not self.expression(small.value, local):
+                        if not isinstance(small.target, cst.Name) or not self.expression(
+                            small.value, local
+                        ):
                             return False
                     elif isinstance(small, cst.Return):
                         if small.value is not None and not self.expression(small.value, local):
                             return False
-                    elif isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString)):
+                    elif isinstance(small, cst.Expr) and isinstance(
+                        small.value, (cst.SimpleString, cst.ConcatenatedString)
+                    ):
                         continue  # docstring
                     elif isinstance(small, cst.Pass):
                         continue
                     else:
                         return False
             elif isinstance(stmt, cst.If):
-                if not self.expression(stmt.test, local) or not self.statements(stmt.body.body, local):
+                if not self.expression(stmt.test, local) or not self.statements(
+                    stmt.body.body, local
+                ):
                     return False
                 if stmt.orelse is not None:
                     orelse = stmt.orelse
@@ -185,7 +209,11 @@ class PurityChecker:
                         return False
             elif isinstance(stmt, cst.For):
                 local |= names_used(stmt.target)
-                if not self.expression(stmt.iter, local) or not self.statements(stmt.body.body, local) or stmt.orelse:
+                if (
+                    not self.expression(stmt.iter, local)
+                    or not self.statements(stmt.body.body, local)
+                    or stmt.orelse
+                ):
                     return False
             else:
                 return False

@@ -58,9 +58,18 @@ def _check_codes(codes: list[str], option: str) -> None:
     known = [r.code for r in all_rules()]
     for code in codes:
         if not code.startswith("HCB") or not code[3:].isdigit() and code != "HCB":
-            raise click.UsageError(f"{option}: '{code}' is not a rule code (codes look like HCB101, or a prefix like HCB1)")
-        if known and code != "HCB" and not any(k.startswith(code) for k in known) and not code.startswith("HCB9"):
-            raise click.UsageError(f"{option}: unknown rule code '{code}' (see hcmigrate --list-rules)")
+            raise click.UsageError(
+                f"{option}: '{code}' is not a rule code (codes look like HCB101, or a prefix like HCB1)"
+            )
+        if (
+            known
+            and code != "HCB"
+            and not any(k.startswith(code) for k in known)
+            and not code.startswith("HCB9")
+        ):
+            raise click.UsageError(
+                f"{option}: unknown rule code '{code}' (see hcmigrate --list-rules)"
+            )
 
 
 def list_rules() -> str:
@@ -83,11 +92,26 @@ class _Ctx:
         self.__dict__.update(kw)
 
 
-def _resolve(paths, stdin_filename, config_path, strategy, add_todos, select, ignore, target_jax,
-             exclude, include, force_exclude, respect_gitignore, verbose):
+def _resolve(
+    paths,
+    stdin_filename,
+    config_path,
+    strategy,
+    add_todos,
+    select,
+    ignore,
+    target_jax,
+    exclude,
+    include,
+    force_exclude,
+    respect_gitignore,
+    verbose,
+):
     start = Path(stdin_filename or (paths[0] if paths and paths[0] != "-" else ".")).absolute()
     try:
-        cfg = load_config(start if start.exists() else start.parent, Path(config_path) if config_path else None)
+        cfg = load_config(
+            start if start.exists() else start.parent, Path(config_path) if config_path else None
+        )
     except ConfigError as exc:
         raise _Fatal(f"error: {exc}")
     v = cfg.values
@@ -124,9 +148,13 @@ def _resolve(paths, stdin_filename, config_path, strategy, add_todos, select, ig
 
     exclude_patterns = list(exclude) if exclude else list(v.get("exclude", []))
     exclude_patterns += list(v.get("extend-exclude", []))
-    include_patterns = list(include) if include else (list(v["include"]) if "include" in v else None)
+    include_patterns = (
+        list(include) if include else (list(v["include"]) if "include" in v else None)
+    )
     force_exclude = force_exclude or v.get("force-exclude", False)
-    respect_gitignore = v.get("respect-gitignore", True) if respect_gitignore is None else respect_gitignore
+    respect_gitignore = (
+        v.get("respect-gitignore", True) if respect_gitignore is None else respect_gitignore
+    )
     options = Options(
         strategy=strategy,
         add_todos=add_todos,
@@ -134,8 +162,15 @@ def _resolve(paths, stdin_filename, config_path, strategy, add_todos, select, ig
         ignore=frozenset(ignore),
         target_jax=target,
     )
-    return _Ctx(options=options, root=root, exclude=exclude_patterns, include=include_patterns,
-                force_exclude=force_exclude, respect_gitignore=respect_gitignore, notes=notes)
+    return _Ctx(
+        options=options,
+        root=root,
+        exclude=exclude_patterns,
+        include=include_patterns,
+        force_exclude=force_exclude,
+        respect_gitignore=respect_gitignore,
+        notes=notes,
+    )
 
 
 class _Fatal(Exception):
@@ -149,37 +184,134 @@ def _err(msg: str) -> None:
 # ---------------------------------------------------------------------------------------------
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.argument("paths", nargs=-1, type=str)
-@click.option("--diff", "diff", is_flag=True, help="Print a unified diff of the changes; write nothing.")
+@click.option(
+    "--diff", "diff", is_flag=True, help="Print a unified diff of the changes; write nothing."
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any file would change.")
-@click.option("--interactive", is_flag=True, help="Show each change as a diff hunk and ask y/n/all/quit.")
-@click.option("--strategy", type=click.Choice(STRATEGIES), default=None,
-              help="native: rewrite onto modern JAX (default). compat: point imports at compat.host_callback.")
-@click.option("--add-todos/--no-add-todos", default=None,
-              help="Add a `# TODO(hcmigrate): HCBxxx` comment at sites left for a human.")
-@click.option("--select", multiple=True, metavar="CODES", help="Only apply these rule codes (comma-separated; prefixes allowed).")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Do not apply these rule codes (comma-separated; prefixes allowed).")
-@click.option("--list-rules", is_flag=True, help="Print every rule with its level and behaviour note, then exit.")
-@click.option("--target-jax", metavar="X.Y.Z", default=None,
-              help="Oldest JAX the generated code must run on (default: the project's pins, else newest).")
+@click.option(
+    "--interactive", is_flag=True, help="Show each change as a diff hunk and ask y/n/all/quit."
+)
+@click.option(
+    "--strategy",
+    type=click.Choice(STRATEGIES),
+    default=None,
+    help="native: rewrite onto modern JAX (default). compat: point imports at compat.host_callback.",
+)
+@click.option(
+    "--add-todos/--no-add-todos",
+    default=None,
+    help="Add a `# TODO(hcmigrate): HCBxxx` comment at sites left for a human.",
+)
+@click.option(
+    "--select",
+    multiple=True,
+    metavar="CODES",
+    help="Only apply these rule codes (comma-separated; prefixes allowed).",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="CODES",
+    help="Do not apply these rule codes (comma-separated; prefixes allowed).",
+)
+@click.option(
+    "--list-rules",
+    is_flag=True,
+    help="Print every rule with its level and behaviour note, then exit.",
+)
+@click.option(
+    "--target-jax",
+    metavar="X.Y.Z",
+    default=None,
+    help="Oldest JAX the generated code must run on (default: the project's pins, else newest).",
+)
 @click.option("--output-format", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--statistics", is_flag=True, help="Print how many sites each rule matched.")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files/folders matching this gitignore-style glob (repeatable).")
-@click.option("--include", multiple=True, metavar="GLOB", help="Which files to pick up when walking folders (default *.py, *.ipynb).")
-@click.option("--force-exclude", is_flag=True, help="Apply --exclude and .gitignore to explicitly named files too.")
-@click.option("--respect-gitignore/--no-respect-gitignore", default=None, help="Honour .gitignore in a git work tree (default on).")
-@click.option("--stdin-filename", metavar="PATH", default=None, help="The name of the file read from `-` (for messages and config).")
-@click.option("--config", "config_path", metavar="PYPROJECT", default=None, type=click.Path(dir_okay=False),
-              help="Read [tool.hcmigrate] from this file instead of the nearest pyproject.toml.")
-@click.option("--no-cache", is_flag=True, help="Migrate every candidate file again instead of reusing cached results.")
-@click.option("--cache-dir", metavar="DIR", default=None, type=click.Path(file_okay=False),
-              help="Where results are cached (default: .hcmigrate_cache in the project root; env HCMIGRATE_RESULT_CACHE_DIR).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Worker processes (default: all cores).")
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Skip files/folders matching this gitignore-style glob (repeatable).",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Which files to pick up when walking folders (default *.py, *.ipynb).",
+)
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    help="Apply --exclude and .gitignore to explicitly named files too.",
+)
+@click.option(
+    "--respect-gitignore/--no-respect-gitignore",
+    default=None,
+    help="Honour .gitignore in a git work tree (default on).",
+)
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    default=None,
+    help="The name of the file read from `-` (for messages and config).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    metavar="PYPROJECT",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Read [tool.hcmigrate] from this file instead of the nearest pyproject.toml.",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Migrate every candidate file again instead of reusing cached results.",
+)
+@click.option(
+    "--cache-dir",
+    metavar="DIR",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Where results are cached (default: .hcmigrate_cache in the project root; env HCMIGRATE_RESULT_CACHE_DIR).",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: all cores).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
-@click.option("-v", "--verbose", count=True, help="Also list unchanged and skipped files, config and timing.")
+@click.option(
+    "-v", "--verbose", count=True, help="Also list unchanged and skipped files, config and timing."
+)
 @click.version_option(__version__, "--version", prog_name="hcmigrate")
-def cli(paths, diff, check, interactive, strategy, add_todos, select, ignore, list_rules, target_jax,
-        output_format, statistics, exclude, include, force_exclude, respect_gitignore, stdin_filename,
-        config_path, no_cache, cache_dir, jobs, quiet, verbose):
+def cli(
+    paths,
+    diff,
+    check,
+    interactive,
+    strategy,
+    add_todos,
+    select,
+    ignore,
+    list_rules,
+    target_jax,
+    output_format,
+    statistics,
+    exclude,
+    include,
+    force_exclude,
+    respect_gitignore,
+    stdin_filename,
+    config_path,
+    no_cache,
+    cache_dir,
+    jobs,
+    quiet,
+    verbose,
+):
     """Migrate JAX code off jax.experimental.host_callback.
 
     Rewrites the .py files and .ipynb notebooks under PATH... in place. `-` reads standard input
@@ -197,8 +329,21 @@ def cli(paths, diff, check, interactive, strategy, add_todos, select, ignore, li
         raise click.UsageError("`-` (standard input) cannot be combined with other paths")
     mode = "diff" if diff else "check" if check else "review" if interactive else "fix"
     try:
-        ctx = _resolve(paths, stdin_filename, config_path, strategy, add_todos, select, ignore, target_jax,
-                       exclude, include, force_exclude, respect_gitignore, verbose)
+        ctx = _resolve(
+            paths,
+            stdin_filename,
+            config_path,
+            strategy,
+            add_todos,
+            select,
+            ignore,
+            target_jax,
+            exclude,
+            include,
+            force_exclude,
+            respect_gitignore,
+            verbose,
+        )
     except _Fatal as exc:
         _err(str(exc))
         sys.exit(EXIT_ERROR)
@@ -208,7 +353,9 @@ def cli(paths, diff, check, interactive, strategy, add_todos, select, ignore, li
     if paths == ("-",):
         sys.exit(_run_stdin(ctx, mode, stdin_filename, output_format, quiet))
     cache = None if no_cache else cache_directory(ctx.root, cache_dir)
-    sys.exit(_run_paths(ctx, list(paths), mode, output_format, statistics, jobs, quiet, verbose, cache))
+    sys.exit(
+        _run_paths(ctx, list(paths), mode, output_format, statistics, jobs, quiet, verbose, cache)
+    )
 
 
 def _run_stdin(ctx, mode: str, stdin_filename: str | None, output_format: str, quiet: bool) -> int:
@@ -221,7 +368,9 @@ def _run_stdin(ctx, mode: str, stdin_filename: str | None, output_format: str, q
     if stdin_filename and ctx.force_exclude:
         from hcmigrate.discover import Selector
 
-        sel = Selector(ctx.root, ctx.exclude, ctx.include, True, ctx.respect_gitignore).select([stdin_filename])
+        sel = Selector(ctx.root, ctx.exclude, ctx.include, True, ctx.respect_gitignore).select(
+            [stdin_filename]
+        )
         if not sel.targets and sel.skipped:
             if mode == "fix":
                 out.write(data)
@@ -230,7 +379,11 @@ def _run_stdin(ctx, mode: str, stdin_filename: str | None, output_format: str, q
         text, encoding, bom = fileio.decode_utf8(data) if notebook else fileio.decode_python(data)
         new, diagnostics = migrate_text(text, ctx.options, name, notebook)
     except fileio.FileError as exc:
-        loc = name + (f":cell {exc.cell}" if getattr(exc, "cell", None) else "") + (f":{exc.line}" if exc.line else "")
+        loc = (
+            name
+            + (f":cell {exc.cell}" if getattr(exc, "cell", None) else "")
+            + (f":{exc.line}" if exc.line else "")
+        )
         _err(f"error: {loc}: {exc.message}")
         if mode == "fix":
             out.write(data)
@@ -269,27 +422,48 @@ def _progress(total: int, enabled: bool):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    progress = Progress(TextColumn("hcmigrate"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        console=Console(stderr=True), transient=True)
+    progress = Progress(
+        TextColumn("hcmigrate"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
     progress.start()
     progress.add_task("files", total=total)
     return progress
 
 
-def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics: bool, jobs: int | None,
-               quiet: bool, verbose: int, cache_dir: Path | None = None) -> int:
+def _run_paths(
+    ctx,
+    paths: list[str],
+    mode: str,
+    output_format: str,
+    statistics: bool,
+    jobs: int | None,
+    quiet: bool,
+    verbose: int,
+    cache_dir: Path | None = None,
+) -> int:
     from hcmigrate.discover import Selector
     from hcmigrate.prefilter import imported_names, module_name, scan
 
     t0 = time.perf_counter()
     jobs = jobs or default_jobs()
     cache = ResultCache.load(cache_dir) if cache_dir is not None else None
-    selector = Selector(ctx.root, ctx.exclude, ctx.include, ctx.force_exclude, ctx.respect_gitignore)
+    selector = Selector(
+        ctx.root, ctx.exclude, ctx.include, ctx.force_exclude, ctx.respect_gitignore
+    )
     sel = selector.select(paths)
     targets = sel.targets
     # The codemod's import overlaps the scan, unless cached results may make it needless.
-    scanned = scan([t.display for t in targets], notebook_flags=[t.notebook for t in targets], jobs=jobs,
-                   on_first_candidate=None if cache is not None and len(cache) else load_codemod)
+    scanned = scan(
+        [t.display for t in targets],
+        notebook_flags=[t.notebook for t in targets],
+        jobs=jobs,
+        on_first_candidate=None if cache is not None and len(cache) else load_codemod,
+    )
     # Legacy names that modules of the tree import from other modules of the tree: the codemod
     # resolves them in the importers, and keeps them importable in the exporting module.
     reexport_table: tuple[tuple[str, str], ...] = ()
@@ -302,16 +476,26 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
                     text = path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
-                taken |= imported_names(text, module_name(path), is_package=path.name == "__init__.py")
-        reexport_table = tuple(sorted(
-            (f"{r.module}.{name}", target)
-            for r in scanned.reexports
-            for name, target in r.targets
-            if target and (f"{r.module}.{name}" in taken or any(t.startswith(f"{r.module}.{name}.") for t in taken))
-        ))
+                taken |= imported_names(
+                    text, module_name(path), is_package=path.name == "__init__.py"
+                )
+        reexport_table = tuple(
+            sorted(
+                (f"{r.module}.{name}", target)
+                for r in scanned.reexports
+                for name, target in r.targets
+                if target
+                and (
+                    f"{r.module}.{name}" in taken
+                    or any(t.startswith(f"{r.module}.{name}.") for t in taken)
+                )
+            )
+        )
     exports = {r.module: r.names for r in scanned.reexports}
-    reexport_of = {i: tuple((m, tuple(sorted(exports[m]))) for m in mods if m in exports)
-                   for i, mods in scanned.reexport_hits.items()}
+    reexport_of = {
+        i: tuple((m, tuple(sorted(exports[m]))) for m in mods if m in exports)
+        for i, mods in scanned.reexport_hits.items()
+    }
     task_mode = mode
     # Results of the files that need one (generated files, candidates), by index: the many files
     # the pre-filter passed are only counted, never given a FileResult (a whole-tree run would
@@ -321,12 +505,26 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
     for i in sorted(scanned.generated | scanned.candidates):
         t = targets[i]
         if i in scanned.generated:
-            results[i] = FileResult(t.display, SKIPPED, error="generated file (" + "@gen" + "erated marker)", notebook=t.notebook)
+            results[i] = FileResult(
+                t.display,
+                SKIPPED,
+                error="generated file (" + "@gen" + "erated marker)",
+                notebook=t.notebook,
+            )
         else:
             options = ctx.options
             if reexport_table:
-                options = dataclasses.replace(options, reexports=reexport_table, module_name=module_name(t.display))
-            tasks.append((i, Task(t.display, t.display, t.notebook, task_mode, options, reexport_of.get(i, ()))))
+                options = dataclasses.replace(
+                    options, reexports=reexport_table, module_name=module_name(t.display)
+                )
+            tasks.append(
+                (
+                    i,
+                    Task(
+                        t.display, t.display, t.notebook, task_mode, options, reexport_of.get(i, ())
+                    ),
+                )
+            )
     passed = len(targets) - len(results) - len(tasks)
 
     # Diff output streams to stdout; every other human-readable line goes to stdout unless --diff.
@@ -342,8 +540,13 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
         for path, reason in sel.skipped:
             _err(f"skipped {path}: {reason}")
 
-    show_progress = (not quiet and text_out and mode != "review" and len(tasks) >= PROGRESS_MIN_FILES
-                     and sys.stderr.isatty())
+    show_progress = (
+        not quiet
+        and text_out
+        and mode != "review"
+        and len(tasks) >= PROGRESS_MIN_FILES
+        and sys.stderr.isatty()
+    )
     progress = _progress(len(tasks), show_progress)
     quit_review = False
     accept_all = False
@@ -391,9 +594,15 @@ def _run_paths(ctx, paths: list[str], mode: str, output_format: str, statistics:
         if not quiet:
             say(summary.text(mode))
         if verbose:
-            _err(f"done in {time.perf_counter() - t0:.2f}s with {min(jobs, max(1, len(tasks)))} worker(s); "
-                 f"{len(tasks)} of {len(targets)} files passed the pre-filter"
-                 + (f", {cache.hits} of them finished from the cache" if cache is not None and tasks else ""))
+            _err(
+                f"done in {time.perf_counter() - t0:.2f}s with {min(jobs, max(1, len(tasks)))} worker(s); "
+                f"{len(tasks)} of {len(targets)} files passed the pre-filter"
+                + (
+                    f", {cache.hits} of them finished from the cache"
+                    if cache is not None and tasks
+                    else ""
+                )
+            )
     else:
         click.echo(_machine_report(output_format, final, summary, statistics, mode))
         if output_format == "github" and not quiet:
@@ -441,7 +650,9 @@ def _review_one(target, res: FileResult, accept_all: bool) -> tuple[bool, bool]:
             answer = "a"
         else:
             click_echo(unified_diff(old, new, res.display))
-            answer = click_ask(f"Apply these changes to {res.display}? [y]es / [n]o / [a]ll remaining / [q]uit")
+            answer = click_ask(
+                f"Apply these changes to {res.display}? [y]es / [n]o / [a]ll remaining / [q]uit"
+            )
         if answer == "q":
             res.status = UNCHANGED
             return accept_all, True
@@ -461,13 +672,17 @@ def _review_one(target, res: FileResult, accept_all: bool) -> tuple[bool, bool]:
         missing = undefined_names(chosen) - undefined_names(old)
         if missing:
             res.status = FAILED
-            res.error = (f"the chosen changes leave {', '.join(sorted(missing))} undefined (a rewrite and "
-                         "its import go together); file not written")
+            res.error = (
+                f"the chosen changes leave {', '.join(sorted(missing))} undefined (a rewrite and "
+                "its import go together); file not written"
+            )
             return accept_all, quit_
     try:
         src = fileio.read_source(target.path, notebook=res.notebook)
         if src.text != old:
-            raise fileio.FileError("file changed on disk during the review; not written (run again)")
+            raise fileio.FileError(
+                "file changed on disk during the review; not written (run again)"
+            )
         fileio.write_atomic(src, chosen)
         res.written = True
     except fileio.FileError as exc:
@@ -485,7 +700,9 @@ def main(argv: list[str] | None = None) -> None:
         try:
             from hcmigrate.verify.command import verify
         except ImportError as exc:
-            _err(f"error: `hcmigrate verify` is not available: {exc} (to migrate a file named verify, pass ./verify)")
+            _err(
+                f"error: `hcmigrate verify` is not available: {exc} (to migrate a file named verify, pass ./verify)"
+            )
             sys.exit(EXIT_ERROR)
         verify.main(args=argv[1:], prog_name="hcmigrate verify")
         return

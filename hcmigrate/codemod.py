@@ -34,7 +34,14 @@ from hcmigrate.comments import KeepCommentsOfRemovedLines
 from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, names_used
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.exprs import parse
-from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_MODULE, LEGACY_PUBLIC_NAMES, MODERN
+from hcmigrate.facts import (
+    COMPAT_ALIAS,
+    COMPAT_MODULE,
+    LEGACY_FUNCTIONS,
+    LEGACY_MODULE,
+    LEGACY_PUBLIC_NAMES,
+    MODERN,
+)
 from hcmigrate.partial_parse import identifiers, parse_needed
 from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all, reexported_module
 from hcmigrate.scopes import ScopeAnalysis
@@ -42,7 +49,14 @@ from hcmigrate.survey import Survey, root_name
 from hcmigrate.walk import Transformer
 from hcmigrate.result_shape import ShapeConverter
 from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
-from hcmigrate.rules.base import CallSite, Rule, UnbindableCall, bind_argument_nodes, bind_arguments, literal_value
+from hcmigrate.rules.base import (
+    CallSite,
+    Rule,
+    UnbindableCall,
+    bind_argument_nodes,
+    bind_arguments,
+    literal_value,
+)
 from hcmigrate.rules.imports import PointImportsAtCompat, RemoveUnusedLegacyImports, legacy_aliases
 from hcmigrate.rules.references import UNBINDABLE
 
@@ -50,7 +64,9 @@ from hcmigrate.rules.references import UNBINDABLE
 # `vectorized=`). Cross-module re-exports are handled by the file-level pre-filter.
 HINTS = ("host_callback", "vectorized")
 _SUPPRESS_ALL = re.compile(r"#\s*hcmigrate:\s*ignore\b")
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_NOQA = re.compile(
+    r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE
+)
 _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 _STAR_IMPORT = re.compile(r"import[\s\\(]*\*")
 TODO_PREFIX = "# TODO(hcmigrate): "
@@ -59,7 +75,9 @@ TODO_PREFIX = "# TODO(hcmigrate): "
 def might_use_host_callback(text: str, reexports=()) -> bool:
     """False only when `text` cannot touch the legacy API (directly, or through a module of
     `reexports` that re-exports legacy names)."""
-    return any(hint in text for hint in HINTS) or any(name.rsplit(".", 1)[0] in text for name, _ in reexports)
+    return any(hint in text for hint in HINTS) or any(
+        name.rsplit(".", 1)[0] in text for name, _ in reexports
+    )
 
 
 class _SiteSkipped(Exception):
@@ -119,7 +137,9 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         self._reexports = dict(options.reexports)
         self._dunder_all: frozenset[str] = frozenset()
         self._current: cst.CSTNode | None = None
-        self._rebuilt: dict[int, cst.CSTNode] = {}  # id(node of the rewritten tree) -> original node
+        self._rebuilt: dict[
+            int, cst.CSTNode
+        ] = {}  # id(node of the rewritten tree) -> original node
         self._hot: set[int] = set()
 
     # ------------------------------------------------------------------ module level
@@ -131,7 +151,9 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         self._lines = survey.text.splitlines()
         if not might_use_host_callback(survey.text, self.options.reexports):
             return tree
-        self._has_suppressions = bool(_SUPPRESS_ALL.search(survey.text) or _NOQA.search(survey.text))
+        self._has_suppressions = bool(
+            _SUPPRESS_ALL.search(survey.text) or _NOQA.search(survey.text)
+        )
         self._scopes = self._given_scopes or ScopeAnalysis(survey.text)
         self._fallback_locals = survey.guard_fallbacks
         self._dunder_all = dunder_all(tree)
@@ -150,11 +172,17 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         Everything else is left as it is, unvisited (walking a whole module costs as much as
         parsing it)."""
         roots = self._survey.legacy_roots
-        return self._with_ancestors([
-            *(name for name in self._survey.name_nodes if name.value in roots),
-            *(call for call in self._survey.calls if (dotted_name(call.func) or "").endswith(("update", "pure_callback"))),
-            *(self._plan.defs[key] for key in self._plan.def_drops),
-        ])
+        return self._with_ancestors(
+            [
+                *(name for name in self._survey.name_nodes if name.value in roots),
+                *(
+                    call
+                    for call in self._survey.calls
+                    if (dotted_name(call.func) or "").endswith(("update", "pure_callback"))
+                ),
+                *(self._plan.defs[key] for key in self._plan.def_drops),
+            ]
+        )
 
     def _with_ancestors(self, nodes) -> set[int]:
         """Ids of `nodes` (original ones) and of every node above them, up to the module."""
@@ -214,7 +242,10 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         offset = self._survey.start_offset(import_node)
         if offset is None:
             return False
-        return any(b.real == module and b.statement != offset for b in self._scopes.bindings_at_statement(offset, module))
+        return any(
+            b.real == module and b.statement != offset
+            for b in self._scopes.bindings_at_statement(offset, module)
+        )
 
     def _name_still_read(self, anchor: cst.CSTNode, name: str) -> bool:
         """Is `name`, as bound in the scope of `anchor`, still read anywhere (any scope)?"""
@@ -225,14 +256,19 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         transformer = PointImportsAtCompat(
             self._report_plain,
             self._suppressed,
-            lambda node: any(self._import_still_used(node, bound) for _, bound in legacy_aliases(node, self._reexports)),
+            lambda node: any(
+                self._import_still_used(node, bound)
+                for _, bound in legacy_aliases(node, self._reexports)
+            ),
             self._qualified,
         )
         result = tree.visit(transformer)
         cleanup = self._cleanup()
         cleanup.descend = None  # PointImportsAtCompat rebuilt the tree without noting what from
         result = result.visit(cleanup)
-        return add_imports(result, [(COMPAT_MODULE, None, None)] if transformer.needs_dotted_import else [])
+        return add_imports(
+            result, [(COMPAT_MODULE, None, None)] if transformer.needs_dotted_import else []
+        )
 
     def _exported_here(self) -> frozenset[str]:
         """Names of this module that other modules import: listed in `__all__`, or imported
@@ -240,7 +276,11 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         names = set(self._dunder_all)
         prefix = f"{self.options.module_name}." if self.options.module_name else None
         if prefix is not None:
-            names |= {k[len(prefix):] for k in self._reexports if k.startswith(prefix) and "." not in k[len(prefix):]}
+            names |= {
+                k[len(prefix) :]
+                for k in self._reexports
+                if k.startswith(prefix) and "." not in k[len(prefix) :]
+            }
         return frozenset(names)
 
     # ------------------------------------------------------------------ resolution
@@ -263,7 +303,11 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
             return None  # cannot be bound to the legacy module: skip the scope query
         names = self._qualified_names(node)
         if not names:
-            if self._survey.legacy_star and isinstance(node, cst.Name) and node.value in LEGACY_PUBLIC_NAMES:
+            if (
+                self._survey.legacy_star
+                and isinstance(node, cst.Name)
+                and node.value in LEGACY_PUBLIC_NAMES
+            ):
                 # bound by nothing but `from jax.experimental.host_callback import *`
                 self._star_refs[id(node)] = node
                 return LegacyRef(member=node.value)
@@ -308,23 +352,34 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
             except UnbindableCall:
                 continue
             device_flag = "tap_with_device" if member == "id_tap" else "call_with_device"
-            passes_transforms = member == "id_tap" and literal_value(args.get("tap_with_transform", cst.Name("True"))) is not False
+            passes_transforms = (
+                member == "id_tap"
+                and literal_value(args.get("tap_with_transform", cst.Name("True"))) is not False
+            )
             passes_device = literal_value(args.get(device_flag, cst.Name("False"))) is True
             func = args.get("tap_func" if member == "id_tap" else "callback_func")
             adaptation = self._adaptation_of(func, passes_transforms, passes_device)
             if isinstance(func, cst.Name) and adaptation.mode == "edit":
                 fdef = self._function_def(func)
                 defs[id(fdef)] = fdef
-                per_def.setdefault(id(fdef), []).append((call, func, adaptation, passes_transforms, passes_device))
+                per_def.setdefault(id(fdef), []).append(
+                    (call, func, adaptation, passes_transforms, passes_device)
+                )
             adaptations[id(call)] = adaptation
-            native = adaptation.mode != "compat" and self._compat_reason_for(args, device_flag) is None
+            native = (
+                adaptation.mode != "compat" and self._compat_reason_for(args, device_flag) is None
+            )
             if native and (member == "id_tap" or self._call_becomes_io(call, args)):
                 io_family = True
         def_drops: dict[int, tuple[str, ...]] = {}
         for key, uses in per_def.items():
             fdef = defs[key]
             offset = self._survey.start_offset(fdef.name)
-            references = {access for binding in self._scopes.bindings_at(offset, fdef.name.value) for access in binding.accesses}
+            references = {
+                access
+                for binding in self._scopes.bindings_at(offset, fdef.name.value)
+                for access in binding.accesses
+            }
             tap_nodes = {self._survey.start_offset(func) for _, func, _, _, _ in uses}
             drops = {a.drop for _, _, a, _, _ in uses}
             if references <= tap_nodes and len(drops) == 1:
@@ -338,18 +393,34 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         if not passes_transforms and not passes_device:
             return Adaptation("as_is")
         if isinstance(func, cst.Lambda):
-            return adapt(func.params, func.body, passes_transforms=passes_transforms, passes_device=passes_device)
+            return adapt(
+                func.params,
+                func.body,
+                passes_transforms=passes_transforms,
+                passes_device=passes_device,
+            )
         if isinstance(func, cst.Name):
             fdef = self._function_def(func)
             if fdef is not None and not fdef.decorators:
-                return adapt(fdef.params, fdef.body, passes_transforms=passes_transforms, passes_device=passes_device)
+                return adapt(
+                    fdef.params,
+                    fdef.body,
+                    passes_transforms=passes_transforms,
+                    passes_device=passes_device,
+                )
         if passes_device:
-            return Adaptation("compat", reason="may use the `device` argument (it is not defined in this module)")
+            return Adaptation(
+                "compat", reason="may use the `device` argument (it is not defined in this module)"
+            )
         return Adaptation("wrap", reason="is not defined in this module")
 
     def _call_becomes_io(self, call: cst.Call, args: dict) -> bool:
         shape = args.get("result_shape")
-        empty = shape is None or literal_value(shape) is None or (isinstance(shape, cst.Tuple) and not shape.elements)
+        empty = (
+            shape is None
+            or literal_value(shape) is None
+            or (isinstance(shape, cst.Tuple) and not shape.elements)
+        )
         return empty or not self._value_used(call) or not self.is_pure(args["callback_func"])
 
     # ------------------------------------------------------------------ services for rules
@@ -393,7 +464,11 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
     def assignment_target(self, call: cst.Call) -> str | None:
         """`name` when `call` is the whole value of a plain `name = call` statement line."""
         assign = self._parent(call)
-        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        if (
+            not isinstance(assign, cst.Assign)
+            or len(assign.targets) != 1
+            or not isinstance(assign.targets[0].target, cst.Name)
+        ):
             return None
         line = self._parent(assign)
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
@@ -434,7 +509,9 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
             return f"{device_flag}= is computed at run time"
         return None
 
-    def adapted_function(self, site: CallSite, adaptation: Adaptation, pass_transforms: bool) -> cst.BaseExpression:
+    def adapted_function(
+        self, site: CallSite, adaptation: Adaptation, pass_transforms: bool
+    ) -> cst.BaseExpression:
         key = "tap_func" if site.legacy_name == "id_tap" else "callback_func"
         func = site.args[key]
         if adaptation.mode == "edit" and isinstance(func, cst.Lambda):
@@ -443,20 +520,28 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
             device_flag = "tap_with_device" if site.legacy_name == "id_tap" else "call_with_device"
             param = "arg" if "arg" not in names_used(func) else self.fresh_name("arg")
             extra = ", ()" if pass_transforms else ""
-            extra += ", device=None" if literal_value(site.args.get(device_flag, cst.Name("False"))) is True else ""
+            extra += (
+                ", device=None"
+                if literal_value(site.args.get(device_flag, cst.Name("False"))) is True
+                else ""
+            )
             code = cst.Module(body=[]).code_for_node(func)
             if not isinstance(func, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
                 code = f"({code})"
             return parse(f"lambda {param}: {code}({param}{extra})")
         return func
 
-    def report(self, rule: Rule, node: cst.CSTNode, message: str, level: Level | None = None) -> None:
+    def report(
+        self, rule: Rule, node: cst.CSTNode, message: str, level: Level | None = None
+    ) -> None:
         """Record a diagnostic for a site; the single gate for selection and suppression."""
         if not self._selected(rule.code) or self._suppressed(node, rule.code):
             raise _SiteSkipped
         self._add_diagnostic(rule, node, message, level or rule.level)
 
-    def _report_plain(self, rule: Rule, node: cst.CSTNode, message: str, level: Level | None) -> None:
+    def _report_plain(
+        self, rule: Rule, node: cst.CSTNode, message: str, level: Level | None
+    ) -> None:
         if self._selected(rule.code):
             self._add_diagnostic(rule, node, message, level or rule.level)
 
@@ -489,12 +574,17 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
             if _SUPPRESS_ALL.search(text):
                 return True
             noqa = _NOQA.search(text)
-            if noqa and (noqa.group("codes") is None or code in re.split(r"[\s,]+", noqa.group("codes").upper())):
+            if noqa and (
+                noqa.group("codes") is None
+                or code in re.split(r"[\s,]+", noqa.group("codes").upper())
+            ):
                 return True
         return False
 
     def _enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        while node is not None and not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        while node is not None and not isinstance(
+            node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
             node = self._parent(node)
         return node
 
@@ -517,16 +607,32 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         if id(original_node.func) in self._callee_ids:
             member = self._legacy_ref(original_node.func).member
-            return self._run_site(original_node, lambda: self._rewrite_legacy_call(member, original_node, updated_node), updated_node)
+            return self._run_site(
+                original_node,
+                lambda: self._rewrite_legacy_call(member, original_node, updated_node),
+                updated_node,
+            )
         tail = dotted_name(original_node.func) or ""
-        names = self._qualified(original_node.func) if tail.endswith(("update", "pure_callback")) else set()
+        names = (
+            self._qualified(original_node.func)
+            if tail.endswith(("update", "pure_callback"))
+            else set()
+        )
         if names:
             flag = config_flags.matches(original_node, names)
             if flag is not None:
                 used = self._value_used(original_node)
-                return self._run_site(original_node, lambda: config_flags.rewrite(original_node, flag, used, self), updated_node)
+                return self._run_site(
+                    original_node,
+                    lambda: config_flags.rewrite(original_node, flag, used, self),
+                    updated_node,
+                )
             if names & set(vectorized.PURE_CALLBACK):
-                return self._run_site(original_node, lambda: vectorized.rewrite(updated_node, names, self), updated_node)
+                return self._run_site(
+                    original_node,
+                    lambda: vectorized.rewrite(updated_node, names, self),
+                    updated_node,
+                )
         return updated_node
 
     def _rewrite_legacy_call(self, member: str, original: cst.Call, updated: cst.Call):
@@ -538,7 +644,16 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         original_args, _ = bind_arguments(member, original)
         arg_nodes, extra_nodes = bind_argument_nodes(member, updated)
         arg_nodes = {**extra_nodes, **arg_nodes}
-        site = CallSite(member, original, updated, args, extra, self._value_used(original), original_args, arg_nodes)
+        site = CallSite(
+            member,
+            original,
+            updated,
+            args,
+            extra,
+            self._value_used(original),
+            original_args,
+            arg_nodes,
+        )
         return CALL_RULES[member](site, self)
 
     def _run_site(self, original: cst.CSTNode, rewrite, unchanged: cst.BaseExpression):
@@ -558,15 +673,21 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
             self._replaced.add(id(original))
         return unchanged if result is None else result
 
-    def _rewrite_reference(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
+    def _rewrite_reference(
+        self, original: cst.BaseExpression, updated: cst.BaseExpression
+    ) -> cst.BaseExpression:
         if id(original) in self._callee_ids:
             return updated
         ref = self._legacy_ref(original)
         if ref is None:
             return updated
-        return self._run_site(original, lambda: references.rewrite_reference(original, ref, self), updated)
+        return self._run_site(
+            original, lambda: references.rewrite_reference(original, ref, self), updated
+        )
 
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
         return self._rewrite_reference(original_node, updated_node)
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.BaseExpression:
@@ -598,28 +719,45 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         """Queued TODO comments and lines before/after a statement, or its replacement."""
         if id(original_node) not in self._hot:  # not walked: nothing queued for it
             return result
-        if isinstance(result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(result, cst.FunctionDef):
+        if isinstance(
+            result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ) and not isinstance(result, cst.FunctionDef):
             result = self._with_todos(original_node, result)
         before = self._before_statement.get(id(original_node), [])
         after = self._after_statement.get(id(original_node), [])
         if (before or after) and isinstance(result, cst.SimpleStatementLine):
             if id(original_node) in self._dropped_statements:
                 # the queued lines replace the statement; its comments go with them
-                lines = [result.with_changes(body=[s]) if i == len(before) - 1 else cst.SimpleStatementLine(body=[s]) for i, s in enumerate(before)]
+                lines = [
+                    result.with_changes(body=[s])
+                    if i == len(before) - 1
+                    else cst.SimpleStatementLine(body=[s])
+                    for i, s in enumerate(before)
+                ]
                 lines[0] = lines[0].with_changes(leading_lines=result.leading_lines)
             elif before:  # the comments above the statement stay above the first new line
-                first = cst.SimpleStatementLine(body=[before[0]], leading_lines=result.leading_lines)
-                lines = [first, *(cst.SimpleStatementLine(body=[s]) for s in before[1:]), result.with_changes(leading_lines=[])]
+                first = cst.SimpleStatementLine(
+                    body=[before[0]], leading_lines=result.leading_lines
+                )
+                lines = [
+                    first,
+                    *(cst.SimpleStatementLine(body=[s]) for s in before[1:]),
+                    result.with_changes(leading_lines=[]),
+                ]
             else:
                 lines = [result]
-            return cst.FlattenSentinel([*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)])
+            return cst.FlattenSentinel(
+                [*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)]
+            )
         return result
 
     def _with_todos(self, original, updated):
         messages = self._todos.get(id(original))
         if not messages or not hasattr(updated, "leading_lines"):
             return updated
-        existing = {line.comment.value for line in updated.leading_lines if line.comment is not None}
+        existing = {
+            line.comment.value for line in updated.leading_lines if line.comment is not None
+        }
         new = [
             cst.EmptyLine(comment=cst.Comment(TODO_PREFIX + m))
             for m in dict.fromkeys(messages)
@@ -635,9 +773,15 @@ def _is_binding_or_label(name: cst.Name, parent: cst.CSTNode | None) -> bool:
         return parent.attr is name
     if isinstance(parent, cst.Arg):
         return parent.keyword is name
-    if isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.NameItem)):
+    if isinstance(
+        parent,
+        (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.NameItem),
+    ):
         return True
-    if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+    if isinstance(
+        parent,
+        (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr),
+    ):
         return parent.target is name  # (re)binding the name, not using it
     return False
 
@@ -658,25 +802,45 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
     may_use = might_use_host_callback(text, options.reexports)
     parsed = _parse_partially(text, options, filename) if may_use else None
     if parsed is None:
-        module = _parse_whole(text, filename)  # (a file that cannot use the API still gets its syntax checked)
+        module = _parse_whole(
+            text, filename
+        )  # (a file that cannot use the API still gets its syntax checked)
         if not may_use:
             return MigrationResult(text, text, [])
         survey, scopes = Survey(module, dict(options.reexports)), None
     else:
         module, survey, scopes = parsed
     if survey.text != text:  # (libcst drops a blank line before a trailing indented comment)
-        line = text.count("\n", 0, next((i for i, (a, b) in enumerate(zip(text, survey.text)) if a != b), len(survey.text))) + 1
+        line = (
+            text.count(
+                "\n",
+                0,
+                next(
+                    (i for i, (a, b) in enumerate(zip(text, survey.text)) if a != b),
+                    len(survey.text),
+                ),
+            )
+            + 1
+        )
         raise MigrationError(
             f"cannot parse this file back byte for byte: libcst prints line {line} differently (a libcst limitation); "
-            "file left unchanged", line, 1)
+            "file left unchanged",
+            line,
+            1,
+        )
     if not survey.worth_migrating():
-        return MigrationResult(text, text, [])  # e.g. "host_callback" only in a comment or another name
+        return MigrationResult(
+            text, text, []
+        )  # e.g. "host_callback" only in a comment or another name
     if scopes is None:
         try:
             scopes = ScopeAnalysis(text)
         except (SyntaxError, ValueError) as error:  # libcst accepts a few things CPython does not
-            raise MigrationError(f"syntax error: {getattr(error, 'msg', error)}", getattr(error, "lineno", 1) or 1,
-                                 getattr(error, "offset", 1) or 1) from None
+            raise MigrationError(
+                f"syntax error: {getattr(error, 'msg', error)}",
+                getattr(error, "lineno", 1) or 1,
+                getattr(error, "offset", 1) or 1,
+            ) from None
     command = HostCallbackMigration(options, survey=survey, scopes=scopes)
     try:
         new_module = command.migrate_module(module)
@@ -710,11 +874,17 @@ def _parse_whole(text: str, filename: str) -> cst.Module:
         except ValueError:
             precise = None
         if precise is not None:
-            raise MigrationError(f"syntax error: {precise.msg}", precise.lineno or 1, precise.offset or 1) from None
-        raise MigrationError(f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1) from None
+            raise MigrationError(
+                f"syntax error: {precise.msg}", precise.lineno or 1, precise.offset or 1
+            ) from None
+        raise MigrationError(
+            f"cannot parse: {error.message}", error.raw_line, error.raw_column + 1
+        ) from None
 
 
-def _parse_partially(text: str, options: Options, filename: str) -> tuple[cst.Module, Survey, ScopeAnalysis] | None:
+def _parse_partially(
+    text: str, options: Options, filename: str
+) -> tuple[cst.Module, Survey, ScopeAnalysis] | None:
     """Module, survey and scopes with libcst parsing only the top-level statements the codemod
     needs (hcmigrate.partial_parse), or the whole module when that does not apply; None when
     CPython rejects the text (the whole-module path then reports the error as it always has)."""
@@ -727,7 +897,9 @@ def _parse_partially(text: str, options: Options, filename: str) -> tuple[cst.Mo
     seeds = _legacy_words(text, scopes, reexports)
     partial = parse_needed(text, tree, scopes.line_starts, seeds)
     if partial is not None:
-        survey = Survey(partial.module, reexports, unparsed_names=lambda: identifiers(partial.verbatim))
+        survey = Survey(
+            partial.module, reexports, unparsed_names=lambda: identifiers(partial.verbatim)
+        )
         # What the regions were picked by must hold: the module prints back to the very text,
         # and every name the survey found the legacy API bound to was looked for.
         if survey.text == text and survey.legacy_roots <= seeds:

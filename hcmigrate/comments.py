@@ -34,7 +34,9 @@ class KeepCommentsOfRemovedLines:
         if self.descend is not None and not self.descend(original_node):
             # not walked, but a statement still takes the comments of a removed line above it
             return self.attach_orphan_comments(original_node, updated_node)
-        result = self.attach_orphan_comments(original_node, super().on_leave(original_node, updated_node))
+        result = self.attach_orphan_comments(
+            original_node, super().on_leave(original_node, updated_node)
+        )
         self.track_block_exit(original_node)
         return result
 
@@ -67,7 +69,9 @@ class KeepCommentsOfRemovedLines:
         self._orphans()
         return id(self._blocks[-1]) if self._blocks else 0
 
-    def keep_comments_of_removed(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+    def keep_comments_of_removed(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ):
         """Call from leave_SimpleStatementLine: if every small statement is gone, stash comments."""
         if updated.body:
             return updated
@@ -78,7 +82,9 @@ class KeepCommentsOfRemovedLines:
 
     def attach_orphan_comments(self, original: cst.CSTNode, updated):
         """Call from on_leave of every statement: prepend comments stashed in its block."""
-        if not self._orphans() or not isinstance(updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if not self._orphans() or not isinstance(
+            updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
             return updated  # (nothing stashed: the common case, checked first as it is cheapest)
         lines = self._orphans().pop(self._block_of(original), None)
         if not lines:

@@ -81,16 +81,24 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
         norm = key.replace("_", "-")
         if norm not in KNOWN_KEYS:
             known = ", ".join(sorted(KNOWN_KEYS))
-            raise ConfigError(f"{shown(path)}: unknown key '{key}' in [tool.hcmigrate] (known keys: {known})")
+            raise ConfigError(
+                f"{shown(path)}: unknown key '{key}' in [tool.hcmigrate] (known keys: {known})"
+            )
         want = KNOWN_KEYS[norm]
         if want is list and isinstance(value, str):
             value = [value]
-        if not isinstance(value, want) or (want is list and not all(isinstance(v, str) for v in value)):
-            raise ConfigError(f"{shown(path)}: [tool.hcmigrate] {key} must be a {want.__name__}"
-                              + (" of strings" if want is list else ""))
+        if not isinstance(value, want) or (
+            want is list and not all(isinstance(v, str) for v in value)
+        ):
+            raise ConfigError(
+                f"{shown(path)}: [tool.hcmigrate] {key} must be a {want.__name__}"
+                + (" of strings" if want is list else "")
+            )
         values[norm] = value
     if "strategy" in values and values["strategy"] not in STRATEGIES:
-        raise ConfigError(f"{shown(path)}: [tool.hcmigrate] strategy must be one of {', '.join(STRATEGIES)}")
+        raise ConfigError(
+            f"{shown(path)}: [tool.hcmigrate] strategy must be one of {', '.join(STRATEGIES)}"
+        )
     if "target-jax" in values:
         parse_version(values["target-jax"], where=f"{shown(path)}: [tool.hcmigrate] target-jax")
     return FileConfig(path, values)
@@ -103,8 +111,10 @@ def parse_version(text: str, where: str = "--target-jax") -> tuple[int, ...]:
     return tuple(int(g) for g in m.groups() if g is not None)
 
 
-_PIN = re.compile(r"^\s*jax\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?|===)\s*[\w.*]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[\w.*]+)*)",
-                  re.IGNORECASE)
+_PIN = re.compile(
+    r"^\s*jax\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?|===)\s*[\w.*]+(?:\s*,\s*(?:[<>=!~]=?|===)\s*[\w.*]+)*)",
+    re.IGNORECASE,
+)
 
 
 def _lowest_allowed(spec: str) -> tuple[int, ...] | None:

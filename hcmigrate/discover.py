@@ -23,12 +23,37 @@ from pathlib import Path
 
 SKIP_DIRS = frozenset(
     {
-        ".git", ".hg", ".svn", ".bzr", "_darcs",
-        ".venv", "venv", ".env", "env", "virtualenv", ".virtualenv", "site-packages", "dist-packages",
-        "build", "dist", "_build", "buck-out", ".eggs",
-        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hcmigrate_cache", ".hypothesis", ".cache",
-        ".ipynb_checkpoints", ".pytype", ".direnv",
-        "node_modules", ".tox", ".nox",
+        ".git",
+        ".hg",
+        ".svn",
+        ".bzr",
+        "_darcs",
+        ".venv",
+        "venv",
+        ".env",
+        "env",
+        "virtualenv",
+        ".virtualenv",
+        "site-packages",
+        "dist-packages",
+        "build",
+        "dist",
+        "_build",
+        "buck-out",
+        ".eggs",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hcmigrate_cache",
+        ".hypothesis",
+        ".cache",
+        ".ipynb_checkpoints",
+        ".pytype",
+        ".direnv",
+        "node_modules",
+        ".tox",
+        ".nox",
     }
 )
 DEFAULT_INCLUDE = ("*.py", "*.ipynb")
@@ -39,7 +64,9 @@ _SEP = os.sep
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    display: str  # the path as given / found (relative to cwd when given relative), pathlib-normalised
+    display: (
+        str  # the path as given / found (relative to cwd when given relative), pathlib-normalised
+    )
     notebook: bool
     explicit: bool = False  # named on the command line
 
@@ -70,7 +97,7 @@ def _under(path: str, root: str) -> str | None:
     if path == root:
         return "."
     prefix = root if root.endswith(_SEP) else root + _SEP
-    return path[len(prefix):] if path.startswith(prefix) else None
+    return path[len(prefix) :] if path.startswith(prefix) else None
 
 
 def find_git_root(start: Path) -> Path | None:
@@ -230,14 +257,20 @@ class Selector:
                 name = e.name
                 if e.is_symlink():
                     if name.endswith(_DEFAULT_SUFFIXES) or os.path.isdir(e.path):
-                        sel.skipped.append((e.path, "symlink (not followed, never written through)"))
+                        sel.skipped.append(
+                            (e.path, "symlink (not followed, never written through)")
+                        )
                     continue
                 try:
                     is_dir = e.is_dir()
                 except OSError:
                     continue
                 if is_dir:
-                    if name in SKIP_DIRS or name.endswith(".egg-info") or os.path.exists(e.path + _SEP + "pyvenv.cfg"):
+                    if (
+                        name in SKIP_DIRS
+                        or name.endswith(".egg-info")
+                        or os.path.exists(e.path + _SEP + "pyvenv.cfg")
+                    ):
                         continue
                     if self.exclude is not None and self.excluded(absprefix + name, True):
                         sel.skipped.append((e.path, "excluded"))

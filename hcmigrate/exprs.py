@@ -27,7 +27,11 @@ def dotted(name: str) -> cst.Name | cst.Attribute:
 def string(value: str) -> cst.SimpleString:
     """A double-quoted Python string literal for `value`."""
     escaped = (
-        value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+        value.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
     )
     return cst.SimpleString(f'"{escaped}"')
 
@@ -38,14 +42,20 @@ def arg(value: cst.BaseExpression, keyword: str | None = None) -> cst.Arg:
     return cst.Arg(
         value=value,
         keyword=cst.Name(keyword),
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
     )
 
 
 def call(func: cst.BaseExpression, *args: cst.Arg) -> cst.Call:
     fixed = []
     for i, a in enumerate(args):
-        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if i < len(args) - 1 else cst.MaybeSentinel.DEFAULT
+        comma = (
+            cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            if i < len(args) - 1
+            else cst.MaybeSentinel.DEFAULT
+        )
         fixed.append(a.with_changes(comma=comma))
     return cst.Call(func=func, args=fixed)
 
@@ -58,7 +68,10 @@ def is_simple(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Attribute):
         return is_simple(node.value)
     if isinstance(node, (cst.Tuple, cst.List)):
-        return all(not el.__class__.__name__.startswith("Starred") and is_simple(el.value) for el in node.elements)
+        return all(
+            not el.__class__.__name__.startswith("Starred") and is_simple(el.value)
+            for el in node.elements
+        )
     if isinstance(node, cst.UnaryOperation):
         return is_simple(node.expression)
     return False
@@ -84,7 +97,9 @@ def walrus(name: str, value: cst.BaseExpression) -> cst.NamedExpr:
     )
 
 
-def call_like(template: cst.Call, func: cst.BaseExpression, args: list[cst.Arg], origins: list[cst.Arg | None]) -> cst.Call:
+def call_like(
+    template: cst.Call, func: cst.BaseExpression, args: list[cst.Arg], origins: list[cst.Arg | None]
+) -> cst.Call:
     """A call of `func(*args)` in the layout of `template`.
 
     A one-line template gives a one-line call. A multi-line template gives a multi-line call
@@ -93,7 +108,9 @@ def call_like(template: cst.Call, func: cst.BaseExpression, args: list[cst.Arg],
     arguments that have no counterpart are kept before the closing parenthesis: user
     comments are never lost.
     """
-    line_breaks = [ws for ws in _arg_whitespace(template) if isinstance(ws, cst.ParenthesizedWhitespace)]
+    line_breaks = [
+        ws for ws in _arg_whitespace(template) if isinstance(ws, cst.ParenthesizedWhitespace)
+    ]
     before = template.whitespace_before_args
     if not template.args or not (line_breaks or isinstance(before, cst.ParenthesizedWhitespace)):
         return call(func, *args)
@@ -105,14 +122,23 @@ def call_like(template: cst.Call, func: cst.BaseExpression, args: list[cst.Arg],
         closing = cst.ParenthesizedWhitespace(last_line=cst.SimpleWhitespace(""), indent=False)
     used = {id(o) for o in origins if o is not None}
     orphans = [
-        cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(between.last_line.value), comment=comment)
+        cst.EmptyLine(
+            indent=True, whitespace=cst.SimpleWhitespace(between.last_line.value), comment=comment
+        )
         for old in template.args
         if id(old) not in used
         for comment in _comments(old)
     ]
     laid_out = []
     for i, (new, origin) in enumerate(zip(args, origins)):
-        own = next((ws for ws in (_arg_whitespace_of(origin) if origin is not None else ()) if isinstance(ws, cst.ParenthesizedWhitespace)), None)
+        own = next(
+            (
+                ws
+                for ws in (_arg_whitespace_of(origin) if origin is not None else ())
+                if isinstance(ws, cst.ParenthesizedWhitespace)
+            ),
+            None,
+        )
         is_last = i == len(args) - 1
         ws = cst.ParenthesizedWhitespace(
             first_line=own.first_line if own else cst.TrailingWhitespace(),
@@ -121,14 +147,30 @@ def call_like(template: cst.Call, func: cst.BaseExpression, args: list[cst.Arg],
             last_line=closing.last_line if is_last else between.last_line,
         )
         if is_last and not trailing_comma:
-            laid_out.append(new.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=ws))
+            laid_out.append(
+                new.with_changes(comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=ws)
+            )
         else:
-            laid_out.append(new.with_changes(comma=cst.Comma(whitespace_after=ws), whitespace_after_arg=cst.SimpleWhitespace("")))
-    return cst.Call(func=func, args=laid_out, whitespace_before_args=before, lpar=template.lpar, rpar=template.rpar)
+            laid_out.append(
+                new.with_changes(
+                    comma=cst.Comma(whitespace_after=ws),
+                    whitespace_after_arg=cst.SimpleWhitespace(""),
+                )
+            )
+    return cst.Call(
+        func=func,
+        args=laid_out,
+        whitespace_before_args=before,
+        lpar=template.lpar,
+        rpar=template.rpar,
+    )
 
 
 def _arg_whitespace_of(arg: cst.Arg):
-    return (arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None, arg.whitespace_after_arg)
+    return (
+        arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None,
+        arg.whitespace_after_arg,
+    )
 
 
 def _arg_whitespace(call: cst.Call):

@@ -37,7 +37,14 @@ LEGACY_FUNCTIONS: dict[str, LegacyFunction] = {
     "id_print": LegacyFunction(
         "id_print",
         positional=("arg",),
-        keyword_only=("result", "tap_with_device", "device_index", "output_stream", "threshold", "callback_flavor"),
+        keyword_only=(
+            "result",
+            "tap_with_device",
+            "device_index",
+            "output_stream",
+            "threshold",
+            "callback_flavor",
+        ),
         accepts_extra_keywords=True,
     ),
     "call": LegacyFunction(
@@ -65,8 +72,16 @@ COMPAT_INTERNALS = ("id_tap_dep_p", "id_p")
 
 # Every public name of the legacy module (what `from ... host_callback import *` brings in).
 LEGACY_PUBLIC_NAMES = frozenset(
-    {"id_tap", "id_print", "call", "barrier_wait", "stop_outfeed_receiver",
-     "CallbackException", "TapFunctionException", "CallbackFlavor"}
+    {
+        "id_tap",
+        "id_print",
+        "call",
+        "barrier_wait",
+        "stop_outfeed_receiver",
+        "CallbackException",
+        "TapFunctionException",
+        "CallbackFlavor",
+    }
 )
 
 # Config flags that only existed for host_callback; `jax.config.update` of them fails on
@@ -105,7 +120,20 @@ MODERN = {
 SCALAR_RESULT_DTYPES = {"float": "float32", "int": "int32", "bool": "bool", "complex": "complex64"}
 # Dtype spellings that are already canonical without x64 (no canonicalize_dtype needed).
 CANONICAL_DTYPE_NAMES = frozenset(
-    {"float32", "float16", "bfloat16", "int32", "int16", "int8", "uint32", "uint16", "uint8", "bool_", "bool", "complex64"}
+    {
+        "float32",
+        "float16",
+        "bfloat16",
+        "int32",
+        "int16",
+        "int8",
+        "uint32",
+        "uint16",
+        "uint8",
+        "bool_",
+        "bool",
+        "complex64",
+    }
 )
 
 # `vmap_method=` exists from jax 0.4.35; `vectorized=` was removed in 0.6 (on 0.10 it is
@@ -116,20 +144,89 @@ DEFAULT_VMAP_METHOD = "sequential"
 
 # Modules whose functions compute without side effects: a `call` to one of them may become
 # a pure_callback (which the compiler may drop or repeat).
-PURE_MODULE_PREFIXES = ("numpy.", "scipy.", "math.", "cmath.", "jax.numpy.", "jax.scipy.", "operator.")
+PURE_MODULE_PREFIXES = (
+    "numpy.",
+    "scipy.",
+    "math.",
+    "cmath.",
+    "jax.numpy.",
+    "jax.scipy.",
+    "operator.",
+)
 PURE_BUILTINS = frozenset(
     {
-        "abs", "all", "any", "bool", "complex", "dict", "divmod", "enumerate", "float", "frozenset", "int",
-        "isinstance", "len", "list", "max", "min", "pow", "range", "reversed", "round", "set", "slice",
-        "sorted", "str", "sum", "tuple", "zip", "map", "filter", "type", "getattr", "hasattr",
+        "abs",
+        "all",
+        "any",
+        "bool",
+        "complex",
+        "dict",
+        "divmod",
+        "enumerate",
+        "float",
+        "frozenset",
+        "int",
+        "isinstance",
+        "len",
+        "list",
+        "max",
+        "min",
+        "pow",
+        "range",
+        "reversed",
+        "round",
+        "set",
+        "slice",
+        "sorted",
+        "str",
+        "sum",
+        "tuple",
+        "zip",
+        "map",
+        "filter",
+        "type",
+        "getattr",
+        "hasattr",
     }
 )
 # Array methods that return new values (never mutate); calls to them keep a function pure.
 PURE_METHODS = frozenset(
     {
-        "astype", "reshape", "transpose", "ravel", "flatten", "squeeze", "sum", "mean", "prod", "max", "min",
-        "argmax", "argmin", "std", "var", "dot", "copy", "conj", "real", "imag", "cumsum", "cumprod", "round",
-        "clip", "item", "tolist", "all", "any", "swapaxes", "view", "get", "keys", "values", "items",
-        "__array__", "block_until_ready",
+        "astype",
+        "reshape",
+        "transpose",
+        "ravel",
+        "flatten",
+        "squeeze",
+        "sum",
+        "mean",
+        "prod",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "std",
+        "var",
+        "dot",
+        "copy",
+        "conj",
+        "real",
+        "imag",
+        "cumsum",
+        "cumprod",
+        "round",
+        "clip",
+        "item",
+        "tolist",
+        "all",
+        "any",
+        "swapaxes",
+        "view",
+        "get",
+        "keys",
+        "values",
+        "items",
+        "__array__",
+        "block_until_ready",
     }
 )

@@ -98,7 +98,7 @@ def decode_python(data: bytes) -> tuple[str, str, bool]:
             raise FileError(f"bad coding cookie: {exc}") from None
         encoding = "utf-8"  # no cookie: the decode below explains what is wrong
     bom = data.startswith(codecs.BOM_UTF8)
-    body = data[len(codecs.BOM_UTF8):] if bom else data
+    body = data[len(codecs.BOM_UTF8) :] if bom else data
     codec = "utf-8" if encoding == "utf-8-sig" else encoding
     try:
         text = body.decode(codec)
@@ -110,7 +110,9 @@ def decode_python(data: bytes) -> tuple[str, str, bool]:
                 "cookie; add e.g. '# -*- coding: latin-1 -*-' or re-encode the file as UTF-8",
                 line=line,
             ) from None
-        raise FileError(f"cannot decode as {encoding} (line {line}): {exc.reason}", line=line) from None
+        raise FileError(
+            f"cannot decode as {encoding} (line {line}): {exc.reason}", line=line
+        ) from None
     return text, codec, bom
 
 
@@ -141,7 +143,9 @@ def read_source(path: Path, *, notebook: bool = False) -> SourceFile:
 def check_writable(path: Path) -> None:
     """Raise FileError when `path` must not be written (symlink, read-only)."""
     if path.is_symlink():
-        raise FileError(f"is a symlink (to {os.readlink(path)}); not written through, pass the real file")
+        raise FileError(
+            f"is a symlink (to {os.readlink(path)}); not written through, pass the real file"
+        )
     st = os.stat(path)
     if not stat.S_ISREG(st.st_mode):
         raise FileError("not a regular file")
@@ -179,7 +183,9 @@ def _ensure_unchanged(source: SourceFile) -> None:
             now = fh.read()
         snap = snapshot_of(path, now)
     except OSError as exc:
-        raise FileError(f"file disappeared or became unreadable during the run: {exc.strerror}") from None
+        raise FileError(
+            f"file disappeared or became unreadable during the run: {exc.strerror}"
+        ) from None
     old = source.snapshot
     if snap.digest != old.digest or snap.inode != old.inode or snap.mtime_ns != old.mtime_ns:
         raise FileError("file changed on disk while it was being migrated; not written (run again)")

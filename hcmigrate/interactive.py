@@ -15,7 +15,11 @@ CONTEXT = 3
 def hunks(old: str, new: str) -> list[tuple[str, int, int, int, int]]:
     """The changed line ranges (tag, i1, i2, j1, j2) between `old` and `new`."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    return [op for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    return [
+        op
+        for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]
 
 
 def render_hunk(old_lines: list[str], new_lines: list[str], op, name: str) -> str:
@@ -29,8 +33,14 @@ def render_hunk(old_lines: list[str], new_lines: list[str], op, name: str) -> st
     return "".join(line if line.endswith("\n") else line + "\n" for line in out)
 
 
-def review(old: str, new: str, name: str, ask: Callable[[str], str], echo: Callable[[str], None],
-           accept_all: bool = False) -> tuple[str, bool, bool]:
+def review(
+    old: str,
+    new: str,
+    name: str,
+    ask: Callable[[str], str],
+    echo: Callable[[str], None],
+    accept_all: bool = False,
+) -> tuple[str, bool, bool]:
     """Ask about every hunk. Returns (text to write, accept_all from now on, quit)."""
     a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
     ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
@@ -48,7 +58,9 @@ def review(old: str, new: str, name: str, ask: Callable[[str], str], echo: Calla
             out += b[j1:j2]
             continue
         echo(render_hunk(a, b, op, name))
-        answer = ask("Apply this change? [y]es / [n]o / [a]ll remaining / [q]uit").strip().lower()[:1]
+        answer = (
+            ask("Apply this change? [y]es / [n]o / [a]ll remaining / [q]uit").strip().lower()[:1]
+        )
         if answer == "a":
             accept_all = True
             out += b[j1:j2]
@@ -63,8 +75,9 @@ def review(old: str, new: str, name: str, ask: Callable[[str], str], echo: Calla
 
 
 def click_ask(prompt: str) -> str:
-    return click.prompt(prompt, type=click.Choice(["y", "n", "a", "q"], case_sensitive=False),
-                        show_choices=False)
+    return click.prompt(
+        prompt, type=click.Choice(["y", "n", "a", "q"], case_sensitive=False), show_choices=False
+    )
 
 
 def click_echo(text: str) -> None:
@@ -93,6 +106,8 @@ def undefined_names(code: str) -> set[str]:
             bound.update(node.names)
         elif isinstance(node, ast.alias):
             pass
-        elif hasattr(ast, "MatchAs") and isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        elif (
+            hasattr(ast, "MatchAs") and isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name
+        ):
             bound.add(node.name)
     return loaded - bound

@@ -36,7 +36,9 @@ def cache_dir() -> Path:
 
 
 def env_dir(jax_version: str = LEGACY_JAX_VERSION, kind: str = "legacy") -> Path:
-    return cache_dir() / f"{kind}-jax-{jax_version}-py{sys.version_info.major}{sys.version_info.minor}"
+    return (
+        cache_dir() / f"{kind}-jax-{jax_version}-py{sys.version_info.major}{sys.version_info.minor}"
+    )
 
 
 def _python_in(env: Path) -> Path:
@@ -48,7 +50,11 @@ def is_ready(python: Path, jax_version: str) -> bool:
     if not python.exists():
         return False
     probe = subprocess.run(
-        [str(python), "-c", "import jax, jaxlib, sys; sys.stdout.write(jax.__version__ + ' ' + jaxlib.__version__)"],
+        [
+            str(python),
+            "-c",
+            "import jax, jaxlib, sys; sys.stdout.write(jax.__version__ + ' ' + jaxlib.__version__)",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -56,7 +62,9 @@ def is_ready(python: Path, jax_version: str) -> bool:
     return probe.returncode == 0 and probe.stdout.split() == [jax_version, jax_version]
 
 
-def jax_env_python(jax_version: str, kind: str, progress: Callable[[str], None] | None = None) -> Path:
+def jax_env_python(
+    jax_version: str, kind: str, progress: Callable[[str], None] | None = None
+) -> Path:
     """The cached interpreter with jax==jaxlib==`jax_version`, created on first use.
 
     Built in a private temporary folder and moved into place when complete, so an interrupted
@@ -69,7 +77,9 @@ def jax_env_python(jax_version: str, kind: str, progress: Callable[[str], None] 
         return python
     requirements = (f"jax=={jax_version}", f"jaxlib=={jax_version}", *EXTRA_REQUIREMENTS)
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
-    say(f"hcmigrate: creating the JAX {jax_version} environment in {env} (one time, about a minute)")
+    say(
+        f"hcmigrate: creating the JAX {jax_version} environment in {env} (one time, about a minute)"
+    )
     env.parent.mkdir(parents=True, exist_ok=True)
     tmp = env.with_name(f"{env.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -77,8 +87,19 @@ def jax_env_python(jax_version: str, kind: str, progress: Callable[[str], None] 
     install = None
     for attempt in range(3):
         install = subprocess.run(
-            [str(_python_in(tmp)), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             "--retries", "5", "--timeout", "60", *requirements],
+            [
+                str(_python_in(tmp)),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--retries",
+                "5",
+                "--timeout",
+                "60",
+                *requirements,
+            ],
             capture_output=True,
             text=True,
         )
@@ -87,7 +108,9 @@ def jax_env_python(jax_version: str, kind: str, progress: Callable[[str], None] 
         time.sleep(2 * (attempt + 1))
     if install.returncode != 0 or not is_ready(_python_in(tmp), jax_version):
         shutil.rmtree(tmp, ignore_errors=True)
-        raise LegacyEnvError(f"could not install {' '.join(requirements)} into {env}:\n{install.stderr[-3000:]}")
+        raise LegacyEnvError(
+            f"could not install {' '.join(requirements)} into {env}:\n{install.stderr[-3000:]}"
+        )
     if is_ready(python, jax_version):  # another process finished first
         shutil.rmtree(tmp, ignore_errors=True)
         return python

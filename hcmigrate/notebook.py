@@ -19,11 +19,15 @@ import re
 
 from hcmigrate.api import MigrationError, MigrationResult, Options, migrate_source
 
-CELL_MARK = "__hcmigrate_cell__({n})"  # a statement, so no rewrite can drop it with a neighbour's comments
+CELL_MARK = (
+    "__hcmigrate_cell__({n})"  # a statement, so no rewrite can drop it with a neighbour's comments
+)
 _CELL_MARK_RE = re.compile(r"^__hcmigrate_cell__\((\d+)\)\r?\n?$")
 _MAGIC_TOKEN = "__hcmigrate_magic_{n}__"
 _MAGIC_RE = re.compile(r"^(?P<indent>[ \t]*)pass  # __hcmigrate_magic_(?P<n>\d+)__$")
-_LINE_MAGIC = re.compile(r"^[ \t]*(?:[%!]|\w+(?:\s*,\s*\w+)*\s*=\s*[%!])|^[ \t]*[\w.]+\?{1,2}\s*$|^[ \t]*\?")
+_LINE_MAGIC = re.compile(
+    r"^[ \t]*(?:[%!]|\w+(?:\s*,\s*\w+)*\s*=\s*[%!])|^[ \t]*[\w.]+\?{1,2}\s*$|^[ \t]*\?"
+)
 
 
 class NotebookError(Exception):
@@ -74,7 +78,7 @@ def _mask(text: str, masks: list[str]) -> str:
             masks.append(body)
             if not continuation:
                 indent = re.match(r"[ \t]*", body).group(0)
-            out.append(f"{indent}pass  # {_MAGIC_TOKEN.format(n=n)}" + line[len(body):])
+            out.append(f"{indent}pass  # {_MAGIC_TOKEN.format(n=n)}" + line[len(body) :])
             continuation = body.endswith("\\")
         else:
             out.append(line)
@@ -87,7 +91,7 @@ def _unmask(text: str, masks: list[str]) -> str:
         body = line.rstrip("\r\n")
         m = _MAGIC_RE.match(body)
         if m:
-            out.append(masks[int(m.group("n"))] + line[len(body):])
+            out.append(masks[int(m.group("n"))] + line[len(body) :])
         else:
             out.append(line)
     return "".join(out)
@@ -105,7 +109,9 @@ def dump_like(nb: dict, original: str) -> str:
     """Serialise `nb` in the layout of `original` (indent, escaping, separators, final newline)."""
     indent = _detect_indent(original)
     ensure_ascii = not any(ord(ch) > 127 for ch in original) and "\\u" in original
-    separators = (",", ": ") if indent is not None else ((", ", ": ") if ", " in original else (",", ":"))
+    separators = (
+        (",", ": ") if indent is not None else ((", ", ": ") if ", " in original else (",", ":"))
+    )
     text = json.dumps(nb, indent=indent, ensure_ascii=ensure_ascii, separators=separators)
     if original.endswith("\n"):
         text += "\n"
@@ -118,15 +124,22 @@ def _split_source(new_text: str, old_source):
     return new_text
 
 
-def migrate_notebook(text: str, options: Options, *, filename: str = "<notebook>") -> NotebookResult:
+def migrate_notebook(
+    text: str, options: Options, *, filename: str = "<notebook>"
+) -> NotebookResult:
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotebookError(f"not a valid notebook: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})")
+        raise NotebookError(
+            f"not a valid notebook: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        )
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotebookError("not a valid notebook: no 'cells' list")
-    lang = (nb.get("metadata", {}).get("kernelspec", {}) or {}).get("language") or \
-        (nb.get("metadata", {}).get("language_info", {}) or {}).get("name") or "python"
+    lang = (
+        (nb.get("metadata", {}).get("kernelspec", {}) or {}).get("language")
+        or (nb.get("metadata", {}).get("language_info", {}) or {}).get("name")
+        or "python"
+    )
     if str(lang).lower() != "python":
         return NotebookResult(text, text, [], [])
 
@@ -173,8 +186,11 @@ def migrate_notebook(text: str, options: Options, *, filename: str = "<notebook>
             ast.parse(result.code)
         except SyntaxError as exc:
             cell, line = locate(exc.lineno or 1)
-            raise NotebookError(f"the rewrite would not parse ({exc.msg}); notebook left unchanged",
-                                cell=cell, line=line) from None
+            raise NotebookError(
+                f"the rewrite would not parse ({exc.msg}); notebook left unchanged",
+                cell=cell,
+                line=line,
+            ) from None
     diagnostics = []
     for d in result.diagnostics:
         cell, line = locate(d.line)

@@ -103,7 +103,7 @@ def _after_block_footer(text: str, statement: ast.stmt, starts: list[int]) -> in
     indent = _last_block_indent(text, statement, starts)
     while indent is not None and line < len(starts):
         line_end = starts[line + 1] if line + 1 < len(starts) else len(text)
-        content = text[starts[line]:line_end].rstrip("\r\n")
+        content = text[starts[line] : line_end].rstrip("\r\n")
         if content.lstrip(" \t\f") and not content.lstrip(" \t\f").startswith("#"):
             break  # the next statement
         if content.startswith(indent):
@@ -125,7 +125,9 @@ def _last_block_indent(text: str, statement: ast.stmt, starts: list[int]) -> str
 def _block_children(statement: ast.stmt) -> list[ast.stmt]:
     """The statements directly inside a compound statement's blocks."""
     return [
-        *getattr(statement, "body", ()), *getattr(statement, "orelse", ()), *getattr(statement, "finalbody", ()),
+        *getattr(statement, "body", ()),
+        *getattr(statement, "orelse", ()),
+        *getattr(statement, "finalbody", ()),
         *(s for h in getattr(statement, "handlers", ()) for s in h.body),
         *(s for c in getattr(statement, "cases", ()) for s in c.body),
     ]
@@ -139,8 +141,18 @@ def _own_line_indent(text: str, statement: ast.stmt, starts: list[int]) -> str |
 
 
 _BLOCK_STATEMENTS = (
-    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
-    ast.With, ast.AsyncWith, ast.Try, ast.Match, *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.If,
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.With,
+    ast.AsyncWith,
+    ast.Try,
+    ast.Match,
+    *((ast.TryStar,) if hasattr(ast, "TryStar") else ()),
 )
 
 
@@ -150,7 +162,9 @@ class PartialModule:
     verbatim: list[ast.stmt]  # the top-level statements left unparsed
 
 
-def parse_needed(text: str, tree: ast.Module, starts: list[int], seeds: Iterable[str]) -> PartialModule | None:
+def parse_needed(
+    text: str, tree: ast.Module, starts: list[int], seeds: Iterable[str]
+) -> PartialModule | None:
     """The module with only the regions `needed_regions` picks parsed by libcst; None when the
     whole module should be parsed instead (see the module docstring). `starts`: the offset of
     each line (hcmigrate.scopes.ScopeAnalysis.line_starts)."""
@@ -167,7 +181,14 @@ def parse_needed(text: str, tree: ast.Module, starts: list[int], seeds: Iterable
         return None  # (a part libcst rejects: the whole-module parse reports it)
 
 
-def _build(text: str, tree: ast.Module, starts: list[int], regions: list[Region], needed: set[int], newline: str) -> PartialModule | None:
+def _build(
+    text: str,
+    tree: ast.Module,
+    starts: list[int],
+    regions: list[Region],
+    needed: set[int],
+    newline: str,
+) -> PartialModule | None:
     body: list[cst.BaseStatement] = []
     header: Sequence[cst.EmptyLine] = ()
     footer: Sequence[cst.EmptyLine] = ()
@@ -191,7 +212,9 @@ def _build(text: str, tree: ast.Module, starts: list[int], regions: list[Region]
         if index == 0:
             header = snippet.header  # the file's top lines, as a whole-module parse has them
         elif snippet.header:  # lines above a later statement are its leading lines
-            statement = statement.with_changes(leading_lines=[*snippet.header, *statement.leading_lines])
+            statement = statement.with_changes(
+                leading_lines=[*snippet.header, *statement.leading_lines]
+            )
         if index == last:
             footer = snippet.footer
         if isinstance(getattr(statement, "body", None), cst.IndentedBlock):
@@ -217,17 +240,29 @@ def needed_regions(text: str, regions: list[Region], seeds: tuple[str, ...]) -> 
     needed: set[int] = set()
     for index, region in enumerate(regions):  # hcmigrate.add_imports' part of the module
         first = region.statements[0]
-        if _is_import_line(region) or isinstance(first, (ast.Try, ast.If)) or (index == 0 and _is_docstring(first)):
+        if (
+            _is_import_line(region)
+            or isinstance(first, (ast.Try, ast.If))
+            or (index == 0 and _is_docstring(first))
+        ):
             needed.add(index)
         else:
             break
     chunks = [text[region.start : region.end] for region in regions]
     sites = [index for index, chunk in enumerate(chunks) if any(seed in chunk for seed in seeds)]
     needed.update(sites)
-    needed.update(index for index, region in enumerate(regions) if _is_import_line(region) or "__all__" in chunks[index])
+    needed.update(
+        index
+        for index, region in enumerate(regions)
+        if _is_import_line(region) or "__all__" in chunks[index]
+    )
     # The defs the regions with sites name (as words: a superset of the names they use), and
     # the defs those name, until no new one is found.
-    defs = {index: names for index in range(len(regions)) if index not in needed and (names := _defined_functions(regions[index].statements))}
+    defs = {
+        index: names
+        for index in range(len(regions))
+        if index not in needed and (names := _defined_functions(regions[index].statements))
+    }
     found = sites
     while found and defs:
         words = {word for index in found for word in _WORD.findall(chunks[index])}
@@ -308,7 +343,11 @@ def _is_import_line(region: Region) -> bool:
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
-    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str)
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
 
 
 def _defined_functions(statements: list[ast.stmt]) -> list[str]:

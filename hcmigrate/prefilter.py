@@ -48,7 +48,15 @@ LEGACY = "jax.experimental.host_callback"
 _GAP = rb"(?:[ \t]|\\\r?\n)"  # a blank, or a backslash that continues the line
 _REST = rb"[^\\\n]*(?:\\(?:\r\n|[\s\S])[^\\\n]*)*"  # to the end of the (continued) line
 _IMPORT_STATEMENT = re.compile(
-    rb"^[ \t]*(?:from" + _GAP + rb"+[.\w]+" + _GAP + rb"+import" + _GAP + rb"*(?:\([^)]*\)|" + _REST + rb")"
+    rb"^[ \t]*(?:from"
+    + _GAP
+    + rb"+[.\w]+"
+    + _GAP
+    + rb"+import"
+    + _GAP
+    + rb"*(?:\([^)]*\)|"
+    + _REST
+    + rb")"
     rb"|import" + _GAP + _REST + rb")",
     re.M,
 )
@@ -71,7 +79,9 @@ def _import_words(data: bytes) -> set[bytes]:
 # pattern above tries every line start).
 _FROM_MODULE = re.compile(rb"from(?=" + _GAP + rb"+([.\w]+))")
 _AFTER_IMPORT = re.compile(rb"import(?=" + _GAP + rb"*(\([^)]*\)" + _REST + rb"|" + _REST + rb"))")
-_NON_WORD_TO_SPACE = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256))
+_NON_WORD_TO_SPACE = bytes(
+    c if chr(c).isascii() and (chr(c).isalnum() or c == ord("_")) else 32 for c in range(256)
+)
 
 
 def _import_words_superset(data: bytes) -> set[bytes]:
@@ -96,7 +106,9 @@ def _may_use_api(data: bytes) -> bool:
     """A cheap test that every file `_tree_uses_api` accepts passes: False for files that
     mention the needles only in other names (`host_callbacks`, a parameter `host_callback`),
     which are common in big libraries (jax itself) and costly to parse."""
-    if NEEDLE in data and (_DOTTED_NEEDLE.search(data) or b"host_callback" in _import_words_superset(data)):
+    if NEEDLE in data and (
+        _DOTTED_NEEDLE.search(data) or b"host_callback" in _import_words_superset(data)
+    ):
         return True
     return _VECTORIZED_KEYWORD.search(data) is not None
 
@@ -175,13 +187,21 @@ def module_name(path: str | Path) -> str:
     return ".".join(reversed(parts)) or path.stem
 
 
-def legacy_bindings(text: str, extra_modules: dict[str, frozenset[str]] | None = None) -> frozenset[str]:
+def legacy_bindings(
+    text: str, extra_modules: dict[str, frozenset[str]] | None = None
+) -> frozenset[str]:
     """Names bound at module level (not inside functions) that refer to the legacy module or its
     members, directly or via a re-exporting module in `extra_modules` (name -> legacy names)."""
-    return frozenset(legacy_binding_targets(text, {m: {n: "" for n in ns} for m, ns in (extra_modules or {}).items()}))
+    return frozenset(
+        legacy_binding_targets(
+            text, {m: {n: "" for n in ns} for m, ns in (extra_modules or {}).items()}
+        )
+    )
 
 
-def legacy_binding_targets(text: str, extra_modules: dict[str, dict[str, str]] | None = None) -> dict[str, str]:
+def legacy_binding_targets(
+    text: str, extra_modules: dict[str, dict[str, str]] | None = None
+) -> dict[str, str]:
     """As legacy_bindings, with what each name stands for: `{"hcb": "jax.experimental.host_callback",
     "tap": "jax.experimental.host_callback.id_tap"}` (targets through `extra_modules`, a map of
     module -> {name: target}, come from the module that re-exports them)."""
@@ -214,7 +234,9 @@ def _binding_targets(tree: ast.Module, extra_modules: dict[str, dict[str, str]])
                         last = mod.rsplit(".", 1)[-1] if mod else ""
                         for key, exported in extra_modules.items():
                             stem = key.rsplit(".", 1)[-1]
-                            if (last == stem or mod.endswith(key)) and (a.name in exported or a.name == "*"):
+                            if (last == stem or mod.endswith(key)) and (
+                                a.name in exported or a.name == "*"
+                            ):
                                 if a.name == "*":
                                     names.update(exported)
                                 else:
@@ -232,7 +254,7 @@ def _binding_targets(tree: ast.Module, extra_modules: dict[str, dict[str, str]])
                     root = root.value
                 if isinstance(root, ast.Name) and root.id in names:
                     dotted = ast.unparse(node.value)
-                    target = names[root.id] + dotted[len(root.id):] if names[root.id] else ""
+                    target = names[root.id] + dotted[len(root.id) :] if names[root.id] else ""
                     for t in node.targets:
                         if isinstance(t, ast.Name):
                             names[t.id] = target
@@ -291,7 +313,9 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
         return _PASS, {}
     if not direct_candidate(data):
         return _PASS, {}
-    if not _may_use_api(data) and _is_plain_text(data):  # (other files go on: their error is reported)
+    if not _may_use_api(data) and _is_plain_text(
+        data
+    ):  # (other files go on: their error is reported)
         return _PASS, {}
     tree = _parse(data)
     if tree is not None and not _tree_uses_api(tree):
@@ -307,8 +331,13 @@ class _Probe:
     """What phase 2 looks for in one round: the modules that newly re-export legacy names.
     (Workers are forked after it is built: they inherit it, it is never pickled.)"""
 
-    def __init__(self, exports: dict[str, dict[str, str]], known: dict[str, dict[str, str]],
-                 candidates: frozenset[int], generated: frozenset[int]):
+    def __init__(
+        self,
+        exports: dict[str, dict[str, str]],
+        known: dict[str, dict[str, str]],
+        candidates: frozenset[int],
+        generated: frozenset[int],
+    ):
         self.known = known  # every re-exporter so far (for new candidates' own bindings)
         self.candidates = candidates  # already candidates: their bindings are known
         self.generated = generated  # skipped files, not looked at again
@@ -316,9 +345,13 @@ class _Probe:
         for mod in exports:
             self.by_stem.setdefault(mod.rsplit(".", 1)[-1].encode(), []).append(mod)
         self.stem_set = set(self.by_stem)
-        self.stems_re = re.compile(rb"\b(?:" + b"|".join(re.escape(st) for st in sorted(self.by_stem)) + rb")\b")
+        self.stems_re = re.compile(
+            rb"\b(?:" + b"|".join(re.escape(st) for st in sorted(self.by_stem)) + rb")\b"
+        )
         self.names_re = {
-            mod: re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(ns)) + rb")\b")
+            mod: re.compile(
+                rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(ns)) + rb")\b"
+            )
             for mod, ns in exports.items()
         }
 
@@ -394,7 +427,9 @@ def _in_workers(work: Callable[[int, int], list], n: int, jobs: int) -> Iterator
     try:
         for k in range(jobs):
             receive, send = context.Pipe(duplex=False)
-            worker = context.Process(target=_work_slices, args=(work, slices[k::jobs], send), daemon=True)
+            worker = context.Process(
+                target=_work_slices, args=(work, slices[k::jobs], send), daemon=True
+            )
             worker.start()
             send.close()
             workers.append(worker)
@@ -423,7 +458,9 @@ def _work_slices(work: Callable[[int, int], list], slices: list[tuple[int, int]]
     send.close()
 
 
-def _phase1_range(paths: list, flags: list[bool], start: int, stop: int) -> list[tuple[int, int, dict[str, str]]]:
+def _phase1_range(
+    paths: list, flags: list[bool], start: int, stop: int
+) -> list[tuple[int, int, dict[str, str]]]:
     """(index, outcome, bindings) of the files in [start, stop) that are not plain passes."""
     out = []
     for i in range(start, stop):
@@ -433,7 +470,9 @@ def _phase1_range(paths: list, flags: list[bool], start: int, stop: int) -> list
     return out
 
 
-def _phase2_range(paths: list, probe: _Probe, start: int, stop: int) -> list[tuple[int, list[str], dict[str, str]]]:
+def _phase2_range(
+    paths: list, probe: _Probe, start: int, stop: int
+) -> list[tuple[int, list[str], dict[str, str]]]:
     """(index, modules used, bindings) of the files in [start, stop) that use a re-exporter."""
     out = []
     for i in range(start, stop):
@@ -444,8 +483,13 @@ def _phase2_range(paths: list, probe: _Probe, start: int, stop: int) -> list[tup
     return out
 
 
-def scan(paths: list[str | Path], *, notebook_flags: list[bool] | None = None, jobs: int = 1,
-         on_first_candidate: Callable[[], None] | None = None) -> ScanResult:
+def scan(
+    paths: list[str | Path],
+    *,
+    notebook_flags: list[bool] | None = None,
+    jobs: int = 1,
+    on_first_candidate: Callable[[], None] | None = None,
+) -> ScanResult:
     """Run both phases over `paths`. Unreadable files count as candidates (errors surface later).
     `jobs` > 1: spread the reading over that many worker processes when the tree is large.
     `on_first_candidate` runs (in this process) as soon as phase 1 meets a candidate, while the
@@ -493,7 +537,9 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
         for mod, names in new_exports.items():
             res.reexports = [r for r in res.reexports if r.module != mod]
             res.reexports.append(ReExport(mod, frozenset(names), tuple(sorted(names.items()))))
-        probe = _Probe(new_exports, dict(known), frozenset(res.candidates), frozenset(res.generated))
+        probe = _Probe(
+            new_exports, dict(known), frozenset(res.candidates), frozenset(res.generated)
+        )
         pending = {}
         for i, found, bound in phase2(probe):
             res.reexport_hits.setdefault(i, []).extend(found)
@@ -520,13 +566,17 @@ def imported_names(text: str, own_module: str, is_package: bool = False) -> set[
             base = node.module or ""
             if node.level:
                 parts = own_module.split(".") + (["__init__"] if is_package else [])
-                anchor = ".".join(parts[: max(0, len(parts) - node.level)]) if own_module else package
+                anchor = (
+                    ".".join(parts[: max(0, len(parts) - node.level)]) if own_module else package
+                )
                 base = f"{anchor}.{base}".strip(".") if base else anchor
             for alias in node.names:
                 found.add(f"{base}.{alias.name}")
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                bound_modules[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+                bound_modules[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
         elif isinstance(node, ast.Attribute):
             chain = []
             root = node

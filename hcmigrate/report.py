@@ -67,8 +67,10 @@ class Summary:
 
     def text(self, mode: str) -> str:
         verb = {"fix": "rewritten", "review": "rewritten"}.get(mode, "would be rewritten")
-        files = f"{self.scanned} file{'s' if self.scanned != 1 else ''} scanned, {self.changed} {verb}, " \
-                f"{self.unchanged} unchanged, {self.failed} failed"
+        files = (
+            f"{self.scanned} file{'s' if self.scanned != 1 else ''} scanned, {self.changed} {verb}, "
+            f"{self.unchanged} unchanged, {self.failed} failed"
+        )
         if self.skipped:
             files += f", {self.skipped} skipped"
         sites = ", ".join(f"{self.sites.get(lvl, 0)} {lvl.value}" for lvl in LEVEL_ORDER)
@@ -80,7 +82,9 @@ def statistics_rows(summary: Summary) -> list[tuple[int, str, str, str]]:
     rows = []
     for code, n in sorted(summary.per_rule.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rules.get(code)
-        rows.append((n, code, getattr(rule, "name", ""), getattr(getattr(rule, "level", None), "value", "")))
+        rows.append(
+            (n, code, getattr(rule, "name", ""), getattr(getattr(rule, "level", None), "value", ""))
+        )
     return rows
 
 
@@ -89,7 +93,9 @@ def statistics_text(summary: Summary) -> str:
     if not rows:
         return "no sites found"
     width = max(len(str(r[0])) for r in rows)
-    return "\n".join(f"{n:>{width}}  {code}  {name}  [{level}]".rstrip() for n, code, name, level in rows)
+    return "\n".join(
+        f"{n:>{width}}  {code}  {name}  [{level}]".rstrip() for n, code, name, level in rows
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -100,8 +106,10 @@ def json_report(results: list[FileResult], summary: Summary, statistics: bool) -
                 "path": r.display,
                 "status": r.status,
                 **({"error": r.error, "error_location": r.error_location} if r.error else {}),
-                "diagnostics": [{**d.to_json(), "path": r.display, "location": d.location(r.display)}
-                                for d in r.diagnostics],
+                "diagnostics": [
+                    {**d.to_json(), "path": r.display, "location": d.location(r.display)}
+                    for d in r.diagnostics
+                ],
             }
             for r in results
             if r.status != UNCHANGED or r.diagnostics
@@ -109,8 +117,10 @@ def json_report(results: list[FileResult], summary: Summary, statistics: bool) -
         "summary": summary.to_json(),
     }
     if statistics:
-        out["statistics"] = [{"count": n, "code": c, "name": name, "level": lvl}
-                             for n, c, name, lvl in statistics_rows(summary)]
+        out["statistics"] = [
+            {"count": n, "code": c, "name": name, "level": lvl}
+            for n, c, name, lvl in statistics_rows(summary)
+        ]
     return json.dumps(out, indent=2)
 
 
@@ -142,31 +152,56 @@ def sarif_report(results: list[FileResult], summary: Summary) -> str:
     for r in results:
         for d in r.diagnostics:
             msg = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
-            sarif_results.append({
-                "ruleId": d.code,
-                "level": _SARIF_LEVEL[d.level],
-                "message": {"text": f"[{d.level.value}] {msg}"},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": r.display.replace("\\", "/")},
-                    "region": {"startLine": d.line, "startColumn": d.col},
-                }}],
-                "properties": {"hcmigrateLevel": d.level.value, **({"cell": d.cell} if d.cell else {})},
-            })
+            sarif_results.append(
+                {
+                    "ruleId": d.code,
+                    "level": _SARIF_LEVEL[d.level],
+                    "message": {"text": f"[{d.level.value}] {msg}"},
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": r.display.replace("\\", "/")},
+                                "region": {"startLine": d.line, "startColumn": d.col},
+                            }
+                        }
+                    ],
+                    "properties": {
+                        "hcmigrateLevel": d.level.value,
+                        **({"cell": d.cell} if d.cell else {}),
+                    },
+                }
+            )
     notifications = [
-        {"level": "error", "message": {"text": f"{r.error_location}: {r.error}"},
-         "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.display}}}]}
-        for r in results if r.status == FAILED
+        {
+            "level": "error",
+            "message": {"text": f"{r.error_location}: {r.error}"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": r.display}}}],
+        }
+        for r in results
+        if r.status == FAILED
     ]
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "hcmigrate", "version": __version__,
-                                "informationUri": "https://github.com/hcmigrate/hcmigrate", "rules": driver_rules}},
-            "results": sarif_results,
-            "invocations": [{"executionSuccessful": summary.failed == 0,
-                             "toolExecutionNotifications": notifications}],
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "hcmigrate",
+                        "version": __version__,
+                        "informationUri": "https://github.com/hcmigrate/hcmigrate",
+                        "rules": driver_rules,
+                    }
+                },
+                "results": sarif_results,
+                "invocations": [
+                    {
+                        "executionSuccessful": summary.failed == 0,
+                        "toolExecutionNotifications": notifications,
+                    }
+                ],
+            }
+        ],
     }
     return json.dumps(doc, indent=2)
 
@@ -178,8 +213,12 @@ def _gh_escape(text: str, prop: bool = False) -> str:
     return text
 
 
-_GH_LEVEL = {Level.FIXED: "notice", Level.FIXED_WITH_NOTE: "warning", Level.COMPAT_FALLBACK: "warning",
-             Level.MANUAL: "error"}
+_GH_LEVEL = {
+    Level.FIXED: "notice",
+    Level.FIXED_WITH_NOTE: "warning",
+    Level.COMPAT_FALLBACK: "warning",
+    Level.MANUAL: "error",
+}
 
 
 def github_report(results: list[FileResult], mode: str) -> str:
@@ -188,11 +227,17 @@ def github_report(results: list[FileResult], mode: str) -> str:
         f = _gh_escape(r.display, True)
         for d in r.diagnostics:
             msg = d.message if d.cell is None else f"cell {d.cell}: {d.message}"
-            lines.append(f"::{_GH_LEVEL[d.level]} file={f},line={d.line},col={d.col},"
-                         f"title={_gh_escape(d.code + ' ' + d.level.value, True)}::{_gh_escape(msg)}")
+            lines.append(
+                f"::{_GH_LEVEL[d.level]} file={f},line={d.line},col={d.col},"
+                f"title={_gh_escape(d.code + ' ' + d.level.value, True)}::{_gh_escape(msg)}"
+            )
         if r.status == FAILED:
             line = f",line={r.error_line}" if r.error_line else ""
-            lines.append(f"::error file={f}{line},title=hcmigrate::{_gh_escape(r.error or 'failed')}")
+            lines.append(
+                f"::error file={f}{line},title=hcmigrate::{_gh_escape(r.error or 'failed')}"
+            )
         elif r.status == CHANGED and mode in ("check", "diff"):
-            lines.append(f"::error file={f},title=hcmigrate::would be rewritten by hcmigrate (run `hcmigrate {_gh_escape(r.display)}`)")
+            lines.append(
+                f"::error file={f},title=hcmigrate::would be rewritten by hcmigrate (run `hcmigrate {_gh_escape(r.display)}`)"
+            )
     return "\n".join(lines)

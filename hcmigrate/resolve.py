@@ -37,7 +37,7 @@ def legacy_member(qualified: str) -> str | None | bool:
     if qualified == LEGACY_MODULE:
         return None
     if qualified.startswith(_PREFIX):
-        rest = qualified[len(_PREFIX):]
+        rest = qualified[len(_PREFIX) :]
         # `hcb.CallbackFlavor.PURE` is an attribute OF a member: the member node inside it is
         # the legacy reference, so the outer node must not be replaced whole.
         return rest if "." not in rest else False
@@ -57,7 +57,9 @@ def through_reexports(qualified: str, reexports: dict[str, str]) -> str:
 
 
 def classify(
-    names: set[QualifiedName], fallback_locals: set[str] = frozenset(), reexports: dict[str, str] | None = None
+    names: set[QualifiedName],
+    fallback_locals: set[str] = frozenset(),
+    reexports: dict[str, str] | None = None,
 ) -> LegacyRef | None:
     """Decide what a node's qualified names say about the legacy API.
 
@@ -103,8 +105,14 @@ def import_guard_fallbacks(node: cst.Try) -> set[str]:
         for stmt in handler.body.body:
             if isinstance(stmt, cst.SimpleStatementLine):
                 for small in stmt.body:
-                    if isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value == "None":
-                        names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+                    if (
+                        isinstance(small, cst.Assign)
+                        and isinstance(small.value, cst.Name)
+                        and small.value.value == "None"
+                    ):
+                        names.update(
+                            t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                        )
     return names
 
 
@@ -118,7 +126,11 @@ def _mentions_legacy(block: cst.BaseSuite) -> bool:
             module = dotted_name(node.module) if node.module else None
             if module == LEGACY_MODULE:
                 return True
-            if module == parent and not isinstance(node.names, cst.ImportStar) and any(a.name.value == leaf for a in node.names):
+            if (
+                module == parent
+                and not isinstance(node.names, cst.ImportStar)
+                and any(a.name.value == leaf for a in node.names)
+            ):
                 return True
     return False
 
@@ -135,7 +147,11 @@ def dunder_all(module: cst.Module) -> frozenset[str]:
                 and isinstance(small.value, (cst.List, cst.Tuple))
                 and any(
                     isinstance(t, cst.Name) and t.value == "__all__"
-                    for t in ([a.target for a in small.targets] if isinstance(small, cst.Assign) else [small.target])
+                    for t in (
+                        [a.target for a in small.targets]
+                        if isinstance(small, cst.Assign)
+                        else [small.target]
+                    )
                 )
             ):
                 for element in small.value.elements:

@@ -22,8 +22,8 @@ from hcmigrate.rules.base import literal_value
 # General conversion, valid for every legacy form (arrays, tracers, ShapeDtypeStructs,
 # Python/numpy scalars, pytrees, None). `type(leaf)` covers Python scalars: float -> float32.
 GENERAL = (
-    "{tree_map}(lambda leaf: {SDS}(getattr(leaf, \"shape\", ()), "
-    "{canon}(getattr(leaf, \"dtype\", type(leaf)))), {expr})"
+    '{tree_map}(lambda leaf: {SDS}(getattr(leaf, "shape", ()), '
+    '{canon}(getattr(leaf, "dtype", type(leaf)))), {expr})'
 )
 
 
@@ -35,7 +35,12 @@ class Converted:
 
 
 class ShapeConverter:
-    def __init__(self, modern: Callable[[str], str], qualified_names: Callable[[cst.CSTNode], set[str]], x64_possible: bool):
+    def __init__(
+        self,
+        modern: Callable[[str], str],
+        qualified_names: Callable[[cst.CSTNode], set[str]],
+        x64_possible: bool,
+    ):
         self._modern = modern  # key in facts.MODERN -> spelled name (import requested)
         self._qualified = qualified_names
         self._x64_possible = x64_possible
@@ -53,11 +58,15 @@ class ShapeConverter:
         if isinstance(node, (cst.Tuple, cst.List)):
             if any(isinstance(e, cst.StarredElement) for e in node.elements):
                 return self._general(node)
-            return node.with_changes(elements=[e.with_changes(value=self._leaf_or_tree(e.value)) for e in node.elements])
+            return node.with_changes(
+                elements=[e.with_changes(value=self._leaf_or_tree(e.value)) for e in node.elements]
+            )
         if isinstance(node, cst.Dict):
             if any(not isinstance(e, cst.DictElement) for e in node.elements):
                 return self._general(node)
-            return node.with_changes(elements=[e.with_changes(value=self._leaf_or_tree(e.value)) for e in node.elements])
+            return node.with_changes(
+                elements=[e.with_changes(value=self._leaf_or_tree(e.value)) for e in node.elements]
+            )
         value = literal_value(node)
         if value is None:
             return node
@@ -82,7 +91,9 @@ class ShapeConverter:
         """Keep a ShapeDtypeStruct; canonicalise a dtype that may be 64-bit."""
         args = list(node.args)
         for i, a in enumerate(args):
-            is_dtype = (a.keyword is not None and a.keyword.value == "dtype") or (a.keyword is None and i == 1)
+            is_dtype = (a.keyword is not None and a.keyword.value == "dtype") or (
+                a.keyword is None and i == 1
+            )
             if is_dtype and not self._is_canonical_dtype(a.value):
                 canon = self._modern("canonicalize_dtype")
                 args[i] = a.with_changes(value=cst.Call(func=parse(canon), args=[cst.Arg(a.value)]))
@@ -99,8 +110,11 @@ class ShapeConverter:
 
     def _general(self, node: cst.BaseExpression) -> cst.BaseExpression:
         self.general = True
-        template = _general_template(self._modern("tree_map"), self._modern("ShapeDtypeStruct"),
-                                     self._modern("canonicalize_dtype"))
+        template = _general_template(
+            self._modern("tree_map"),
+            self._modern("ShapeDtypeStruct"),
+            self._modern("canonicalize_dtype"),
+        )
         *leading, last = template.args
         return template.with_changes(args=[*leading, last.with_changes(value=node)])
 

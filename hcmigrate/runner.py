@@ -66,11 +66,18 @@ class Task:
     cache_tool: str | None = None  # hcmigrate.cache's tool fingerprint, when results are cached
 
 
-_PY2 = re.compile(r"^[ \t]*(print[ \t]+[\"'\w]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,[ \t]*\w+[ \t]*:)|`\w+`|^[ \t]*raise[ \t]+\w+[ \t]*,", re.M)
+_PY2 = re.compile(
+    r"^[ \t]*(print[ \t]+[\"'\w]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,[ \t]*\w+[ \t]*:)|`\w+`|^[ \t]*raise[ \t]+\w+[ \t]*,",
+    re.M,
+)
 
 
 def py2_hint(text: str) -> str:
-    return " (this looks like Python 2 code; hcmigrate only reads Python 3)" if _PY2.search(text) else ""
+    return (
+        " (this looks like Python 2 code; hcmigrate only reads Python 3)"
+        if _PY2.search(text)
+        else ""
+    )
 
 
 def syntax_error_of(text: str, exc: MigrationError) -> tuple[str, int, int]:
@@ -81,7 +88,9 @@ def syntax_error_of(text: str, exc: MigrationError) -> tuple[str, int, int]:
         return f"syntax error: {err.msg}", err.lineno or exc.line, err.offset or exc.col
     except (ValueError, RecursionError, MemoryError):
         pass
-    message = exc.message if exc.message.startswith("cannot parse") else f"cannot parse: {exc.message}"
+    message = (
+        exc.message if exc.message.startswith("cannot parse") else f"cannot parse: {exc.message}"
+    )
     return message, exc.line, exc.col
 
 
@@ -112,8 +121,12 @@ def process(task: Task) -> FileResult:
     try:
         return _process(task)
     except Exception as exc:  # a bug or an OS surprise: report the file, keep going
-        return FileResult(task.display, FAILED, error=f"internal error: {type(exc).__name__}: {exc}",
-                          notebook=task.notebook)
+        return FileResult(
+            task.display,
+            FAILED,
+            error=f"internal error: {type(exc).__name__}: {exc}",
+            notebook=task.notebook,
+        )
 
 
 def _process(task: Task, cache: ResultCache | None = None) -> FileResult | None:
@@ -126,7 +139,11 @@ def _process(task: Task, cache: ResultCache | None = None) -> FileResult | None:
             return None
         res.status, res.error, res.error_line = FAILED, exc.message, exc.line
         return res
-    key = task_key(task.cache_tool, src.text, task.options, task.reexports, task.notebook) if task.cache_tool else None
+    key = (
+        task_key(task.cache_tool, src.text, task.options, task.reexports, task.notebook)
+        if task.cache_tool
+        else None
+    )
     if cache is not None:
         outcome = cache.get(key)
         if outcome is None:
@@ -152,12 +169,16 @@ def _outcome(task: Task, text: str) -> Outcome:
         from hcmigrate.rules.imports import REEXPORT_IMPORTER
 
         for module, names in task.reexports:
-            diagnostics.append(Diagnostic(
-                REEXPORT_IMPORTER.code,
-                f"may use legacy host_callback names re-exported by module `{module}` ({', '.join(names)}); "
-                "hcmigrate rewrites that module, check this file's uses by hand",
-                Level.MANUAL, 1, 1,
-            ))
+            diagnostics.append(
+                Diagnostic(
+                    REEXPORT_IMPORTER.code,
+                    f"may use legacy host_callback names re-exported by module `{module}` ({', '.join(names)}); "
+                    "hcmigrate rewrites that module, check this file's uses by hand",
+                    Level.MANUAL,
+                    1,
+                    1,
+                )
+            )
     return outcome_of(None if new_text == text else new_text, diagnostics)
 
 
@@ -193,7 +214,9 @@ class _CellError(fileio.FileError):
         self.cell = cell
 
 
-def migrate_text(text: str, options: Options, display: str, notebook: bool) -> tuple[str, list[Diagnostic]]:
+def migrate_text(
+    text: str, options: Options, display: str, notebook: bool
+) -> tuple[str, list[Diagnostic]]:
     """Migrate one file's text; raise FileError for anything that must leave it unchanged."""
     if notebook:
         from hcmigrate.notebook import NotebookError, migrate_notebook
@@ -213,7 +236,9 @@ def migrate_text(text: str, options: Options, display: str, notebook: bool) -> t
     if result.changed and not result.parse_checked:
         problem = _parses(result.code)
         if problem is not None and _parses(text) is None:
-            raise fileio.FileError(f"the rewrite would not parse ({problem}); file left unchanged (please report)")
+            raise fileio.FileError(
+                f"the rewrite would not parse ({problem}); file left unchanged (please report)"
+            )
     return result.code, list(result.diagnostics)
 
 
@@ -224,7 +249,9 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def run_tasks(tasks: list[Task], jobs: int, cache: ResultCache | None = None) -> Iterator[FileResult]:
+def run_tasks(
+    tasks: list[Task], jobs: int, cache: ResultCache | None = None
+) -> Iterator[FileResult]:
     """Yield one FileResult per task, in task order. Uses worker processes when it pays. With a
     cache, the files whose outcome it holds are finished here (read, but not migrated: no
     codemod import, no worker), the others go to workers and what they find is added to it."""
@@ -266,7 +293,9 @@ def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
     chunksize = max(1, min(4, len(tasks) // (workers * 8)))
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, mp_context=_start_context())
+    pool = ProcessPoolExecutor(
+        max_workers=workers, initializer=_worker_init, mp_context=_start_context()
+    )
     try:
         yield from pool.map(process, tasks, chunksize=chunksize)
     except BaseException:

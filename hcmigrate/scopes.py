@@ -35,7 +35,9 @@ class Binding:
     kind: str  # IMPORT, LOCAL ("def" and "class" are locals that remember their node)
     scope: "Scope"
     offset: int  # where the name is bound (order within the scope; the def's name for defs)
-    real: str | None = None  # imports: what the name stands for ("numpy", "jax.experimental.host_callback")
+    real: str | None = (
+        None  # imports: what the name stands for ("numpy", "jax.experimental.host_callback")
+    )
     statement: int | None = None  # imports: offset of the import statement
     is_def: bool = False
     accesses: list[int] = field(default_factory=list)  # offsets of the root names of the uses
@@ -45,7 +47,7 @@ class Binding:
             if full_name == self.key:
                 return QualifiedName(self.real, IMPORT)
             if full_name.startswith(self.key + "."):
-                return QualifiedName(self.real + full_name[len(self.key):], IMPORT)
+                return QualifiedName(self.real + full_name[len(self.key) :], IMPORT)
             return None
         prefix = self.scope.prefix
         return QualifiedName(f"{prefix}.{full_name}" if prefix else full_name, LOCAL)
@@ -128,7 +130,10 @@ class ScopeAnalysis:
 
     def __init__(self, text: str, tree: ast.Module | None = None):
         self.text = text
-        self.line_starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]  # offset of each line
+        self.line_starts = [
+            0,
+            *(m.end() for m in _LINE_BREAK.finditer(text)),
+        ]  # offset of each line
         self.module = Scope("module", None, "")
         self.scope_at: dict[int, Scope] = {}  # offset of a name (use or binding) -> its scope
         self.imports: dict[int, list[Binding]] = {}  # import statement offset -> its bindings
@@ -144,7 +149,11 @@ class ScopeAnalysis:
         col = node.col_offset
         line = self.text[start : start + col]
         if not line.isascii() or len(line) < col:
-            end = self.line_starts[node.lineno] if node.lineno < len(self.line_starts) else len(self.text)
+            end = (
+                self.line_starts[node.lineno]
+                if node.lineno < len(self.line_starts)
+                else len(self.text)
+            )
             col = len(self.text[start:end].encode("utf-8")[:col].decode("utf-8", "replace"))
         return start + col
 
@@ -205,7 +214,9 @@ class ScopeAnalysis:
             self._walk_all((k.value for k in node.keywords), scope)
             name_at = self._name_offset(node)
             self._bind(scope, node.name, name_at, is_def=True)
-            inner = Scope("class", scope, f"{scope.prefix}.{node.name}" if scope.prefix else node.name)
+            inner = Scope(
+                "class", scope, f"{scope.prefix}.{node.name}" if scope.prefix else node.name
+            )
             self._walk_body(node.body, inner)
             return
         if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
@@ -240,7 +251,11 @@ class ScopeAnalysis:
         self._walk_all(args.defaults, scope)
         self._walk_all(args.kw_defaults, scope)
         if type(node) is ast.Lambda:
-            inner = Scope("lambda", scope, f"{scope.prefix}.<lambda>.<locals>" if scope.prefix else "<lambda>.<locals>")
+            inner = Scope(
+                "lambda",
+                scope,
+                f"{scope.prefix}.<lambda>.<locals>" if scope.prefix else "<lambda>.<locals>",
+            )
         else:
             self._walk_all(node.decorator_list, scope)
             every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
@@ -261,7 +276,11 @@ class ScopeAnalysis:
     def _comprehension(self, node, scope: Scope) -> None:
         generators = node.generators
         self._walk(generators[0].iter, scope)  # evaluated in the enclosing scope
-        inner = Scope("comprehension", scope, f"{scope.prefix}.<comprehension>" if scope.prefix else "<comprehension>")
+        inner = Scope(
+            "comprehension",
+            scope,
+            f"{scope.prefix}.<comprehension>" if scope.prefix else "<comprehension>",
+        )
         for i, gen in enumerate(generators):
             if i:
                 self._walk(gen.iter, inner)
@@ -279,15 +298,32 @@ class ScopeAnalysis:
         if type(node) is ast.Import:
             for alias in node.names:
                 key = alias.asname or alias.name
-                found.append(self._bind(scope, key, self.offset(alias), kind=IMPORT, real=alias.name, statement=statement))
+                found.append(
+                    self._bind(
+                        scope,
+                        key,
+                        self.offset(alias),
+                        kind=IMPORT,
+                        real=alias.name,
+                        statement=statement,
+                    )
+                )
             return
         module = "." * node.level + (node.module or "")
         for alias in node.names:
             if alias.name == "*":
                 continue  # binds nothing that can be seen statically
-            real = f"{module}{alias.name}" if module.endswith(".") or not module else f"{module}.{alias.name}"
+            real = (
+                f"{module}{alias.name}"
+                if module.endswith(".") or not module
+                else f"{module}.{alias.name}"
+            )
             key = alias.asname or alias.name
-            found.append(self._bind(scope, key, self.offset(alias), kind=IMPORT, real=real, statement=statement))
+            found.append(
+                self._bind(
+                    scope, key, self.offset(alias), kind=IMPORT, real=real, statement=statement
+                )
+            )
 
     # ---------------------------------------------------------------- uses
     def _resolve_accesses(self) -> None:

@@ -44,7 +44,9 @@ class _Recorder(_Printer):
     look-ups): this pass then costs about 1.4x printing the module."""
 
     def __init__(self, module: cst.Module):
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        super().__init__(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
         stack: list[cst.CSTNode | None] = [None]
         parents: dict[int, cst.CSTNode | None] = {}
         starts: dict[int, int] = {}
@@ -53,7 +55,13 @@ class _Recorder(_Printer):
         calls: list[cst.Call] = []
         imports: list[cst.CSTNode] = []  # Import, ImportFrom and Try nodes
         tokens = self.tokens
-        Name, Call, Import, ImportFrom, Try = cst.Name, cst.Call, cst.Import, cst.ImportFrom, cst.Try
+        Name, Call, Import, ImportFrom, Try = (
+            cst.Name,
+            cst.Call,
+            cst.Import,
+            cst.ImportFrom,
+            cst.Try,
+        )
         import_kinds = (Import, ImportFrom)
         push, pop = stack.append, stack.pop
         in_import = [0]
@@ -83,12 +91,22 @@ class _Recorder(_Printer):
 
         self.before_codegen = before_codegen
         self.after_codegen = after_codegen
-        self.parents, self.starts, self.names, self.import_names = parents, starts, names, import_names
+        self.parents, self.starts, self.names, self.import_names = (
+            parents,
+            starts,
+            names,
+            import_names,
+        )
         self.calls, self.imports = calls, imports
 
 
 class Survey:
-    def __init__(self, module: cst.Module, reexports: dict[str, str], unparsed_names: Callable[[], set[str]] | None = None):
+    def __init__(
+        self,
+        module: cst.Module,
+        reexports: dict[str, str],
+        unparsed_names: Callable[[], set[str]] | None = None,
+    ):
         """`unparsed_names`: for a module with statements left unparsed
         (hcmigrate.partial_parse), what gives the names they hold (asked for only if needed)."""
         recorder = _Recorder(module)
@@ -103,12 +121,16 @@ class Survey:
         self._unparsed_names = unparsed_names
         self._import_names = recorder.import_names
         self._name_by_token = recorder.names
-        self.name_nodes = recorder.names.values()  # (names in import statements are never rewritten)
+        self.name_nodes = (
+            recorder.names.values()
+        )  # (names in import statements are never rewritten)
         self.import_nodes = recorder.imports
         self.calls: list[cst.Call] = recorder.calls
         self.legacy_roots: set[str] = set()
         if LEGACY_MODULE in self.text:
-            self.legacy_roots.add(LEGACY_MODULE.split(".", 1)[0])  # I5: `jax.experimental.host_callback.f`
+            self.legacy_roots.add(
+                LEGACY_MODULE.split(".", 1)[0]
+            )  # I5: `jax.experimental.host_callback.f`
         self._reexports = reexports
         self.legacy_star = False  # `from jax.experimental.host_callback import *`
         self.guard_fallbacks: set[str] = set()  # I7: `except ImportError: hcb = None`
@@ -124,7 +146,9 @@ class Survey:
     def names(self) -> set[str]:
         """Every name in the module (what a fresh name must avoid); worked out when first asked."""
         if self._names is None:
-            self._names = {name.value for name in self._name_by_token.values()} | {name.value for name in self._import_names}
+            self._names = {name.value for name in self._name_by_token.values()} | {
+                name.value for name in self._import_names
+            }
             if self._unparsed_names is not None:
                 self._names |= self._unparsed_names()
         return self._names
@@ -163,7 +187,9 @@ class Survey:
         if not module.has_trailing_newline or "barry_as_FLUFL" in self.text:
             code = module.code
             return code, code
-        state = _Printer(default_indent=module.default_indent, default_newline=module.default_newline)
+        state = _Printer(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
         out = state.tokens
         fresh: list[str] = []
         for node in module.header:
@@ -172,7 +198,7 @@ class Survey:
         for statement in module.body:
             span = spans.get(id(statement))
             if span is not None:
-                out.append(self.text[span[0]:span[1]])
+                out.append(self.text[span[0] : span[1]])
             else:
                 start = len(out)
                 statement._codegen(state)
@@ -189,7 +215,9 @@ class Survey:
         offsets, starts, module = self._token_offsets(), self._starts, self.module
         bounds = [offsets[starts[id(statement)]] for statement in module.body]
         bounds.append(offsets[starts[id(module.footer[0])]] if module.footer else len(self.text))
-        return {id(statement): (bounds[i], bounds[i + 1]) for i, statement in enumerate(module.body)}
+        return {
+            id(statement): (bounds[i], bounds[i + 1]) for i, statement in enumerate(module.body)
+        }
 
     def start(self, node: cst.CSTNode) -> tuple[int, int] | None:
         """(line, column from 1) where an original node starts, else None."""
@@ -205,7 +233,9 @@ class Survey:
         if start is None:
             return None
         line, col = start
-        raw_start = self._offsets[self._starts[id(node)]]  # (parentheses and leading lines included)
+        raw_start = self._offsets[
+            self._starts[id(node)]
+        ]  # (parentheses and leading lines included)
         # End line: the node printed on its own has the same line breaks (only its indentation
         # differs). Printed on demand: recording every node's end costs more than it saves.
         code = _NO_MODULE.code_for_node(node).rstrip(_BLANK)
@@ -233,7 +263,9 @@ class Survey:
         for alias in node.names:
             name = dotted_name(alias.name) or ""
             if name == LEGACY_MODULE or reexported_module(name, self._reexports):
-                self.legacy_roots.add(alias.asname.name.value if alias.asname else name.split(".", 1)[0])
+                self.legacy_roots.add(
+                    alias.asname.name.value if alias.asname else name.split(".", 1)[0]
+                )
 
     def _import_from(self, node: cst.ImportFrom) -> None:
         if node.relative or node.module is None:
@@ -248,7 +280,12 @@ class Survey:
             name = alias.name.value
             bound = alias.asname.name.value if alias.asname else name
             full = f"{module}.{name}"
-            if module == LEGACY_MODULE or full == LEGACY_MODULE or full in self._reexports or reexported_module(full, self._reexports):
+            if (
+                module == LEGACY_MODULE
+                or full == LEGACY_MODULE
+                or full in self._reexports
+                or reexported_module(full, self._reexports)
+            ):
                 self.legacy_roots.add(bound)
 
     def worth_migrating(self) -> bool:
@@ -259,9 +296,15 @@ class Survey:
             return True
         for call in self.calls:
             tail = dotted_name(call.func) or ""
-            if tail.endswith("pure_callback") and any(a.keyword is not None and a.keyword.value == "vectorized" for a in call.args):
+            if tail.endswith("pure_callback") and any(
+                a.keyword is not None and a.keyword.value == "vectorized" for a in call.args
+            ):
                 return True
-            if tail.endswith("update") and call.args and "host_callback" in _NO_MODULE.code_for_node(call.args[0].value):
+            if (
+                tail.endswith("update")
+                and call.args
+                and "host_callback" in _NO_MODULE.code_for_node(call.args[0].value)
+            ):
                 return True
         return False
 

@@ -74,7 +74,9 @@ class Transformer(cst.CSTTransformer):
         super().__init_subclass__(**kwargs)
         hooks = [name for name in vars(cls) if _FIELD_HOOK.fullmatch(name)]
         if hooks:
-            raise TypeError(f"{cls.__name__} defines per-field hooks, which hcmigrate.walk.Transformer never calls: {hooks}")
+            raise TypeError(
+                f"{cls.__name__} defines per-field hooks, which hcmigrate.walk.Transformer never calls: {hooks}"
+            )
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
         pass

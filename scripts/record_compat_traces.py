@@ -47,13 +47,18 @@ def main(argv=None) -> int:
         for name, trace in pool.map(record, names):
             if trace["returncode"] != 0 or trace["events"] is None:
                 failed += 1
-                print(f"FAILED {name}: rc={trace['returncode']}\n{trace['stderr_tail']}", file=sys.stderr)
+                print(
+                    f"FAILED {name}: rc={trace['returncode']}\n{trace['stderr_tail']}",
+                    file=sys.stderr,
+                )
                 continue
             out = runner.TRACES / f"{name}.json"
             data = runner.comparable(trace)
             data["recorded_with"] = "jax==jaxlib==0.4.30 (legacy host_callback)"
             out.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
-            print(f"recorded {name}: {len(trace['events'])} events, {len(trace['stdout'])} stdout lines")
+            print(
+                f"recorded {name}: {len(trace['events'])} events, {len(trace['stdout'])} stdout lines"
+            )
     return 1 if failed else 0
 
 

@@ -62,16 +62,23 @@ def record(paths: list[Path], jobs: int = 2, timeout: float = 300.0) -> dict[str
         name = fixture_name(path)
         side = Side("reference", python, path, align_modern_defaults=True)
         with scratch_folder() as workdir:
-            [result] = run_sides([side], script_args=[], entries=[], timeout=timeout, workdir=workdir)
+            [result] = run_sides(
+                [side], script_args=[], entries=[], timeout=timeout, workdir=workdir
+            )
         if result.trace is None:
             return name, result.why_no_trace()
         if result.trace.get("exit_status") != 0:
             tail = "\n".join(result.stderr.strip().splitlines()[-3:])
-            return name, f"exit status {result.trace['exit_status']}: {result.trace.get('error')}\n{tail}"
+            return (
+                name,
+                f"exit status {result.trace['exit_status']}: {result.trace.get('error')}\n{tail}",
+            )
         data = portable(result.trace)
         data["fixture"] = f"fixtures/{path.name}"
         data["recorded_by"] = "scripts/record_golden.py"
-        (GOLDEN / f"{name}.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        (GOLDEN / f"{name}.json").write_text(
+            json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
         return name, None
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -93,14 +100,19 @@ def main(argv=None) -> int:
             print(f"not runnable fixtures: {', '.join(sorted(unknown))}", file=sys.stderr)
             return 2
     if ns.check:
-        missing = [fixture_name(p) for p in paths if not (GOLDEN / f"{fixture_name(p)}.json").exists()]
+        missing = [
+            fixture_name(p) for p in paths if not (GOLDEN / f"{fixture_name(p)}.json").exists()
+        ]
         for name in missing:
             print(f"missing golden trace: fixtures/golden/{name}.json")
         return 1 if missing else 0
     results = record(paths, jobs=ns.jobs)
     failed = {k: v for k, v in results.items() if v}
     for name in sorted(results):
-        print(f"{'FAILED' if name in failed else 'recorded'} fixtures/golden/{name}.json" + (f": {failed[name]}" if name in failed else ""))
+        print(
+            f"{'FAILED' if name in failed else 'recorded'} fixtures/golden/{name}.json"
+            + (f": {failed[name]}" if name in failed else "")
+        )
     print(f"{len(results) - len(failed)} recorded, {len(failed)} failed on legacy JAX")
     return 1 if failed else 0
 

@@ -11,7 +11,14 @@ def table() -> str:
         "|---|---|---|---|---|---|",
     ]
     for rule in RULES:
-        cells = [rule.code, rule.name, rule.level.value, f"`{rule.legacy}`", f"`{rule.modern}`", rule.behaviour_note or rule.summary]
+        cells = [
+            rule.code,
+            rule.name,
+            rule.level.value,
+            f"`{rule.legacy}`",
+            f"`{rule.modern}`",
+            rule.behaviour_note or rule.summary,
+        ]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows) + "\n"
 

@@ -22,4 +22,6 @@ def legacy_python() -> Path:
 def _own_result_cache(tmp_path_factory, monkeypatch):
     """Each test gets an empty result cache (hcmigrate.cache), so no test sees results another
     test, or an earlier run of the suite, left behind. tests/test_cache.py covers the cache."""
-    monkeypatch.setenv("HCMIGRATE_RESULT_CACHE_DIR", str(tmp_path_factory.mktemp("hcmigrate-cache")))
+    monkeypatch.setenv(
+        "HCMIGRATE_RESULT_CACHE_DIR", str(tmp_path_factory.mktemp("hcmigrate-cache"))
+    )

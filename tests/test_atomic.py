@@ -86,10 +86,14 @@ def _state(expected):
 @pytest.mark.parametrize("sig, jobs", [(signal.SIGKILL, "2"), (signal.SIGINT, "2")])
 def test_killed_run_leaves_every_file_wholly_old_or_new(tmp_path, sig, jobs):
     expected = _make_tree(tmp_path, 120)
-    proc = subprocess.Popen([sys.executable, "-m", "hcmigrate", "-q", "-j", jobs, str(tmp_path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-                            # A shell may start us with SIGINT ignored; the child must see Ctrl-C.
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "-q", "-j", jobs, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        # A shell may start us with SIGINT ignored; the child must see Ctrl-C.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     # Wait until the run is well under way (some files rewritten), then kill it.
     deadline = time.time() + 60
     sample = list(expected)[::4]
@@ -110,6 +114,8 @@ def test_killed_run_leaves_every_file_wholly_old_or_new(tmp_path, sig, jobs):
         assert b"interrupted" in proc.stderr.read()
         assert not list(tmp_path.rglob("*.hcmigrate-tmp"))
     # Temp files left by SIGKILL are never picked up as sources; a second run finishes the job.
-    res = subprocess.run([sys.executable, "-m", "hcmigrate", "-q", str(tmp_path)], capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "-q", str(tmp_path)], capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stderr
     assert _state(expected) == (0, len(expected))

@@ -16,8 +16,6 @@ from cli_helpers import run
 LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
 
 
-
-
 @pytest.fixture
 def good(tmp_path):
     p = tmp_path / "good.py"
@@ -29,16 +27,36 @@ def assert_good_processed(good):
     assert good.read_text() == migrate_source(LEGACY).code
 
 
-@pytest.mark.parametrize("name, data, message", [
-    ("syntax.py", b"import jax.experimental.host_callback as hcb\ndef f(:\n    pass\n",
-     "syntax.py:2: syntax error: invalid syntax"),
-    ("py2.py", b"import jax.experimental.host_callback as hcb\nprint 'hello'\n",
-     "py2.py:2: syntax error: Missing parentheses in call to 'print'. Did you mean print(...)? (this looks like Python 2 code"),
-    ("latin.py", "# host_callback caf\xe9\n".encode("latin-1"),
-     "latin.py:1: not valid UTF-8 (byte 0xe9 at line 1) and no PEP 263 coding cookie"),
-    ("binary.py", b"\x7fELF\x00\x00host_callback\x00", "binary.py: binary file (contains NUL bytes)"),
-    ("cookie.py", b"# -*- coding: klingon -*-\nimport jax.experimental.host_callback\n", "cookie.py: bad coding cookie"),
-])
+@pytest.mark.parametrize(
+    "name, data, message",
+    [
+        (
+            "syntax.py",
+            b"import jax.experimental.host_callback as hcb\ndef f(:\n    pass\n",
+            "syntax.py:2: syntax error: invalid syntax",
+        ),
+        (
+            "py2.py",
+            b"import jax.experimental.host_callback as hcb\nprint 'hello'\n",
+            "py2.py:2: syntax error: Missing parentheses in call to 'print'. Did you mean print(...)? (this looks like Python 2 code",
+        ),
+        (
+            "latin.py",
+            "# host_callback caf\xe9\n".encode("latin-1"),
+            "latin.py:1: not valid UTF-8 (byte 0xe9 at line 1) and no PEP 263 coding cookie",
+        ),
+        (
+            "binary.py",
+            b"\x7fELF\x00\x00host_callback\x00",
+            "binary.py: binary file (contains NUL bytes)",
+        ),
+        (
+            "cookie.py",
+            b"# -*- coding: klingon -*-\nimport jax.experimental.host_callback\n",
+            "cookie.py: bad coding cookie",
+        ),
+    ],
+)
 def test_unprocessable_files(tmp_path, good, name, data, message):
     (tmp_path / name).write_bytes(data)
     res = run(["."], tmp_path)
@@ -72,7 +90,9 @@ def test_line_endings_kept(tmp_path, newline):
     if newline == "\r\n":
         src = LEGACY.replace("\n", "\r\n")
     else:
-        src = "".join(line.replace("\n", "\r\n") if i % 3 == 0 else line for i, line in enumerate(lines))
+        src = "".join(
+            line.replace("\n", "\r\n") if i % 3 == 0 else line for i, line in enumerate(lines)
+        )
     p = tmp_path / "nl.py"
     p.write_bytes(src.encode())
     assert run(["nl.py"], tmp_path).exit_code == 0
@@ -83,12 +103,18 @@ def test_line_endings_kept(tmp_path, newline):
         assert "\n" not in out.replace("\r\n", "")  # every line still CRLF
     else:
         # Lines the rewrite did not touch keep their own endings.
-        ending = {ln.rstrip("\r\n"): ln[len(ln.rstrip("\r\n")):] for ln in src.splitlines(keepends=True)}
-        kept = [ln for ln in out.splitlines(keepends=True) if ln.rstrip("\r\n") in ("def f(x):", "    return x")]
+        ending = {
+            ln.rstrip("\r\n"): ln[len(ln.rstrip("\r\n")) :] for ln in src.splitlines(keepends=True)
+        }
+        kept = [
+            ln
+            for ln in out.splitlines(keepends=True)
+            if ln.rstrip("\r\n") in ("def f(x):", "    return x")
+        ]
         assert len(kept) == 2
-        assert {ln[len(ln.rstrip("\r\n")):] for ln in kept} == {"\n", "\r\n"}
+        assert {ln[len(ln.rstrip("\r\n")) :] for ln in kept} == {"\n", "\r\n"}
         for ln in kept:
-            assert ln[len(ln.rstrip("\r\n")):] == ending[ln.rstrip("\r\n")]
+            assert ln[len(ln.rstrip("\r\n")) :] == ending[ln.rstrip("\r\n")]
 
 
 def test_tabs_empty_and_large_files(tmp_path):
@@ -163,7 +189,10 @@ def test_file_changing_during_the_run_is_not_overwritten(tmp_path, good, monkeyp
     monkeypatch.setattr(runner, "migrate_source", migrate_and_meanwhile_edit)
     res = run(["."], tmp_path)
     assert res.exit_code == 2
-    assert "error: victim.py: not written: file changed on disk while it was being migrated" in res.stderr
+    assert (
+        "error: victim.py: not written: file changed on disk while it was being migrated"
+        in res.stderr
+    )
     assert victim.read_text() == LEGACY + "# edited by the user meanwhile\n"
     assert_good_processed(good)
     assert not list(tmp_path.glob(".*hcmigrate-tmp"))

@@ -16,7 +16,12 @@ from hcmigrate.api import Options
 from hcmigrate.cache import CACHE_DIR_NAME, task_key
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-NAMES = ["t1_progress_bar", "c1_shape_dtype_struct", "i2_aliased_module", "pure_callback_vectorized"]
+NAMES = [
+    "t1_progress_bar",
+    "c1_shape_dtype_struct",
+    "i2_aliased_module",
+    "pure_callback_vectorized",
+]
 
 
 @pytest.fixture
@@ -26,13 +31,17 @@ def tree(tmp_path: Path) -> Path:
     (root / "pyproject.toml").write_text("[project]\nname = 'proj'\n")
     for name in NAMES:
         shutil.copy(FIXTURES / f"{name}.in.py", root / "pkg" / f"{name}.py")
-    (root / "pkg" / "broken.py").write_text("import jax.experimental.host_callback as hcb\ndef f(:\n")
+    (root / "pkg" / "broken.py").write_text(
+        "import jax.experimental.host_callback as hcb\ndef f(:\n"
+    )
     return root
 
 
 @pytest.fixture
 def default_cache(monkeypatch):
-    monkeypatch.delenv("HCMIGRATE_RESULT_CACHE_DIR")  # (the suite gives each test its own otherwise)
+    monkeypatch.delenv(
+        "HCMIGRATE_RESULT_CACHE_DIR"
+    )  # (the suite gives each test its own otherwise)
 
 
 def _from_cache(result) -> int:
@@ -54,9 +63,15 @@ def test_second_run_reuses_results_and_reports_exactly_the_same(tree, default_ca
         if "json" not in args:  # (machine formats print no timing line)
             assert _from_cache(second) == len(NAMES) + 1  # (the syntax error is an outcome too)
         assert first.exit_code == second.exit_code == fresh.exit_code == 2
-        assert _without_timing(second.output) == _without_timing(first.output) == _without_timing(fresh.output)
+        assert (
+            _without_timing(second.output)
+            == _without_timing(first.output)
+            == _without_timing(fresh.output)
+        )
     cache = tree / CACHE_DIR_NAME
-    assert (cache / ".gitignore").read_text().strip().endswith("*") and (cache / "CACHEDIR.TAG").exists()
+    assert (cache / ".gitignore").read_text().strip().endswith("*") and (
+        cache / "CACHEDIR.TAG"
+    ).exists()
 
 
 def test_rewrite_from_the_cache_writes_what_a_fresh_rewrite_writes(tree, tmp_path, default_cache):
@@ -68,7 +83,11 @@ def test_rewrite_from_the_cache_writes_what_a_fresh_rewrite_writes(tree, tmp_pat
     run(["--no-cache", "pkg"], twin)
     for name in NAMES:
         written = (tree / "pkg" / f"{name}.py").read_text()
-        assert written == (twin / "pkg" / f"{name}.py").read_text() != (FIXTURES / f"{name}.in.py").read_text()
+        assert (
+            written
+            == (twin / "pkg" / f"{name}.py").read_text()
+            != (FIXTURES / f"{name}.in.py").read_text()
+        )
 
 
 def test_a_changed_file_or_other_options_are_migrated_again(tree, default_cache):
@@ -117,13 +136,24 @@ def test_an_unwritable_cache_does_not_fail_the_run(tree, tmp_path):
 def test_keys_depend_on_text_options_and_reexports():
     base = task_key("tool", "x = 1\n", Options(), (), False)
     assert base == task_key("tool", "x = 1\n", Options(), (), False)
-    assert len({
-        base,
-        task_key("tool2", "x = 1\n", Options(), (), False),
-        task_key("tool", "x = 2\n", Options(), (), False),
-        task_key("tool", "x = 1\n", Options(strategy="compat"), (), False),
-        task_key("tool", "x = 1\n", Options(ignore=frozenset({"HCB101"})), (), False),
-        task_key("tool", "x = 1\n", Options(reexports=(("m.hcb", "jax.experimental.host_callback"),)), (), False),
-        task_key("tool", "x = 1\n", Options(), (("m", ("hcb",)),), False),
-        task_key("tool", "x = 1\n", Options(), (), True),
-    }) == 8
+    assert (
+        len(
+            {
+                base,
+                task_key("tool2", "x = 1\n", Options(), (), False),
+                task_key("tool", "x = 2\n", Options(), (), False),
+                task_key("tool", "x = 1\n", Options(strategy="compat"), (), False),
+                task_key("tool", "x = 1\n", Options(ignore=frozenset({"HCB101"})), (), False),
+                task_key(
+                    "tool",
+                    "x = 1\n",
+                    Options(reexports=(("m.hcb", "jax.experimental.host_callback"),)),
+                    (),
+                    False,
+                ),
+                task_key("tool", "x = 1\n", Options(), (("m", ("hcb",)),), False),
+                task_key("tool", "x = 1\n", Options(), (), True),
+            }
+        )
+        == 8
+    )

@@ -208,8 +208,13 @@ def test_sarif_output(tree):
 def test_github_annotations(tree):
     res = run(["--output-format", "github", "--check", "-j1", "pkg"], cwd=tree)
     lines = res.stdout.splitlines()
-    assert any(line.startswith("::notice file=pkg/legacy.py,line=5,col=") and "HCB101" in line for line in lines)
-    assert "::error file=pkg/legacy.py,title=hcmigrate::would be rewritten by hcmigrate" in res.stdout
+    assert any(
+        line.startswith("::notice file=pkg/legacy.py,line=5,col=") and "HCB101" in line
+        for line in lines
+    )
+    assert (
+        "::error file=pkg/legacy.py,title=hcmigrate::would be rewritten by hcmigrate" in res.stdout
+    )
 
 
 def test_statistics_and_summary(tree):
@@ -238,7 +243,10 @@ def test_jobs_give_results_in_stable_order(tmp_path):
 
 
 def test_interactive_review(tmp_path):
-    src = LEGACY + "\n\ndef other(y):\n    hcb.id_tap(lambda a, transforms: print(a), y)\n    return y\n"
+    src = (
+        LEGACY
+        + "\n\ndef other(y):\n    hcb.id_tap(lambda a, transforms: print(a), y)\n    return y\n"
+    )
     f = tmp_path / "i.py"
     f.write_text(src)
     full = expected(src)
@@ -320,12 +328,20 @@ def test_pre_commit_hook_entries_run(tmp_path):
     hooks = {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}
     (tmp_path / "a.py").write_text(LEGACY)
     chk = hooks["hcmigrate-check"]
-    p = subprocess.run([*shlex.split(chk["entry"]), *chk.get("args", []), "a.py"], cwd=tmp_path,
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [*shlex.split(chk["entry"]), *chk.get("args", []), "a.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 1 and (tmp_path / "a.py").read_text() == LEGACY
     fix = hooks["hcmigrate"]
-    p = subprocess.run([*shlex.split(fix["entry"]), *fix.get("args", []), "a.py"], cwd=tmp_path,
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [*shlex.split(fix["entry"]), *fix.get("args", []), "a.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "a.py").read_text() == expected(LEGACY)
 
@@ -334,14 +350,23 @@ def test_pre_commit_hook_entries_run(tmp_path):
 def test_libcst_tool_runs_the_codemod(tmp_path, how):
     (tmp_path / "a.py").write_text(LEGACY)
     if how == "external":
-        cmd = [sys.executable, "-m", "libcst.tool", "codemod", "-x", "hcmigrate.codemod.MigrateHostCallbackCommand"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "libcst.tool",
+            "codemod",
+            "-x",
+            "hcmigrate.codemod.MigrateHostCallbackCommand",
+        ]
         cwd = tmp_path
         target = "a.py"
     else:  # from the repository, whose .libcst.codemod.yaml lists the hcmigrate package
         cmd = [sys.executable, "-m", "libcst.tool", "codemod", "codemod.MigrateHostCallbackCommand"]
         cwd = REPO
         target = str(tmp_path / "a.py")
-    p = subprocess.run([*cmd, "--no-format", "--hide-progress", target], cwd=cwd, capture_output=True, text=True)
+    p = subprocess.run(
+        [*cmd, "--no-format", "--hide-progress", target], cwd=cwd, capture_output=True, text=True
+    )
     assert p.returncode == 0, p.stderr
     assert (tmp_path / "a.py").read_text() == expected(LEGACY)
 
@@ -364,7 +389,12 @@ print(gc.get_freeze_count())
 
 
 def _frozen_after(how: str, folder: Path, cache: str = "") -> bool:
-    out = subprocess.run([sys.executable, "-c", _FREEZE_PROBE, how, str(folder), cache], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", _FREEZE_PROBE, how, str(folder), cache],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(out.stdout.split()[-1]) > 0
 
 

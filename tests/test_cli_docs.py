@@ -18,7 +18,9 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 DOCS = {"docs/cli.md": 25, "README.md": 5}  # page -> at least this many commands
 FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```\n", re.M | re.S)
-VOLATILE = [(re.compile(r"done in \d+\.\d+s with \d+ worker\(s\)"), "done in <t>s with <n> worker(s)")]
+VOLATILE = [
+    (re.compile(r"done in \d+\.\d+s with \d+ worker\(s\)"), "done in <t>s with <n> worker(s)")
+]
 
 
 def normalise(text: str) -> str:
@@ -38,11 +40,25 @@ def parse_console(body: str) -> list[tuple[str, str]]:
 
 
 def run_command(cmd: str, cwd: Path) -> str:
-    env = dict(os.environ, PYTHONUNBUFFERED="1", COLUMNS="100", NO_COLOR="1", TERM="dumb",
-               GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1")
+    env = dict(
+        os.environ,
+        PYTHONUNBUFFERED="1",
+        COLUMNS="100",
+        NO_COLOR="1",
+        TERM="dumb",
+        GIT_CONFIG_GLOBAL="/dev/null",
+        GIT_CONFIG_NOSYSTEM="1",
+    )
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    p = subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=120)
+    p = subprocess.run(
+        ["bash", "-c", cmd],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
     return p.stdout
 
 
@@ -60,7 +76,7 @@ def test_documented_commands_match_their_outputs(tmp_path, page):
     n_commands = 0
     for m in FENCE.finditer(text):
         info, body = m.group("info"), m.group("body")
-        pieces.append(text[pos:m.start()])
+        pieces.append(text[pos : m.start()])
         pos = m.end()
         file_match = re.search(r"\bfile=(\S+)", info)
         if file_match:
@@ -86,4 +102,6 @@ def test_documented_commands_match_their_outputs(tmp_path, page):
     if update:
         doc.write_text("".join(pieces))
         return
-    assert not mismatches, f"{page} is stale (HCMIGRATE_UPDATE_DOCS=1 refreshes it):\n\n" + "\n\n".join(mismatches)
+    assert not mismatches, (
+        f"{page} is stale (HCMIGRATE_UPDATE_DOCS=1 refreshes it):\n\n" + "\n\n".join(mismatches)
+    )

@@ -24,8 +24,15 @@ def _tree(tmp_path: Path, files: int = 30) -> Path:
 def _run_in_terminal(cwd: Path) -> str:
     """Run COMMAND with stdout and stderr on a pseudo-terminal; return what it wrote."""
     main, secondary = pty.openpty()
-    proc = subprocess.Popen(COMMAND, cwd=cwd, stdin=secondary, stdout=secondary, stderr=secondary,
-                            env={**os.environ, "COLUMNS": "100", "TERM": "xterm"}, close_fds=True)
+    proc = subprocess.Popen(
+        COMMAND,
+        cwd=cwd,
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
+        close_fds=True,
+    )
     os.close(secondary)
     chunks = []
     while True:

@@ -79,10 +79,16 @@ def test_copied_statements_print_as_libcst_prints_them():
     from hcmigrate.scopes import ScopeAnalysis
     from hcmigrate.survey import Survey
 
-    text = "import numpy as np  # kept\n\n\nclass A:\n  def g(self):\n    return 1\n\n" + TAP + "\n# footer comment\n"
+    text = (
+        "import numpy as np  # kept\n\n\nclass A:\n  def g(self):\n    return 1\n\n"
+        + TAP
+        + "\n# footer comment\n"
+    )
     module = cst.parse_module(text)
     survey = Survey(module, {})
-    rewritten = HostCallbackMigration(Options(), survey=survey, scopes=ScopeAnalysis(text)).migrate_module(module)
+    rewritten = HostCallbackMigration(
+        Options(), survey=survey, scopes=ScopeAnalysis(text)
+    ).migrate_module(module)
     code, printed_anew = survey.print_module(rewritten)
     assert code == rewritten.code != text
     assert "class A" not in printed_anew and "io_callback" in printed_anew

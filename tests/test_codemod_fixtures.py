@@ -21,7 +21,11 @@ def _name(path: Path) -> str:
 def test_fixtures_are_discovered():
     # The patterns page's shapes (I1-I7, T1-T8, C1-C9, E1-E7) all have a fixture.
     names = " ".join(_name(p) for p in PAIRS)
-    for tag in [f"i{i}" for i in range(1, 8)] + [f"t{i}" for i in range(1, 9)] + [f"c{i}" for i in range(1, 10)]:
+    for tag in (
+        [f"i{i}" for i in range(1, 8)]
+        + [f"t{i}" for i in range(1, 9)]
+        + [f"c{i}" for i in range(1, 10)]
+    ):
         assert f"{tag}_" in names or f"_{tag[1:]}_" in names, f"no fixture for {tag.upper()}"
     for tag in ("e1", "e2", "e3", "e4", "e5", "e6", "e7"):
         assert tag in names, f"no fixture for {tag.upper()}"
@@ -50,7 +54,11 @@ def test_compat_strategy_changes_imports_only(source: Path):
     text = source.read_text()
     result = migrate_source(text, Options(strategy="compat"))
     cst.parse_module(result.code)
-    assert "jax.experimental.host_callback" not in _code_only(result.code) or "mypkg" in text or "taps" in text
+    assert (
+        "jax.experimental.host_callback" not in _code_only(result.code)
+        or "mypkg" in text
+        or "taps" in text
+    )
     assert migrate_source(result.code, Options(strategy="compat")).code == result.code
 
 
@@ -72,7 +80,11 @@ def _comments(code: str) -> list[str]:
     import io
     import tokenize
 
-    return [t.string for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT]
+    return [
+        t.string
+        for t in tokenize.generate_tokens(io.StringIO(code).readline)
+        if t.type == tokenize.COMMENT
+    ]
 
 
 @pytest.mark.parametrize("source", PAIRS, ids=_name)
@@ -107,4 +119,7 @@ def test_compat_strategy_removes_unused_imports_and_repoints_used_ones():
     text = (FIXTURES / "e3_import_only.in.py").read_text()
     assert "host_callback" not in _code_only(migrate_source(text, Options(strategy="compat")).code)
     used = "from jax.experimental import host_callback as hcb\n\nhcb.id_print(1)\n"
-    assert migrate_source(used, Options(strategy="compat")).code == "from compat import host_callback as hcb\n\nhcb.id_print(1)\n"
+    assert (
+        migrate_source(used, Options(strategy="compat")).code
+        == "from compat import host_callback as hcb\n\nhcb.id_print(1)\n"
+    )

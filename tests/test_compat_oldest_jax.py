@@ -71,5 +71,7 @@ def test_every_scenario_matches_legacy_on_oldest_jax(oldest_traces):
         expected.pop("recorded_with")
         got = traces[(name, path)]
         if got["returncode"] != 0 or runner.comparable(got) != expected:
-            mismatched.append(f"{name} [{path}] rc={got['returncode']}\n{got['stderr_tail'][-1500:]}")
+            mismatched.append(
+                f"{name} [{path}] rc={got['returncode']}\n{got['stderr_tail'][-1500:]}"
+            )
     assert not mismatched, "\n\n".join(mismatched)

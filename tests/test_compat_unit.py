@@ -41,7 +41,7 @@ def test_tap_receives_numpy_pytree_and_transforms():
     x = jnp.arange(3.0)
     out = jax.jit(lambda v: hcb.id_tap(tap, {"a": v, "b": (v[0], None)}))(x)
     assert isinstance(out["a"], jax.Array)
-    (arg, transforms, kw), = calls
+    ((arg, transforms, kw),) = calls
     assert transforms == () and kw == {}
     assert isinstance(arg["a"], np.ndarray) and arg["a"].tolist() == [0, 1, 2]
     assert arg["b"][1] is None and isinstance(arg["b"][0], np.ndarray)
@@ -103,7 +103,12 @@ def test_tap_in_fori_loop_with_cond_progress_bar():
     @jax.jit
     def run():
         def body(i, acc):
-            i = jax.lax.cond(i % 3 == 0, lambda _: hcb.id_tap(lambda a, t: seen.append(int(a)), i, result=i), lambda _: i, None)
+            i = jax.lax.cond(
+                i % 3 == 0,
+                lambda _: hcb.id_tap(lambda a, t: seen.append(int(a)), i, result=i),
+                lambda _: i,
+                None,
+            )
             return acc + i
 
         return jax.lax.fori_loop(0, 10, body, 0)
@@ -113,8 +118,15 @@ def test_tap_in_fori_loop_with_cond_progress_bar():
 
 def test_tap_with_device_and_call_with_device():
     got = []
-    jax.jit(lambda v: hcb.id_tap(lambda a, t, device: got.append(device), v, tap_with_device=True))(1.0)
-    r = hcb.call(lambda a, device: (got.append(device), a + 1)[1], jnp.float32(1), result_shape=1.0, call_with_device=True)
+    jax.jit(lambda v: hcb.id_tap(lambda a, t, device: got.append(device), v, tap_with_device=True))(
+        1.0
+    )
+    r = hcb.call(
+        lambda a, device: (got.append(device), a + 1)[1],
+        jnp.float32(1),
+        result_shape=1.0,
+        call_with_device=True,
+    )
     assert float(r) == 2.0
     assert all(isinstance(d, jax.Device) for d in got) and got[0] == jax.devices()[0]
 
@@ -177,7 +189,9 @@ def test_id_tap_kwargs_type_error_and_seed_spellings():
     hcb.id_tap(lambda a, t: got.append(("with", t)), 1.0, tap_with_transform=True)
     hcb.id_tap(lambda a: got.append(("without", a.tolist())), 2.0, tap_with_transform=False)
     assert got == [("with", ()), ("without", 2.0)]
-    out = hcb.call(lambda a: a * 2, jnp.float32(2), result_shape_dtypes=jax.ShapeDtypeStruct((), jnp.float32))
+    out = hcb.call(
+        lambda a: a * 2, jnp.float32(2), result_shape_dtypes=jax.ShapeDtypeStruct((), jnp.float32)
+    )
     assert float(out) == 4.0
     with pytest.raises(TypeError):
         hcb.call(lambda a: a, 1.0, result_shape=1.0, result_shape_dtypes=1.0)
@@ -218,8 +232,10 @@ def test_remat_reruns_the_tap_like_legacy_or_is_refused_on_the_public_path():
     # forward pass, then again when the residuals are rematerialised
     assert [(float(a), t) for a, t, _ in calls] == [(1.0, ()), (1.0, ())]
     calls.clear()
-    saved = jax.checkpoint(lambda x: jnp.sin(hcb.id_tap(tap, x * 2)),
-                           policy=jax.checkpoint_policies.everything_saveable)
+    saved = jax.checkpoint(
+        lambda x: jnp.sin(hcb.id_tap(tap, x * 2)),
+        policy=jax.checkpoint_policies.everything_saveable,
+    )
     jax.jit(jax.grad(saved))(jnp.float32(0.5))
     assert len(calls) == 1  # a saving policy keeps the tap's output: it runs once
 
@@ -228,7 +244,9 @@ def test_pmap_fallback_effect_only_inside_pmap():
     # outside pmap the effect is always the ordered one
     jaxpr = jax.make_jaxpr(lambda v: hcb.id_tap(lambda a, t: None, v))(1.0)
     assert _runtime.ORDERED_EFFECT in jaxpr.effects
-    jaxpr = jax.make_jaxpr(jax.vmap(lambda v: hcb.id_tap(lambda a, t: None, v), axis_name="i"))(jnp.ones(2))
+    jaxpr = jax.make_jaxpr(jax.vmap(lambda v: hcb.id_tap(lambda a, t: None, v), axis_name="i"))(
+        jnp.ones(2)
+    )
     assert _runtime.ORDERED_EFFECT in jaxpr.effects
     assert _runtime._PMAP.in_pmap() is False
     if tuple(jax.__version_info__[:2]) >= (0, 8):
@@ -260,22 +278,35 @@ def test_install_and_uninstall():
 
 def test_python_dash_m_compat_runs_script_with_argv(tmp_path):
     script = tmp_path / "legacy.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import sys
         from jax.experimental import host_callback as hcb
         import jax.numpy as jnp
         print("argv", sys.argv[1:], __name__, sys.argv[0].endswith("legacy.py"))
         hcb.id_print(jnp.array([1.0, 5.0]) * 2, what="doubled")
-    """))
+    """)
+    )
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore")
-    p = subprocess.run([sys.executable, "-m", "compat", str(script), "a", "--b"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    p = subprocess.run(
+        [sys.executable, "-m", "compat", str(script), "a", "--b"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stdout == "argv ['a', '--b'] __main__ True\nwhat: doubled\n[ 2. 10.]\n"
 
 
 def test_compat_imports_only_jax_numpy_stdlib():
     code = "import sys, compat, compat.host_callback, compat.__main__; bad=[m for m in sys.modules if m.split('.')[0] in ('libcst','click','hcmigrate')]; print(bad)"
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    p = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
     assert p.returncode == 0 and p.stdout.strip() == "[]", p.stderr
 
 
@@ -291,8 +322,15 @@ print(sorted(got)); print(np.asarray(r).tolist())
 
 
 def test_pmap_each_device_gets_its_shard_and_device():
-    env = dict(os.environ, PYTHONPATH=str(REPO), XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
-    p = subprocess.run([sys.executable, "-c", PMAP_SNIPPET], capture_output=True, text=True, env=env)
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        XLA_FLAGS="--xla_force_host_platform_device_count=4",
+        JAX_PLATFORMS="cpu",
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", PMAP_SNIPPET], capture_output=True, text=True, env=env
+    )
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     if PUBLIC:  # the public-only path cannot tell the devices apart (documented)
@@ -307,6 +345,9 @@ def test_public_only_path_passes_this_module():
     env = dict(os.environ, HCMIGRATE_COMPAT_PUBLIC_ONLY="1", PYTHONPATH=str(REPO))
     p = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__],
-        capture_output=True, text=True, env=env, cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
     )
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]

@@ -13,10 +13,10 @@ LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f(x):\n    
 VECTORIZED = "import jax\njax.pure_callback(f, s, x, vectorized=True)\n"
 
 
-
-
 def project(tmp_path, section: str, extra: str = ""):
-    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "demo"\n{extra}\n[tool.hcmigrate]\n{section}\n')
+    (tmp_path / "pyproject.toml").write_text(
+        f'[project]\nname = "demo"\n{extra}\n[tool.hcmigrate]\n{section}\n'
+    )
     (tmp_path / "src").mkdir(exist_ok=True)
     (tmp_path / "src" / "a.py").write_text(LEGACY)
     return tmp_path
@@ -42,7 +42,9 @@ def test_exclude_from_config(tmp_path):
 
 def test_select_ignore_and_add_todos_from_config(tmp_path):
     project(tmp_path, 'ignore = ["HCB101"]\nadd-todos = true')
-    (tmp_path / "src" / "m.py").write_text("from jax.experimental import host_callback as hcb\np = hcb.outside_call_p\n")
+    (tmp_path / "src" / "m.py").write_text(
+        "from jax.experimental import host_callback as hcb\np = hcb.outside_call_p\n"
+    )
     res = run(["--diff", "src"], tmp_path)
     assert "io_callback" not in res.stdout
     assert "TODO(hcmigrate): HCB501" in res.stdout
@@ -54,7 +56,7 @@ def test_nearest_pyproject_wins(tmp_path):
     project(tmp_path, 'strategy = "compat"')
     inner = tmp_path / "sub"
     inner.mkdir()
-    (inner / "pyproject.toml").write_text("[tool.hcmigrate]\nstrategy = \"native\"\n")
+    (inner / "pyproject.toml").write_text('[tool.hcmigrate]\nstrategy = "native"\n')
     (inner / "b.py").write_text(LEGACY)
     res = run(["--diff", "b.py"], inner)
     assert "io_callback" in res.stdout
@@ -70,12 +72,15 @@ def test_unknown_key_is_an_error_naming_it(tmp_path):
     assert (tmp_path / "src" / "a.py").read_text() == LEGACY
 
 
-@pytest.mark.parametrize("bad, msg", [
-    ('strategy = "fast"', "strategy must be one of"),
-    ("exclude = 3", "exclude must be a list"),
-    ('target-jax = "new"', "is not a version"),
-    ("add-todos = \"yes\"", "add-todos must be a bool"),
-])
+@pytest.mark.parametrize(
+    "bad, msg",
+    [
+        ('strategy = "fast"', "strategy must be one of"),
+        ("exclude = 3", "exclude must be a list"),
+        ('target-jax = "new"', "is not a version"),
+        ('add-todos = "yes"', "add-todos must be a bool"),
+    ],
+)
 def test_bad_values(tmp_path, bad, msg):
     project(tmp_path, bad)
     res = run(["--check", "src"], tmp_path)
@@ -95,7 +100,9 @@ def test_target_jax_from_config_and_pins(tmp_path):
     old = migrate_source(VECTORIZED, Options(target_jax=(0, 4, 30))).code
     assert new != old
     # A pin in pyproject's dependencies.
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "d"\ndependencies = ["jax>=0.4.30,<0.5", "numpy"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "d"\ndependencies = ["jax>=0.4.30,<0.5", "numpy"]\n'
+    )
     res = run(["v.py"], tmp_path)
     assert (tmp_path / "v.py").read_text() == old
     (tmp_path / "v.py").write_text(VECTORIZED)
@@ -105,7 +112,8 @@ def test_target_jax_from_config_and_pins(tmp_path):
     # [tool.hcmigrate] target-jax beats the pins.
     (tmp_path / "v.py").write_text(VECTORIZED)
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "d"\ndependencies = ["jax>=0.4.30"]\n[tool.hcmigrate]\ntarget-jax = "0.6.0"\n')
+        '[project]\nname = "d"\ndependencies = ["jax>=0.4.30"]\n[tool.hcmigrate]\ntarget-jax = "0.6.0"\n'
+    )
     run(["v.py"], tmp_path)
     assert (tmp_path / "v.py").read_text() == new
 
@@ -135,6 +143,6 @@ def test_load_config_without_section(tmp_path):
     assert cfg.path == tmp_path / "pyproject.toml" and cfg.values == {}
     (tmp_path / "pyproject.toml").write_text('[tool.hcmigrate]\nselect = "HCB1"\n')
     assert load_config(tmp_path).values == {"select": ["HCB1"]}
-    (tmp_path / "pyproject.toml").write_text('[tool.hcmigrate]\nbogus = 1\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.hcmigrate]\nbogus = 1\n")
     with pytest.raises(ConfigError, match="bogus"):
         load_config(tmp_path)

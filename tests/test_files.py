@@ -17,10 +17,12 @@ from cli_helpers import run
 LEGACY = "from jax.experimental import host_callback as hcb\nhcb.id_tap(lambda a, t: print(a), 1)\n"
 
 
-
-
 def would(res) -> set[str]:
-    return {line.split(" ", 2)[2] for line in res.stdout.splitlines() if line.startswith("would rewrite ")}
+    return {
+        line.split(" ", 2)[2]
+        for line in res.stdout.splitlines()
+        if line.startswith("would rewrite ")
+    }
 
 
 def write(root, rel, text=LEGACY):
@@ -32,8 +34,20 @@ def write(root, rel, text=LEGACY):
 
 def test_skipped_folders(tmp_path):
     write(tmp_path, "src/a.py")
-    for d in (".git/hooks", ".venv/lib", "venv", "build", "dist", "__pycache__", "node_modules/x", ".tox/py",
-              ".nox/s", "lib/site-packages/pkg", ".mypy_cache", "pkg.egg-info"):
+    for d in (
+        ".git/hooks",
+        ".venv/lib",
+        "venv",
+        "build",
+        "dist",
+        "__pycache__",
+        "node_modules/x",
+        ".tox/py",
+        ".nox/s",
+        "lib/site-packages/pkg",
+        ".mypy_cache",
+        "pkg.egg-info",
+    ):
         write(tmp_path, f"{d}/bad.py")
     write(tmp_path, "myenv/pyvenv.cfg", "home = /usr\n")
     write(tmp_path, "myenv/lib/bad.py")
@@ -48,8 +62,16 @@ def test_gitignore_in_a_real_git_repo(tmp_path):
     write(tmp_path, ".gitignore", "generated_out/\n*_ignored.py\n/top_only.py\n")
     write(tmp_path, "sub/.gitignore", "local.py\n")
     write(tmp_path, ".git/info/exclude", "secret.py\n")
-    for rel in ("keep.py", "generated_out/x.py", "a_ignored.py", "top_only.py", "sub/top_only.py",
-                "sub/local.py", "local.py", "secret.py"):
+    for rel in (
+        "keep.py",
+        "generated_out/x.py",
+        "a_ignored.py",
+        "top_only.py",
+        "sub/top_only.py",
+        "sub/local.py",
+        "local.py",
+        "secret.py",
+    ):
         write(tmp_path, rel)
     res = run(["--check", "."], tmp_path)
     assert would(res) == {"keep.py", "sub/top_only.py", "local.py"}
@@ -57,7 +79,10 @@ def test_gitignore_in_a_real_git_repo(tmp_path):
     assert would(run(["--check", "a_ignored.py"], tmp_path)) == {"a_ignored.py"}
     res = run(["--check", "--force-exclude", "a_ignored.py"], tmp_path)
     assert would(res) == set() and res.exit_code == 0
-    assert would(run(["--check", "--no-respect-gitignore", "."], tmp_path)) >= {"a_ignored.py", "sub/local.py"}
+    assert would(run(["--check", "--no-respect-gitignore", "."], tmp_path)) >= {
+        "a_ignored.py",
+        "sub/local.py",
+    }
 
 
 def test_gitignore_ignored_outside_a_git_tree(tmp_path):
@@ -71,12 +96,20 @@ def test_exclude_include_force_exclude(tmp_path):
     write(tmp_path, "src/gen/b.py")
     write(tmp_path, "tests/t.py")
     write(tmp_path, "scripts/tool.pyw")
-    assert would(run(["--check", "--exclude", "gen", "--exclude", "tests/", "."], tmp_path)) == {"src/a.py"}
-    assert would(run(["--check", "--exclude", "src/**/b.py", "."], tmp_path)) == {"src/a.py", "tests/t.py"}
+    assert would(run(["--check", "--exclude", "gen", "--exclude", "tests/", "."], tmp_path)) == {
+        "src/a.py"
+    }
+    assert would(run(["--check", "--exclude", "src/**/b.py", "."], tmp_path)) == {
+        "src/a.py",
+        "tests/t.py",
+    }
     assert would(run(["--check", "--include", "*.pyw", "."], tmp_path)) == {"scripts/tool.pyw"}
     # Explicit paths ignore --exclude unless --force-exclude.
     assert would(run(["--check", "--exclude", "tests", "tests/t.py"], tmp_path)) == {"tests/t.py"}
-    assert would(run(["--check", "--exclude", "tests", "--force-exclude", "tests/t.py"], tmp_path)) == set()
+    assert (
+        would(run(["--check", "--exclude", "tests", "--force-exclude", "tests/t.py"], tmp_path))
+        == set()
+    )
 
 
 def test_generated_files_skipped(tmp_path):
@@ -121,8 +154,10 @@ def test_prefilter_needles_cover_the_codemods_hints():
     # The modern clean-up rule needs both words; files with only one are not changed by the codemod.
     assert direct_candidate(b"jax.pure_callback(f, s, x, vectorized=True)")
     assert not direct_candidate(b"np.vectorize(f)  # vectorized")
-    for text in ("import numpy as np\nf = np.vectorize(g)\nvectorized = True\n",
-                 "import jax\njax.pure_callback(f, s, x)\n"):
+    for text in (
+        "import numpy as np\nf = np.vectorize(g)\nvectorized = True\n",
+        "import jax\njax.pure_callback(f, s, x)\n",
+    ):
         assert not migrate_source(text).changed
 
 
@@ -138,10 +173,21 @@ def test_every_fixture_passes_the_prefilter():
 
 def test_legacy_bindings():
     assert legacy_bindings("from jax.experimental import host_callback as hcb\n") == {"hcb"}
-    assert legacy_bindings("from jax.experimental.host_callback import id_tap, call as c\n") == {"id_tap", "c"}
-    assert legacy_bindings("import jax.experimental.host_callback as h\ntap = h.id_tap\n") == {"h", "tap"}
-    assert legacy_bindings("try:\n    import jax.experimental.host_callback as hcb\nexcept ImportError:\n    hcb = None\n") == {"hcb"}
-    assert legacy_bindings("def f():\n    from jax.experimental import host_callback as hcb\n") == set()
+    assert legacy_bindings("from jax.experimental.host_callback import id_tap, call as c\n") == {
+        "id_tap",
+        "c",
+    }
+    assert legacy_bindings("import jax.experimental.host_callback as h\ntap = h.id_tap\n") == {
+        "h",
+        "tap",
+    }
+    assert legacy_bindings(
+        "try:\n    import jax.experimental.host_callback as hcb\nexcept ImportError:\n    hcb = None\n"
+    ) == {"hcb"}
+    assert (
+        legacy_bindings("def f():\n    from jax.experimental import host_callback as hcb\n")
+        == set()
+    )
     assert legacy_bindings("from mypkg import host_callback as hcb\n") == set()
 
 
@@ -157,15 +203,25 @@ def test_prefilter_follows_reexport_chains(tmp_path):
     paths = sorted(p for p in tmp_path.rglob("*.py"))
     res = scan(paths)
     picked = {paths[i].relative_to(tmp_path).as_posix() for i in res.candidates}
-    assert picked == {"mypkg/__init__.py", "mypkg/taps.py", "mypkg/util.py", "mypkg/util2.py", "main.py"}
+    assert picked == {
+        "mypkg/__init__.py",
+        "mypkg/taps.py",
+        "mypkg/util.py",
+        "mypkg/util2.py",
+        "main.py",
+    }
     assert {r.module for r in res.reexports} >= {"mypkg.taps", "mypkg"}
 
 
 def test_reexport_importers_are_reported(tmp_path):
     pkg = tmp_path / "mypkg"
     write(pkg, "__init__.py", "")
-    write(pkg, "taps.py", "from jax.experimental.host_callback import id_tap\n__all__ = ['id_tap']\n")
-    write(pkg, "use.py", "from mypkg.taps import id_tap\n\ndef f(x):\n    return id_tap(print, x)\n")
+    write(
+        pkg, "taps.py", "from jax.experimental.host_callback import id_tap\n__all__ = ['id_tap']\n"
+    )
+    write(
+        pkg, "use.py", "from mypkg.taps import id_tap\n\ndef f(x):\n    return id_tap(print, x)\n"
+    )
     res = run(["--check", "."], tmp_path)
     # the importer is migrated through the re-export; the exporter keeps the name importable
     assert "mypkg/use.py:4:12: HCB101 [fixed]" in res.stdout
@@ -176,15 +232,19 @@ def test_reexport_importers_are_reported(tmp_path):
 def test_prefilter_confirms_hits_with_ast(tmp_path):
     from hcmigrate.prefilter import uses_api
 
-    comment_only = b'"""Docs: host_callback.id_tap(f, x) was removed."""\n# see host_callback\nx = 1\n'
+    comment_only = (
+        b'"""Docs: host_callback.id_tap(f, x) was removed."""\n# see host_callback\nx = 1\n'
+    )
     assert direct_candidate(comment_only) and not uses_api(comment_only)
     assert not migrate_source(comment_only.decode()).changed  # so skipping it loses nothing
-    for real in (b"import jax\njax.experimental.host_callback.id_print(1)\n",
-                 b"from jax.experimental import host_callback\n",
-                 b"from jax.experimental.host_callback import id_tap\n",
-                 b"import jax.experimental.host_callback as h\n",
-                 b"def f(:\n  host_callback\n",  # unparsable: kept, so the error is reported
-                 "# caf\xe9 host_callback\n".encode("latin-1")):
+    for real in (
+        b"import jax\njax.experimental.host_callback.id_print(1)\n",
+        b"from jax.experimental import host_callback\n",
+        b"from jax.experimental.host_callback import id_tap\n",
+        b"import jax.experimental.host_callback as h\n",
+        b"def f(:\n  host_callback\n",  # unparsable: kept, so the error is reported
+        "# caf\xe9 host_callback\n".encode("latin-1"),
+    ):
         assert uses_api(real), real
 
 
@@ -212,11 +272,16 @@ def test_cheap_phase1_test_never_drops_what_the_parse_would_keep():
         b"# jax host_callback docs\nif vectorized == 1: pass\n",
     ]
     for data in others:
-        assert not prefilter._tree_uses_api(ast.parse(data)) and not prefilter._may_use_api(data), data
+        assert not prefilter._tree_uses_api(ast.parse(data)) and not prefilter._may_use_api(data), (
+            data
+        )
     # Real code: every installed source file the exact look accepts (jax's included).
     site = Path(sysconfig.get_paths()["purelib"])
     checked = 0
-    for path in [*site.glob("jax/**/*.py"), *(Path(__file__).parent.parent / "fixtures").rglob("*.py")]:
+    for path in [
+        *site.glob("jax/**/*.py"),
+        *(Path(__file__).parent.parent / "fixtures").rglob("*.py"),
+    ]:
         data = path.read_bytes()
         if direct_candidate(data) and not prefilter._may_use_api(data):
             try:
@@ -236,7 +301,11 @@ def test_prefilter_finds_importers_in_every_import_form(tmp_path):
     """Phase 2 rules files out with a cheap superset of their import words before the exact
     look: importers written in any import form must survive it."""
     write(tmp_path, "mypkg/__init__.py", "")
-    write(tmp_path, "mypkg/taps.py", "from jax.experimental.host_callback import id_tap, id_print as show\n")
+    write(
+        tmp_path,
+        "mypkg/taps.py",
+        "from jax.experimental.host_callback import id_tap, id_print as show\n",
+    )
     importers = {
         "paren.py": "from mypkg.taps import (\n    id_tap,\n    show,\n)\nid_tap(print, 1)\n",
         "in_function.py": "def f(x):\n    from mypkg.taps import id_tap\n    return id_tap(print, x)\n",
@@ -276,7 +345,9 @@ def test_prefilter_reads_a_bom_reexporter(tmp_path):
     """A module saved with a UTF-8 BOM re-exports like any other (its bytes are parsed once,
     as Python reads them)."""
     write(tmp_path, "mypkg/__init__.py", "")
-    (tmp_path / "mypkg/bommod.py").write_bytes(b"\xef\xbb\xbffrom jax.experimental import host_callback as hcb\n")
+    (tmp_path / "mypkg/bommod.py").write_bytes(
+        b"\xef\xbb\xbffrom jax.experimental import host_callback as hcb\n"
+    )
     write(tmp_path, "use.py", "from mypkg.bommod import hcb\nhcb.id_tap(print, 1)\n")
     paths = sorted(str(p) for p in tmp_path.rglob("*.py"))
     res = scan(paths)
@@ -333,7 +404,11 @@ def test_parallel_scan_matches_the_serial_scan(tmp_path):
     notebooks, unreadable paths; a worker's error reaches the main process."""
     write(tmp_path, "mypkg/__init__.py", "from .taps import id_tap\n")
     write(tmp_path, "mypkg/taps.py", "from jax.experimental.host_callback import id_tap\n")
-    write(tmp_path, "mypkg/util.py", "from mypkg import id_tap\n\ndef f(x):\n    return id_tap(print, x)\n")
+    write(
+        tmp_path,
+        "mypkg/util.py",
+        "from mypkg import id_tap\n\ndef f(x):\n    return id_tap(print, x)\n",
+    )
     write(tmp_path, "gen.py", "# @" + "generated\n" + LEGACY)
     write(tmp_path, "nb/ok.ipynb", json.dumps({"cells": []}))
     write(tmp_path, "nb/bad.ipynb", "{not json")
@@ -343,21 +418,41 @@ def test_parallel_scan_matches_the_serial_scan(tmp_path):
     write(tmp_path, "z_legacy.py")
     paths = sorted(str(p) for p in tmp_path.rglob("*") if p.suffix in (".py", ".ipynb"))
     flags = [p.endswith(".ipynb") for p in paths]
-    proc = subprocess.run([sys.executable, "-c", _PARALLEL_CHECK, json.dumps([paths, flags])],
-                          capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    proc = subprocess.run(
+        [sys.executable, "-c", _PARALLEL_CHECK, json.dumps([paths, flags])],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
     assert proc.returncode == 0, proc.stderr
-    candidates = {Path(paths[i]).relative_to(tmp_path).as_posix() for i in json.loads(proc.stdout)[0]}
-    assert candidates == {"mypkg/__init__.py", "mypkg/taps.py", "mypkg/util.py", "nb/bad.ipynb", "dir.py",
-                          "z_legacy.py"}
+    candidates = {
+        Path(paths[i]).relative_to(tmp_path).as_posix() for i in json.loads(proc.stdout)[0]
+    }
+    assert candidates == {
+        "mypkg/__init__.py",
+        "mypkg/taps.py",
+        "mypkg/util.py",
+        "nb/bad.ipynb",
+        "dir.py",
+        "z_legacy.py",
+    }
 
 
 def test_gitignore_applies_when_walking_a_subfolder(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     write(tmp_path, ".gitignore", "src/deep/*_out.py\n/src/top.py\nmore/\n")
     write(tmp_path, "src/deep/.gitignore", "local.py\n")
-    for rel in ("src/top.py", "src/deep/a_out.py", "src/deep/keep.py", "src/deep/local.py", "src/deep/more/local.py"):
+    for rel in (
+        "src/top.py",
+        "src/deep/a_out.py",
+        "src/deep/keep.py",
+        "src/deep/local.py",
+        "src/deep/more/local.py",
+    ):
         write(tmp_path, rel)
     assert would(run(["--check", "src/deep/"], tmp_path)) == {"src/deep/keep.py"}
     assert would(run(["--check", "./src"], tmp_path)) == {"src/deep/keep.py"}
-    res = run(["--check", "--force-exclude", "src/deep/more/local.py", "src/deep/keep.py"], tmp_path)
+    res = run(
+        ["--check", "--force-exclude", "src/deep/more/local.py", "src/deep/keep.py"], tmp_path
+    )
     assert would(res) == {"src/deep/keep.py"}

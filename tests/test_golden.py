@@ -30,7 +30,13 @@ def _record_all(suffix: str, install_compat: bool) -> dict:
         script = FIXTURES / f"{name}{suffix}"
         if not script.exists():
             return name, (None, f"{script.name} does not exist")
-        side = Side("candidate", sys.executable, script, install_compat=install_compat, compat_dir=project_compat_dir())
+        side = Side(
+            "candidate",
+            sys.executable,
+            script,
+            install_compat=install_compat,
+            compat_dir=project_compat_dir(),
+        )
         with scratch_folder() as workdir:
             [res] = run_sides([side], script_args=[], entries=[], timeout=300, workdir=workdir)
         return name, (res.trace, None if res.trace else res.why_no_trace())
@@ -66,16 +72,23 @@ def test_unmodified_legacy_program_under_compat_matches_golden(name, compat_trac
 def _assert_matches_golden(name: str, traces: dict, candidate: str) -> None:
     golden = GOLDEN / f"{name}.json"
     if not golden.exists():
-        pytest.fail(f"missing {golden.relative_to(REPO)}: run `python scripts/record_golden.py {name}` (real legacy JAX)")
+        pytest.fail(
+            f"missing {golden.relative_to(REPO)}: run `python scripts/record_golden.py {name}` (real legacy JAX)"
+        )
     reference = json.loads(golden.read_text(encoding="utf-8"))
     assert reference.get("recorded_by") == "scripts/record_golden.py"
     trace, why = traces[name]
     if trace is None:
         pytest.fail(f"{candidate} could not run: {why}")
     comparison = compare_traces(reference, trace, Tolerance())
-    outcome = Outcome(exit_code=EQUIVALENT if comparison.equivalent else DIFFERENT,
-                      original=f"fixtures/{name}.in.py", candidate=candidate,
-                      reference=f"golden trace {golden.relative_to(REPO)} (jax {reference.get('jax')})",
-                      comparison=comparison, reference_trace=reference, candidate_trace=trace)
+    outcome = Outcome(
+        exit_code=EQUIVALENT if comparison.equivalent else DIFFERENT,
+        original=f"fixtures/{name}.in.py",
+        candidate=candidate,
+        reference=f"golden trace {golden.relative_to(REPO)} (jax {reference.get('jax')})",
+        comparison=comparison,
+        reference_trace=reference,
+        candidate_trace=trace,
+    )
     assert outcome.exit_code != CANNOT_RUN
     assert comparison.equivalent, "\n" + text_report(outcome)

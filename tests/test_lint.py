@@ -12,7 +12,19 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_ruff_finds_nothing():
     proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--output-format", "concise", "hcmigrate", "compat", "scripts", "bench", "tests"],
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--output-format",
+            "concise",
+            "hcmigrate",
+            "compat",
+            "scripts",
+            "bench",
+            "tests",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

@@ -12,8 +12,6 @@ from hcmigrate.notebook import _mask, _unmask, migrate_notebook, notebook_roundt
 from cli_helpers import run
 
 
-
-
 def lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
@@ -21,21 +19,60 @@ def lines(text: str) -> list[str]:
 def make_notebook(indent=1) -> tuple[dict, str]:
     """A notebook as Jupyter writes it (nbformat 4: sorted keys, indent 1, UTF-8, final newline)."""
     cells = [
-        {"cell_type": "markdown", "metadata": {}, "source": lines("# Progress with host_callback\nSee `hcb.id_tap` — über.")},
-        {"cell_type": "code", "execution_count": 1, "metadata": {"tags": ["setup"]}, "outputs": [],
-         "source": lines("%matplotlib inline\n!pip install -q tqdm\nimport jax\nfrom jax.experimental import host_callback as hcb")},
-        {"cell_type": "code", "execution_count": 2, "metadata": {}, "source": lines("%%bash\necho hcb.id_tap(x)"),
-         "outputs": [{"name": "stdout", "output_type": "stream", "text": ["hcb.id_tap(x)\n"]}]},
-        {"cell_type": "code", "execution_count": 3, "metadata": {"collapsed": False},
-         "outputs": [{"data": {"text/plain": ["Array(2., dtype=float32)"]}, "execution_count": 3,
-                      "metadata": {}, "output_type": "execute_result"}],
-         "source": lines("def step(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    %time y = 1\n    return x * 2\n\nstep(1.0)")},
-        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-         "source": lines("files = !ls\nlen?")},
+        {
+            "cell_type": "markdown",
+            "metadata": {},
+            "source": lines("# Progress with host_callback\nSee `hcb.id_tap` — über."),
+        },
+        {
+            "cell_type": "code",
+            "execution_count": 1,
+            "metadata": {"tags": ["setup"]},
+            "outputs": [],
+            "source": lines(
+                "%matplotlib inline\n!pip install -q tqdm\nimport jax\nfrom jax.experimental import host_callback as hcb"
+            ),
+        },
+        {
+            "cell_type": "code",
+            "execution_count": 2,
+            "metadata": {},
+            "source": lines("%%bash\necho hcb.id_tap(x)"),
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": ["hcb.id_tap(x)\n"]}],
+        },
+        {
+            "cell_type": "code",
+            "execution_count": 3,
+            "metadata": {"collapsed": False},
+            "outputs": [
+                {
+                    "data": {"text/plain": ["Array(2., dtype=float32)"]},
+                    "execution_count": 3,
+                    "metadata": {},
+                    "output_type": "execute_result",
+                }
+            ],
+            "source": lines(
+                "def step(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    %time y = 1\n    return x * 2\n\nstep(1.0)"
+            ),
+        },
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": lines("files = !ls\nlen?"),
+        },
     ]
-    nb = {"cells": cells, "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-                                       "language_info": {"name": "python"}},
-          "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     return nb, json.dumps(nb, sort_keys=True, indent=indent, ensure_ascii=False) + "\n"
 
 
@@ -55,9 +92,13 @@ def test_notebook_migrated_cell_by_cell_layout_kept(tmp_path, indent):
     assert "über" in new_text
     # Everything but the code cells' sources is untouched.
     for old_cell, new_cell in zip(nb["cells"], new["cells"]):
-        assert {k: v for k, v in old_cell.items() if k != "source"} == {k: v for k, v in new_cell.items() if k != "source"}
+        assert {k: v for k, v in old_cell.items() if k != "source"} == {
+            k: v for k, v in new_cell.items() if k != "source"
+        }
     assert new["metadata"] == nb["metadata"]
-    assert new["cells"][0] == nb["cells"][0] and new["cells"][2] == nb["cells"][2]  # markdown, %%bash
+    assert (
+        new["cells"][0] == nb["cells"][0] and new["cells"][2] == nb["cells"][2]
+    )  # markdown, %%bash
     src1 = "".join(new["cells"][1]["source"])
     src3 = "".join(new["cells"][3]["source"])
     assert src1.startswith("%matplotlib inline\n!pip install -q tqdm\n")
@@ -71,9 +112,20 @@ def test_notebook_migrated_cell_by_cell_layout_kept(tmp_path, indent):
 
 
 def test_untouched_notebook_is_byte_identical(tmp_path):
-    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                     "source": ["x = 1  # host_callback is mentioned only here\n", "%time x"]}],
-          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": ["x = 1  # host_callback is mentioned only here\n", "%time x"],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     text = json.dumps(nb, indent=3)  # unusual layout, no final newline
     path = tmp_path / "same.ipynb"
     path.write_text(text)
@@ -108,9 +160,20 @@ def test_syntax_error_in_a_cell_names_the_cell(tmp_path):
 
 
 def test_non_python_notebook_left_alone(tmp_path):
-    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                     "source": ["hcb.id_tap <- function() host_callback"]}],
-          "metadata": {"kernelspec": {"language": "R", "name": "ir"}}, "nbformat": 4, "nbformat_minor": 5}
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "outputs": [],
+                "execution_count": None,
+                "source": ["hcb.id_tap <- function() host_callback"],
+            }
+        ],
+        "metadata": {"kernelspec": {"language": "R", "name": "ir"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (tmp_path / "r.ipynb").write_text(json.dumps(nb))
     res = run(["--check", "r.ipynb"], tmp_path)
     assert res.exit_code == 0

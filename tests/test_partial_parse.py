@@ -24,7 +24,9 @@ from hcmigrate.partial_parse import VerbatimStatement, identifiers, parse_needed
 from hcmigrate.scopes import ScopeAnalysis
 from hcmigrate.survey import Survey
 
-JAX_SOURCES = sorted(p for p in Path(jax.__file__).parent.rglob("*.py") if p.stat().st_size < 40_000)
+JAX_SOURCES = sorted(
+    p for p in Path(jax.__file__).parent.rglob("*.py") if p.stat().st_size < 40_000
+)
 
 
 def _sample(count: int, seed: int) -> list[tuple[Path, str]]:
@@ -52,7 +54,10 @@ def _libcst_spans(text: str) -> list[tuple[int, int]]:
 
 
 def _regions(text: str) -> list[tuple[int, int]]:
-    return [(r.start, r.end) for r in top_level_regions(text, ast.parse(text), ScopeAnalysis(text).line_starts)]
+    return [
+        (r.start, r.end)
+        for r in top_level_regions(text, ast.parse(text), ScopeAnalysis(text).line_starts)
+    ]
 
 
 TRICKY = [
@@ -110,10 +115,13 @@ def _with_legacy_code(text: str, rng: random.Random) -> str:
     tree = ast.parse(text)
     skip = 0  # (not before the docstring or `from __future__` imports)
     while skip < len(tree.body) and (
-        (skip == 0 and isinstance(tree.body[0], ast.Expr)) or (isinstance(tree.body[skip], ast.ImportFrom) and tree.body[skip].module == "__future__")
+        (skip == 0 and isinstance(tree.body[0], ast.Expr))
+        or (isinstance(tree.body[skip], ast.ImportFrom) and tree.body[skip].module == "__future__")
     ):
         skip += 1
-    after = sorted({s.end_lineno for s in tree.body[max(skip - 1, 0):]} | ({0} if skip == 0 else set()))
+    after = sorted(
+        {s.end_lineno for s in tree.body[max(skip - 1, 0) :]} | ({0} if skip == 0 else set())
+    )
     picks = sorted(rng.sample(after, 3))
     inserts = {picks[0]: LEGACY_IMPORT + TAP_DEF}
     inserts[picks[1]] = inserts.get(picks[1], "") + STOP
@@ -139,24 +147,39 @@ def test_partial_parse_migrates_real_modules_exactly_as_a_whole_parse(monkeypatc
         source = _with_legacy_code(text, rng)
         tree = ast.parse(source)
         scopes = ScopeAnalysis(source, tree)
-        partial = parse_needed(source, tree, scopes.line_starts, codemod._legacy_words(source, scopes, {}))
+        partial = parse_needed(
+            source, tree, scopes.line_starts, codemod._legacy_words(source, scopes, {})
+        )
         if partial is not None:
             partial_used += 1
             verbatim = [s for s in partial.module.body if isinstance(s, VerbatimStatement)]
             assert verbatim and partial.module.code == source, path
         for options in (Options(), Options(strategy="compat"), Options(add_todos=True)):
             result = migrate_source(source, options)
-            assert (result.code, [str(d) for d in result.diagnostics]) == _migrate_whole(source, options, monkeypatch), path
+            assert (result.code, [str(d) for d in result.diagnostics]) == _migrate_whole(
+                source, options, monkeypatch
+            ), path
             assert result.code != source  # (really migrated)
     assert partial_used >= 12  # (the others mix indentation styles with the spliced code)
 
 
 def test_untouched_statements_are_copied_byte_for_byte(monkeypatch):
     odd = "x  =  [1,\n  2 ]   # spaced\n\x0c\ny = 'é'  \n"
-    source = odd + "import jax.experimental.host_callback as hcb\n" + odd + "def f(a):\n    return hcb.id_print(a)\n\n" + odd
+    source = (
+        odd
+        + "import jax.experimental.host_callback as hcb\n"
+        + odd
+        + "def f(a):\n    return hcb.id_print(a)\n\n"
+        + odd
+    )
     tree = ast.parse(source)
-    partial = parse_needed(source, tree, ScopeAnalysis(source, tree).line_starts, {"host_callback", "hcb"})
-    assert partial is not None and sum(isinstance(s, VerbatimStatement) for s in partial.module.body) == 6
+    partial = parse_needed(
+        source, tree, ScopeAnalysis(source, tree).line_starts, {"host_callback", "hcb"}
+    )
+    assert (
+        partial is not None
+        and sum(isinstance(s, VerbatimStatement) for s in partial.module.body) == 6
+    )
     options = Options()
     code = migrate_source(source, options).code
     assert code.count(odd) == 3 and "jax.debug.print" in code
@@ -198,7 +221,16 @@ STATEMENTS = [
     "s = '''\n# not a comment\n'''",
     "while w: w -= 1",
 ]
-FILLERS = ["", "# c", "    # indented", "  # two", "\t# tab", "        # deep", "    ", "# col 0 between"]
+FILLERS = [
+    "",
+    "# c",
+    "    # indented",
+    "  # two",
+    "\t# tab",
+    "        # deep",
+    "    ",
+    "# col 0 between",
+]
 
 
 @st.composite
@@ -226,8 +258,16 @@ def test_generated_layouts_migrate_as_with_a_whole_parse(layout, where):
     tree = ast.parse(layout)
     bounds = sorted({0, *(s.end_lineno for s in tree.body)})  # (line counts after which to insert)
     cut = bounds[min(where, len(bounds) - 1)]
-    legacy = newline.join(["# legacy", "import jax.experimental.host_callback as hcb  # old", "",
-                           "def tapped(v):", "    return hcb.id_print(v)", ""])
+    legacy = newline.join(
+        [
+            "# legacy",
+            "import jax.experimental.host_callback as hcb  # old",
+            "",
+            "def tapped(v):",
+            "    return hcb.id_print(v)",
+            "",
+        ]
+    )
     source = "".join(lines[:cut]) + legacy + "".join(lines[cut:])
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(codemod, "parse_needed", lambda *args: None)

@@ -20,18 +20,43 @@ IMPORTS = [
     ("import jax.experimental.host_callback as {alias}", "{alias}"),
     ("import jax\nimport jax.experimental.host_callback", "jax.experimental.host_callback"),
     ("from jax.experimental.host_callback import {names}", None),
-    ("try:\n    import jax.experimental.host_callback as {alias}\nexcept ImportError:\n    {alias} = None", "{alias}"),
+    (
+        "try:\n    import jax.experimental.host_callback as {alias}\nexcept ImportError:\n    {alias} = None",
+        "{alias}",
+    ),
 ]
 ALIASES = st.sampled_from(["hcb", "hc", "host_cb", "_hcb"])
 
 ARGS = st.sampled_from(["x", "(x, y)", "None", "{'a': x}", "[x, 1]", "x + 1"])
-TAPS = st.sampled_from(["lambda a, transforms: print(a)", "lambda *args: None", "lambda a, _: None",
-                        "print_tap", "functools.partial(print_tap)", "dev_tap", "kw_dev_tap", "star_tap",
-                        "default_tap", "dev_used_tap", "lambda a, t, device=None: print(a)",
-                        "lambda a, t, *, device: print(device)"])
-TAP_FLAGS = st.sampled_from(["", ", tap_with_device=True", ", device_index=1", ", device_index=0",
-                             ", tap_with_transform=False", ", tap_with_transform=True"])
-CALLBACKS = st.sampled_from(["np.sin", "lambda v: v * 2", "host_fn", "np.linalg.norm", "dev_cb", "dev_used_cb"])
+TAPS = st.sampled_from(
+    [
+        "lambda a, transforms: print(a)",
+        "lambda *args: None",
+        "lambda a, _: None",
+        "print_tap",
+        "functools.partial(print_tap)",
+        "dev_tap",
+        "kw_dev_tap",
+        "star_tap",
+        "default_tap",
+        "dev_used_tap",
+        "lambda a, t, device=None: print(a)",
+        "lambda a, t, *, device: print(device)",
+    ]
+)
+TAP_FLAGS = st.sampled_from(
+    [
+        "",
+        ", tap_with_device=True",
+        ", device_index=1",
+        ", device_index=0",
+        ", tap_with_transform=False",
+        ", tap_with_transform=True",
+    ]
+)
+CALLBACKS = st.sampled_from(
+    ["np.sin", "lambda v: v * 2", "host_fn", "np.linalg.norm", "dev_cb", "dev_used_cb"]
+)
 CALL_FLAGS = st.sampled_from(["", ", call_with_device=True", ", device_index=2"])
 SHAPES = st.sampled_from(["jax.ShapeDtypeStruct((3,), jnp.float32)", "x", "1.0", "(x, x)", "None"])
 
@@ -64,7 +89,7 @@ CONTEXTS = [
     "class C:\n    def m(self, x, y):\n        if x:\n            {call}\n        return (x, y)\n",
 ]
 
-HEADER = "# -*- coding: utf-8 -*-\n\"\"\"Module docstring mentioning host_callback.id_tap(x).\"\"\"\nimport functools\nimport numpy as np\nimport jax\nimport jax.numpy as jnp\n"
+HEADER = '# -*- coding: utf-8 -*-\n"""Module docstring mentioning host_callback.id_tap(x)."""\nimport functools\nimport numpy as np\nimport jax\nimport jax.numpy as jnp\n'
 UNRELATED = [
     "def untouched_a( x ,y ):   # odd spacing, kept\n    return (x+\n            y)\n",
     "VALUE = {  'k' : [1,2 ,3] }  # comment: hcb.id_tap(f, x) in a comment\n",
@@ -91,13 +116,28 @@ def programs(draw):
     alias = draw(ALIASES)
     fn, call = draw(calls(mod.format(alias=alias) if mod else None))
     context = draw(st.sampled_from(CONTEXTS))
-    if "barrier_wait" in call and ("return {call}" in context or "lambda _: {call}" in context or "z = " in context or "[{call}" in context):
+    if "barrier_wait" in call and (
+        "return {call}" in context
+        or "lambda _: {call}" in context
+        or "z = " in context
+        or "[{call}" in context
+    ):
         context = CONTEXTS[0]
     before = draw(st.lists(st.sampled_from(UNRELATED), max_size=2, unique=True))
     after = draw(st.lists(st.sampled_from(UNRELATED), max_size=2, unique=True))
     imports = imp.format(alias=alias, names=fn)
     body = context.replace("{call}", call)
-    text = HEADER + imports + "\n\n" + "\n".join(before) + "\n" + body + "\n" + "\n".join(after) + HELPERS
+    text = (
+        HEADER
+        + imports
+        + "\n\n"
+        + "\n".join(before)
+        + "\n"
+        + body
+        + "\n"
+        + "\n".join(after)
+        + HELPERS
+    )
     return text, before + after
 
 
@@ -112,7 +152,9 @@ def _check(text: str, kept: list[str], options: Options) -> None:
     assert again.code == out.code, f"second run not a no-op:\n{out.code}\n---\n{again.code}"
     for block in kept:
         assert block in out.code, f"untouched code changed:\n{block}\n---\n{out.code}"
-    assert out.code.startswith("# -*- coding: utf-8 -*-\n\"\"\"Module docstring mentioning host_callback.id_tap(x).\"\"\"\n")
+    assert out.code.startswith(
+        '# -*- coding: utf-8 -*-\n"""Module docstring mentioning host_callback.id_tap(x)."""\n'
+    )
 
 
 @SETTINGS
@@ -137,10 +179,17 @@ def test_options_properties(program, target, todos):
 
 
 @SETTINGS
-@given(st.lists(st.sampled_from(UNRELATED), min_size=1, max_size=5),
-       st.sampled_from(["import mypkg.host_callback as hcb\nhcb.id_tap(f, x)\n",
-                        "from paxml import host_callback\nhost_callback.call(f, 1)\n",
-                        "def g(host_callback):\n    return host_callback.id_tap(f, 1)\n", ""]))
+@given(
+    st.lists(st.sampled_from(UNRELATED), min_size=1, max_size=5),
+    st.sampled_from(
+        [
+            "import mypkg.host_callback as hcb\nhcb.id_tap(f, x)\n",
+            "from paxml import host_callback\nhost_callback.call(f, 1)\n",
+            "def g(host_callback):\n    return host_callback.id_tap(f, 1)\n",
+            "",
+        ]
+    ),
+)
 def test_code_without_the_legacy_api_is_byte_identical(blocks, other):
     text = "import jax\n" + other + "\n".join(blocks)
     out = migrate_source(text)

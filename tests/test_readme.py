@@ -14,9 +14,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_rule_table_matches_registry():
     readme = (REPO / "README.md").read_text()
-    table = re.search(r"<!-- rules-table:start -->\n(.*)<!-- rules-table:end -->", readme, re.S).group(1)
+    table = re.search(
+        r"<!-- rules-table:start -->\n(.*)<!-- rules-table:end -->", readme, re.S
+    ).group(1)
     generated = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "rules_table.py")], capture_output=True, text=True, check=True
+        [sys.executable, str(REPO / "scripts" / "rules_table.py")],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     assert table == generated
 
@@ -39,11 +44,15 @@ def test_readme_first_command_migrates_and_verifies_the_bundled_example(tmp_path
     assert install == "python3 -m pip install ."
     shutil.copytree(REPO / "examples", tmp_path / "examples")
     env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
-    run = subprocess.run(["bash", "-c", rest], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    run = subprocess.run(
+        ["bash", "-c", rest], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "rewrote hcm-demo/mcmc_progress.py" in run.stdout + run.stderr
     assert "EQUIVALENT" in run.stdout
     migrated = (tmp_path / "hcm-demo" / "mcmc_progress.py").read_text()
     assert "host_callback" not in migrated.split('"""', 2)[-1] and "io_callback" in migrated
     # the bundled example itself is left as the legacy original
-    assert (tmp_path / "examples" / "mcmc_progress.py").read_text() == (REPO / "examples" / "mcmc_progress.py").read_text()
+    assert (tmp_path / "examples" / "mcmc_progress.py").read_text() == (
+        REPO / "examples" / "mcmc_progress.py"
+    ).read_text()

@@ -23,7 +23,11 @@ def _write(root: Path, rel: str, text: str) -> None:
 def test_reexport_chain_is_migrated_and_runs(tmp_path: Path):
     _write(tmp_path, "mypkg/__init__.py", "from .taps import id_tap\n")
     _write(tmp_path, "mypkg/taps.py", "from jax.experimental.host_callback import id_tap\n")
-    _write(tmp_path, "mypkg/util.py", "from mypkg import id_tap\n\n\ndef f(x):\n    return id_tap(lambda a, t: print('util', a), x)\n")
+    _write(
+        tmp_path,
+        "mypkg/util.py",
+        "from mypkg import id_tap\n\n\ndef f(x):\n    return id_tap(lambda a, t: print('util', a), x)\n",
+    )
     _write(
         tmp_path,
         "main.py",
@@ -34,11 +38,19 @@ def test_reexport_chain_is_migrated_and_runs(tmp_path: Path):
     assert result.exit_code == 0, result.output
     # the importers were rewritten natively ...
     util = (tmp_path / "mypkg/util.py").read_text()
-    assert "io_callback(lambda a: print('util', a), None, x, ordered=True)" in util and "mypkg" not in util
-    assert "io_callback(lambda a: print('main', a), None, 3, ordered=True)" in (tmp_path / "main.py").read_text()
+    assert (
+        "io_callback(lambda a: print('util', a), None, x, ordered=True)" in util
+        and "mypkg" not in util
+    )
+    assert (
+        "io_callback(lambda a: print('main', a), None, 3, ordered=True)"
+        in (tmp_path / "main.py").read_text()
+    )
     # ... and the exporter still exports the name, now from the compat runtime
     assert (tmp_path / "mypkg/taps.py").read_text() == "from compat.host_callback import id_tap\n"
-    run = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["util", "2.0", "2.0", "main", "3"]
 

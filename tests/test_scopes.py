@@ -36,7 +36,8 @@ def test_import_forms_and_aliases():
         tap
         """
     assert qualified(src, "jax.experimental.host_callback.id_tap", 0) == {
-        QualifiedName("jax.experimental.host_callback.id_tap", IMPORT)}
+        QualifiedName("jax.experimental.host_callback.id_tap", IMPORT)
+    }
     assert names(qualified(src, "hcb.id_tap")) == {"jax.experimental.host_callback.id_tap"}
     assert names(qualified(src, "h2.call")) == {"jax.experimental.host_callback.call"}
     assert names(qualified(src, "tap", 1)) == {"jax.experimental.host_callback.id_tap"}
@@ -58,7 +59,9 @@ def test_parameter_shadows_module_import():
         host_callback.id_tap
         """
     assert names(qualified(src, "host_callback.id_tap", 0)) == {"f.<locals>.host_callback.id_tap"}
-    assert names(qualified(src, "host_callback.id_tap", 1)) == {"jax.experimental.host_callback.id_tap"}
+    assert names(qualified(src, "host_callback.id_tap", 1)) == {
+        "jax.experimental.host_callback.id_tap"
+    }
 
 
 def test_guarded_import_gives_both_bindings():
@@ -71,7 +74,9 @@ def test_guarded_import_gives_both_bindings():
             hcb.id_tap
         """
     assert qualified(src, "hcb.id_tap") == {
-        QualifiedName("jax.experimental.host_callback.id_tap", IMPORT), QualifiedName("hcb.id_tap", LOCAL)}
+        QualifiedName("jax.experimental.host_callback.id_tap", IMPORT),
+        QualifiedName("hcb.id_tap", LOCAL),
+    }
 
 
 def test_class_scope_is_invisible_from_methods_but_not_from_its_body():

@@ -16,8 +16,14 @@ CODEMOD = REPO / "fixtures"
 
 
 def hcmigrate_verify(*args, timeout=300, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-                          capture_output=True, text=True, cwd=REPO, timeout=timeout, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=timeout,
+        env=env,
+    )
 
 
 def test_no_scratch_folder_is_left_behind(tmp_path):
@@ -31,8 +37,16 @@ def test_no_scratch_folder_is_left_behind(tmp_path):
     assert "migrated" in ok.stdout and "EQUIVALENT" in ok.stdout
     slow = tmp_path / "slow.py"
     slow.write_text("import time\ntime.sleep(120)\n")
-    timed_out = hcmigrate_verify(CODEMOD / "t1_progress_bar.in.py", "--candidate", slow, "--reference-trace",
-                                 GOLDEN / "t1_progress_bar.json", "--timeout", "5", env=env)
+    timed_out = hcmigrate_verify(
+        CODEMOD / "t1_progress_bar.in.py",
+        "--candidate",
+        slow,
+        "--reference-trace",
+        GOLDEN / "t1_progress_bar.json",
+        "--timeout",
+        "5",
+        env=env,
+    )
     assert timed_out.returncode == 2 and "timed out after" in timed_out.stdout
     missing = hcmigrate_verify(tmp_path / "nope.py", env=env)
     assert missing.returncode == 2
@@ -56,15 +70,24 @@ def test_bad_reference_interpreter_exits_2(tmp_path):
 def test_timeout_kills_the_candidate_and_exits_2(tmp_path):
     golden = GOLDEN / "t1_progress_bar.json"
     slow = tmp_path / "slow.py"
-    slow.write_text(textwrap.dedent("""\
+    slow.write_text(
+        textwrap.dedent("""\
         import subprocess, sys, time
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
         print(child.pid, flush=True)
         time.sleep(120)
-        """))
+        """)
+    )
     started = time.monotonic()
-    res = hcmigrate_verify(CODEMOD / "t1_progress_bar.in.py", "--candidate", slow, "--reference-trace", golden,
-                           "--timeout", "8")
+    res = hcmigrate_verify(
+        CODEMOD / "t1_progress_bar.in.py",
+        "--candidate",
+        slow,
+        "--reference-trace",
+        golden,
+        "--timeout",
+        "8",
+    )
     assert time.monotonic() - started < 60
     assert res.returncode == 2, res.stdout + res.stderr
     assert "timed out after" in res.stdout and "process group killed" in res.stdout
@@ -80,8 +103,15 @@ def test_reference_failure_exits_2(tmp_path):
 
 def test_reference_trace_and_json_report(tmp_path):
     out_json = tmp_path / "r.json"
-    res = hcmigrate_verify(CODEMOD / "t1_progress_bar.in.py", "--candidate", CODEMOD / "t1_progress_bar.out.py",
-                           "--reference-trace", GOLDEN / "t1_progress_bar.json", "--json", out_json)
+    res = hcmigrate_verify(
+        CODEMOD / "t1_progress_bar.in.py",
+        "--candidate",
+        CODEMOD / "t1_progress_bar.out.py",
+        "--reference-trace",
+        GOLDEN / "t1_progress_bar.json",
+        "--json",
+        out_json,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     data = json.loads(out_json.read_text())
     assert data["verdict"] == "equivalent" and data["differences"] == []
@@ -93,12 +123,16 @@ def test_reference_trace_and_json_report(tmp_path):
 
 def test_main_without_guard_is_called_once_and_its_value_recorded(tmp_path):
     script = tmp_path / "noguard.py"
-    script.write_text(textwrap.dedent("""\
+    script.write_text(
+        textwrap.dedent("""\
         import jax.numpy as jnp
         def main():
             return jnp.arange(3) * 2, "label"
-        """))
-    res = hcmigrate_verify(script, "--candidate", script, "--reference", "legacy", "--keep-traces", tmp_path / "t")
+        """)
+    )
+    res = hcmigrate_verify(
+        script, "--candidate", script, "--reference", "legacy", "--keep-traces", tmp_path / "t"
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     ref = json.loads((tmp_path / "t" / "reference.json").read_text())
     assert [e["name"] for e in ref["entries"]] == ["main"]

@@ -17,8 +17,13 @@ EXAMPLE = REPO / "examples" / "mcmc_progress.py"
 
 
 def hcmigrate_verify(*args, cwd=REPO, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-                          capture_output=True, text=True, cwd=cwd, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
 
 
 def _pairs(kind: str) -> list[str]:
@@ -29,7 +34,7 @@ def _expectations(path: Path) -> list[str]:
     out = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("# expect: "):
-            out.append(line[len("# expect: "):])
+            out.append(line[len("# expect: ") :])
     return out
 
 
@@ -39,16 +44,30 @@ def test_every_case_has_an_original():
     for name in names:
         assert (CASES / f"{name}.original.py").exists(), name
     # the list of mistakes that must be caught
-    assert {"dropped_pure_callback", "id_print_value", "result_dtype", "result_shape", "taps_reordered",
-            "args_packed", "vmap_progress"} <= set(_pairs("bad"))
+    assert {
+        "dropped_pure_callback",
+        "id_print_value",
+        "result_dtype",
+        "result_shape",
+        "taps_reordered",
+        "args_packed",
+        "vmap_progress",
+    } <= set(_pairs("bad"))
 
 
 @pytest.mark.parametrize("name", _pairs("bad"))
 def test_known_bad_migration_is_caught(name, legacy_python, tmp_path):
     bad = CASES / f"{name}.bad.py"
     report_json = tmp_path / "report.json"
-    res = hcmigrate_verify(CASES / f"{name}.original.py", "--candidate", bad, "--reference", "legacy",
-                           "--json", report_json)
+    res = hcmigrate_verify(
+        CASES / f"{name}.original.py",
+        "--candidate",
+        bad,
+        "--reference",
+        "legacy",
+        "--json",
+        report_json,
+    )
     assert res.returncode == 1, res.stdout + res.stderr
     expectations = _expectations(bad)
     assert expectations, f"{bad.name} has no `# expect:` line"
@@ -61,8 +80,13 @@ def test_known_bad_migration_is_caught(name, legacy_python, tmp_path):
 
 @pytest.mark.parametrize("name", _pairs("good"))
 def test_known_good_migration_passes(name, legacy_python):
-    res = hcmigrate_verify(CASES / f"{name}.original.py", "--candidate", CASES / f"{name}.good.py",
-                           "--reference", "legacy")
+    res = hcmigrate_verify(
+        CASES / f"{name}.original.py",
+        "--candidate",
+        CASES / f"{name}.good.py",
+        "--reference",
+        "legacy",
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "EQUIVALENT" in res.stdout
 
@@ -89,7 +113,10 @@ def test_example_flips_when_a_callback_is_dropped(legacy_python, tmp_path):
     candidate.write_text("\n".join(lines) + "\n", encoding="utf-8")
     res = hcmigrate_verify(EXAMPLE, "--candidate", candidate, "--reference", "legacy")
     assert res.returncode == 1, res.stdout + res.stderr
-    assert re.search(r"event #0 `_update_progress` via id_tap \(ordered\) is missing in the candidate", res.stdout), res.stdout
+    assert re.search(
+        r"event #0 `_update_progress` via id_tap \(ordered\) is missing in the candidate",
+        res.stdout,
+    ), res.stdout
     assert "examples/mcmc_progress.py:" in res.stdout  # the reference source line is named
 
 

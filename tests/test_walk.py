@@ -15,7 +15,9 @@ import pytest
 from hcmigrate.walk import Transformer, descendants, names_used
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.py"))
-JAX_SOURCES = sorted(p for p in Path(jax.__file__).parent.rglob("*.py") if p.stat().st_size < 60_000)
+JAX_SOURCES = sorted(
+    p for p in Path(jax.__file__).parent.rglob("*.py") if p.stat().st_size < 60_000
+)
 
 
 def _visited_by_libcst(node: cst.CSTNode) -> tuple[list[cst.CSTNode], dict[int, cst.CSTNode]]:
@@ -39,7 +41,9 @@ def _visited_by_libcst(node: cst.CSTNode) -> tuple[list[cst.CSTNode], dict[int, 
     return seen, parents
 
 
-@pytest.mark.parametrize("path", [*FIXTURES, *random.Random(7).sample(JAX_SOURCES, 60)], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", [*FIXTURES, *random.Random(7).sample(JAX_SOURCES, 60)], ids=lambda p: p.name
+)
 def test_walk_reaches_every_node_libcst_visits(path):
     module = cst.parse_module(path.read_text(encoding="utf-8"))
     expected, parents = _visited_by_libcst(module)
@@ -60,6 +64,7 @@ def test_names_used_includes_names_in_every_position():
 def test_transformer_refuses_per_field_hooks_it_would_never_call():
     with pytest.raises(TypeError, match="visit_Call_func"):
         type("WithFieldHook", (Transformer,), {"visit_Call_func": lambda self, node: None})
+
     # per-node hooks are what it runs
     class Renamer(Transformer):
         def leave_Name(self, original_node, updated_node):

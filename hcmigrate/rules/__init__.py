@@ -6,7 +6,16 @@ read; `CALL_RULES` maps each legacy function to the rewrite of its call sites.
 
 from __future__ import annotations
 
-from hcmigrate.rules import barrier, call, config_flags, id_print, id_tap, imports, references, vectorized
+from hcmigrate.rules import (
+    barrier,
+    call,
+    config_flags,
+    id_print,
+    id_tap,
+    imports,
+    references,
+    vectorized,
+)
 from hcmigrate.rules.base import Rule
 
 RULES: tuple[Rule, ...] = tuple(

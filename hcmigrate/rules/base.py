@@ -35,17 +35,28 @@ class CallSite:
     original: cst.Call  # node in the tree the metadata describes
     updated: cst.Call  # node with inner rewrites already applied
     args: dict[str, cst.BaseExpression]
-    extra_keywords: dict[str, cst.BaseExpression] = field(default_factory=dict)  # id_print's **kwargs
+    extra_keywords: dict[str, cst.BaseExpression] = field(
+        default_factory=dict
+    )  # id_print's **kwargs
     value_used: bool = True  # False when the call is a statement of its own
-    original_args: dict[str, cst.BaseExpression] = field(default_factory=dict)  # for metadata lookups
-    arg_nodes: dict[str, cst.Arg] = field(default_factory=dict)  # updated call's Arg nodes (layout, comments)
+    original_args: dict[str, cst.BaseExpression] = field(
+        default_factory=dict
+    )  # for metadata lookups
+    arg_nodes: dict[str, cst.Arg] = field(
+        default_factory=dict
+    )  # updated call's Arg nodes (layout, comments)
 
     def call_like(self, func: cst.BaseExpression, *args: tuple[cst.Arg, str | None]) -> cst.Call:
         """A new call laid out like this site's call; each argument that comes from a legacy
         argument keeps that argument's trailing comment."""
         from hcmigrate.exprs import call_like
 
-        return call_like(self.updated, func, [a for a, _ in args], [self.arg_nodes.get(o) if o else None for _, o in args])
+        return call_like(
+            self.updated,
+            func,
+            [a for a, _ in args],
+            [self.arg_nodes.get(o) if o else None for _, o in args],
+        )
 
     def has(self, param: str) -> bool:
         return param in self.args
@@ -70,11 +81,17 @@ def literal_value(node: cst.BaseExpression):
         return value if isinstance(value, str) else ...
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = literal_value(node.expression)
-        return -inner if isinstance(inner, (int, float, complex)) and not isinstance(inner, bool) else ...
+        return (
+            -inner
+            if isinstance(inner, (int, float, complex)) and not isinstance(inner, bool)
+            else ...
+        )
     return ...
 
 
-def bind_arguments(legacy_name: str, call: cst.Call) -> tuple[dict[str, cst.BaseExpression], dict[str, cst.BaseExpression]]:
+def bind_arguments(
+    legacy_name: str, call: cst.Call
+) -> tuple[dict[str, cst.BaseExpression], dict[str, cst.BaseExpression]]:
     """Bind a call's arguments to the legacy signature (seed spellings mapped).
 
     Returns (bound, extra_keywords) as values. Raises UnbindableCall for star-args or unknown
@@ -84,7 +101,9 @@ def bind_arguments(legacy_name: str, call: cst.Call) -> tuple[dict[str, cst.Base
     return {k: a.value for k, a in bound.items()}, {k: a.value for k, a in extra.items()}
 
 
-def bind_argument_nodes(legacy_name: str, call: cst.Call) -> tuple[dict[str, cst.Arg], dict[str, cst.Arg]]:
+def bind_argument_nodes(
+    legacy_name: str, call: cst.Call
+) -> tuple[dict[str, cst.Arg], dict[str, cst.Arg]]:
     """As bind_arguments, but the whole `cst.Arg` nodes (their commas carry the layout and comments)."""
     signature = LEGACY_FUNCTIONS[legacy_name]
     bound: dict[str, cst.Arg] = {}
@@ -100,7 +119,11 @@ def bind_argument_nodes(legacy_name: str, call: cst.Call) -> tuple[dict[str, cst
             continue
         name = arg.keyword.value
         name = signature.seed_aliases.get(name, name)
-        if name in signature.positional or name in signature.keyword_only or name in signature.seed_aliases.values():
+        if (
+            name in signature.positional
+            or name in signature.keyword_only
+            or name in signature.seed_aliases.values()
+        ):
             if name in bound:
                 raise UnbindableCall(f"argument {name!r} given twice")
             if name in positional:

@@ -49,7 +49,9 @@ _PRINTER_ONLY = ("output_stream", "threshold")
 def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
     reason = ctx.compat_reason(site, device_flag="tap_with_device")
     if reason is None:
-        given = [p for p in _PRINTER_ONLY if p in site.args and literal_value(site.args[p]) is not None]
+        given = [
+            p for p in _PRINTER_ONLY if p in site.args and literal_value(site.args[p]) is not None
+        ]
         if given:
             reason = f"`{given[0]}=` has no jax.debug.print equivalent"
     header_values = {k: literal_value(v) for k, v in site.extra_keywords.items()}

@@ -47,11 +47,17 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
         ctx.report(COMPAT, site.original, f"id_tap kept on the compat runtime: {reason}")
         return site.updated.with_changes(func=ctx.compat("id_tap"))
 
-    tap = ctx.adapted_function(site, adaptation, pass_transforms=site.literal("tap_with_transform", True) is not False)
+    tap = ctx.adapted_function(
+        site, adaptation, pass_transforms=site.literal("tap_with_transform", True) is not False
+    )
     io_callback = parse(ctx.name("io_callback"))
     level = Level.FIXED_WITH_NOTE if adaptation.transforms_used else Level.FIXED
-    note = " (the tap reads `transforms`; it now always gets ())" if adaptation.transforms_used else ""
-    ctx.report(NATIVE, site.original, f"id_tap -> io_callback(..., ordered=True){note}", level=level)
+    note = (
+        " (the tap reads `transforms`; it now always gets ())" if adaptation.transforms_used else ""
+    )
+    ctx.report(
+        NATIVE, site.original, f"id_tap -> io_callback(..., ordered=True){note}", level=level
+    )
     return with_legacy_value(
         site,
         ctx,

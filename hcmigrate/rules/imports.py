@@ -76,7 +76,9 @@ _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 Report = Callable[[Rule, cst.CSTNode, str, "Level | None"], None]
 
 
-def legacy_aliases(node: cst.Import | cst.ImportFrom, reexports: dict[str, str] | None = None) -> list[tuple[cst.ImportAlias, str]]:
+def legacy_aliases(
+    node: cst.Import | cst.ImportFrom, reexports: dict[str, str] | None = None
+) -> list[tuple[cst.ImportAlias, str]]:
     """(alias, bound name) for every alias of `node` that imports the legacy module or a member
     (directly, or a name another module re-exports)."""
     found = []
@@ -92,7 +94,11 @@ def legacy_aliases(node: cst.Import | cst.ImportFrom, reexports: dict[str, str] 
     for alias in node.names:
         name = alias.name.value
         bound = alias.asname.name.value if alias.asname else name
-        if module == LEGACY_MODULE or (module == _PARENT and name == _LEAF) or f"{module}.{name}" in (reexports or {}):
+        if (
+            module == LEGACY_MODULE
+            or (module == _PARENT and name == _LEAF)
+            or f"{module}.{name}" in (reexports or {})
+        ):
             found.append((alias, bound))
     return found
 
@@ -105,10 +111,17 @@ def import_to_compat(original: cst.Import | cst.ImportFrom, updated: cst.Import 
             # `import jax.experimental.host_callback as hcb` -> `from compat import host_callback as hcb`
             return cst.ImportFrom(
                 module=parse(_COMPAT_PARENT),
-                names=[cst.ImportAlias(name=cst.Name(_COMPAT_LEAF), asname=a.asname) for a, _ in found],
+                names=[
+                    cst.ImportAlias(name=cst.Name(_COMPAT_LEAF), asname=a.asname) for a, _ in found
+                ],
             )
         return updated.with_changes(
-            names=[a.with_changes(name=parse(COMPAT_MODULE)) if dotted_name(a.name) == LEGACY_MODULE else a for a in updated.names]
+            names=[
+                a.with_changes(name=parse(COMPAT_MODULE))
+                if dotted_name(a.name) == LEGACY_MODULE
+                else a
+                for a in updated.names
+            ]
         )
     module = dotted_name(original.module)
     if module == LEGACY_MODULE:
@@ -117,8 +130,13 @@ def import_to_compat(original: cst.Import | cst.ImportFrom, updated: cst.Import 
     if len(found) == len(updated.names):
         return updated.with_changes(module=parse(_COMPAT_PARENT))
     legacy_ids = {id(a) for a, _ in found}
-    others = _without(updated.names, [u for o, u in zip(original.names, updated.names) if id(o) in legacy_ids])
-    compat = cst.ImportFrom(module=parse(_COMPAT_PARENT), names=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a, _ in found])
+    others = _without(
+        updated.names, [u for o, u in zip(original.names, updated.names) if id(o) in legacy_ids]
+    )
+    compat = cst.ImportFrom(
+        module=parse(_COMPAT_PARENT),
+        names=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a, _ in found],
+    )
     return cst.FlattenSentinel([updated.with_changes(names=others), compat])
 
 
@@ -145,7 +163,9 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, Transformer):
         imported_elsewhere: Callable[[cst.CSTNode, str], bool] = lambda node, module: False,
     ):
         super().__init__()
-        self._imported_elsewhere = imported_elsewhere  # (import node, module) -> another import binds it too
+        self._imported_elsewhere = (
+            imported_elsewhere  # (import node, module) -> another import binds it too
+        )
         self._star_still_used = star_still_used
         self._report = report
         self._still_used = still_used  # (import node, bound name) -> bool
@@ -158,7 +178,12 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, Transformer):
 
     def _prune_star(self, original: cst.ImportFrom, updated: cst.ImportFrom):
         if self._star_still_used() or "*" in self._exported_here:
-            self._report(STAR_IMPORT, original, f"names of the star import are still used: pointed at {COMPAT_MODULE}", None)
+            self._report(
+                STAR_IMPORT,
+                original,
+                f"names of the star import are still used: pointed at {COMPAT_MODULE}",
+                None,
+            )
             return updated.with_changes(module=parse(COMPAT_MODULE))
         self._report(UNUSED_IMPORT, original, "unused star import of host_callback removed", None)
         return cst.RemovalSentinel.REMOVE
@@ -172,12 +197,21 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, Transformer):
             and dotted_name(original.module) == LEGACY_MODULE
         ):
             return self._prune_star(original, updated)
-        unused = [(alias, bound) for alias, bound in legacy_aliases(original, self._reexports) if self._unused(original, bound)]
+        unused = [
+            (alias, bound)
+            for alias, bound in legacy_aliases(original, self._reexports)
+            if self._unused(original, bound)
+        ]
         exported = [bound for _, bound in unused if bound in self._exported_here]
         if exported:
             # Other modules import these names from here: keep them importable.
             if legacy_aliases(original):
-                self._report(REEXPORT_KEPT, original, f"{', '.join(sorted(exported))} imported from this module by other modules: pointed at {COMPAT_MODULE}", None)
+                self._report(
+                    REEXPORT_KEPT,
+                    original,
+                    f"{', '.join(sorted(exported))} imported from this module by other modules: pointed at {COMPAT_MODULE}",
+                    None,
+                )
                 return import_to_compat(original, updated)
             return updated
         drop = [alias for alias, _ in unused]
@@ -185,7 +219,10 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, Transformer):
             return updated
         names = [a.evaluated_name for a in drop]
         self._report(UNUSED_IMPORT, original, f"unused import of {', '.join(names)} removed", None)
-        keep = _without(updated.names, [u for o, u in zip(original.names, updated.names) if any(o is d for d in drop)])
+        keep = _without(
+            updated.names,
+            [u for o, u in zip(original.names, updated.names) if any(o is d for d in drop)],
+        )
         if not keep:
             if (
                 isinstance(original, cst.Import)
@@ -206,10 +243,20 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, Transformer):
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
         """I7: drop a guard whose import is gone and whose fallback name nobody reads."""
         body_left = [s for s in updated_node.body.body if not _is_pass(s)]
-        if body_left or updated_node.orelse or updated_node.finalbody or len(updated_node.body.body) == len(original_node.body.body):
+        if (
+            body_left
+            or updated_node.orelse
+            or updated_node.finalbody
+            or len(updated_node.body.body) == len(original_node.body.body)
+        ):
             return updated_node
         anchor = next(
-            (small for line in original_node.body.body if isinstance(line, cst.SimpleStatementLine) for small in line.body),
+            (
+                small
+                for line in original_node.body.body
+                if isinstance(line, cst.SimpleStatementLine)
+                for small in line.body
+            ),
             None,
         )
         for handler in updated_node.handlers:
@@ -226,13 +273,19 @@ class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, Transformer):
 
 
 def _is_pass(stmt: cst.BaseStatement) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, cst.Pass) for s in stmt.body)
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Pass) for s in stmt.body
+    )
 
 
 def _none_assignment_target(stmt: cst.BaseStatement) -> str | None:
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
         small = stmt.body[0]
-        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+        ):
             if isinstance(small.value, cst.Name) and small.value.value == "None":
                 return small.targets[0].target.value
     return None
@@ -252,11 +305,17 @@ class PointImportsAtCompat(Transformer):
         self._qualified = qualified  # node -> the qualified names it may refer to
         self._report = report
         self._suppressed = suppressed
-        self._used = used  # an import nothing uses is removed (by the clean-up), not pointed at compat
+        self._used = (
+            used  # an import nothing uses is removed (by the clean-up), not pointed at compat
+        )
         self.needs_dotted_import = False
 
     def _point(self, original_node, updated_node):
-        if not legacy_aliases(original_node) or not self._used(original_node) or self._suppressed(original_node, COMPAT_IMPORT.code):
+        if (
+            not legacy_aliases(original_node)
+            or not self._used(original_node)
+            or self._suppressed(original_node, COMPAT_IMPORT.code)
+        ):
             return updated_node
         self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
         return import_to_compat(original_node, updated_node)
@@ -276,7 +335,9 @@ class PointImportsAtCompat(Transformer):
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
         if dotted_name(original_node) == LEGACY_MODULE:
-            if LEGACY_MODULE in self._qualified(original_node) and not self._suppressed(original_node, COMPAT_IMPORT.code):
+            if LEGACY_MODULE in self._qualified(original_node) and not self._suppressed(
+                original_node, COMPAT_IMPORT.code
+            ):
                 self.needs_dotted_import = True
                 return parse(COMPAT_MODULE)
         return updated_node

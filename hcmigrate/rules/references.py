@@ -15,7 +15,14 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.exprs import parse
-from hcmigrate.facts import COMPAT_INTERNALS, LEGACY_ENUMS, LEGACY_EXCEPTIONS, LEGACY_FUNCTIONS, LEGACY_INTERNALS, MODERN_EXCEPTION
+from hcmigrate.facts import (
+    COMPAT_INTERNALS,
+    LEGACY_ENUMS,
+    LEGACY_EXCEPTIONS,
+    LEGACY_FUNCTIONS,
+    LEGACY_INTERNALS,
+    MODERN_EXCEPTION,
+)
 from hcmigrate.resolve import LegacyRef
 from hcmigrate.rules.base import Rule
 
@@ -66,24 +73,40 @@ COMPAT_REFERENCE = Rule(
 RULES = (AMBIGUOUS, UNBINDABLE, EXCEPTION, INTERNAL, COMPAT_REFERENCE)
 
 
-def rewrite_reference(node: cst.BaseExpression, ref: LegacyRef, ctx: "Context") -> cst.BaseExpression | None:
+def rewrite_reference(
+    node: cst.BaseExpression, ref: LegacyRef, ctx: "Context"
+) -> cst.BaseExpression | None:
     """A legacy name in a position other than a rewritten call's callee."""
     if ref.is_ambiguous:
         ctx.report(AMBIGUOUS, node, f"may mean {', '.join(ref.ambiguous_with)}; left alone")
         return None
     member = ref.member
     if member in LEGACY_EXCEPTIONS:
-        ctx.report(EXCEPTION, node, f"{member} -> {MODERN_EXCEPTION} (raised at the call, not by barrier_wait)")
+        ctx.report(
+            EXCEPTION,
+            node,
+            f"{member} -> {MODERN_EXCEPTION} (raised at the call, not by barrier_wait)",
+        )
         return parse(ctx.name_of_dotted(MODERN_EXCEPTION))
     if member in COMPAT_INTERNALS:
-        ctx.report(COMPAT_REFERENCE, node, f"`{member}` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy")
+        ctx.report(
+            COMPAT_REFERENCE,
+            node,
+            f"`{member}` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy",
+        )
         return ctx.compat(member)
     if member in LEGACY_INTERNALS:
-        ctx.report(INTERNAL, node, f"`{member}` is a private primitive of the legacy implementation; port this by hand")
+        ctx.report(
+            INTERNAL,
+            node,
+            f"`{member}` is a private primitive of the legacy implementation; port this by hand",
+        )
         return None
     if member is None or member in LEGACY_FUNCTIONS or member in LEGACY_ENUMS:
         what = "the host_callback module" if member is None else member
         ctx.report(COMPAT_REFERENCE, node, f"{what} used as a value: pointed at the compat runtime")
         return ctx.compat(member)
-    ctx.report(INTERNAL, node, f"`{member}` is not part of the legacy public API; port this by hand")
+    ctx.report(
+        INTERNAL, node, f"`{member}` is not part of the legacy public API; port this by hand"
+    )
     return None

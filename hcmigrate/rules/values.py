@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 
 def with_legacy_value(
-    site: "CallSite", ctx: "Context", make_effect: Callable[[cst.BaseExpression], cst.BaseExpression]
+    site: "CallSite",
+    ctx: "Context",
+    make_effect: Callable[[cst.BaseExpression], cst.BaseExpression],
 ) -> cst.BaseExpression:
     """Build `make_effect(arg)` and make the whole expression evaluate to `result` or `arg`.
 
@@ -32,7 +34,9 @@ def with_legacy_value(
         effect = make_effect(arg)
         # `result` was evaluated by the old code too (at trace time); keep it unless trivial.
         return effect if result is None or is_simple(result) else keep_value(effect, result)
-    own_statement = ctx.is_returned(site.original) or ctx.assignment_target(site.original) is not None
+    own_statement = (
+        ctx.is_returned(site.original) or ctx.assignment_target(site.original) is not None
+    )
     value = result if result is not None else (arg if is_simple(arg) else None)
     if value is not None:
         if own_statement:
@@ -49,7 +53,9 @@ def with_legacy_value(
     if ctx.is_returned(site.original):
         # `return id_print(x * 2)` -> `value = x * 2`, the callback on `value`, `return value`.
         name = ctx.fresh_name("value")
-        ctx.run_before_statement(site.original, cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=arg))
+        ctx.run_before_statement(
+            site.original, cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=arg)
+        )
         ctx.run_before_statement(site.original, cst.Expr(make_effect(cst.Name(name))))
         return cst.Name(name)
     name = ctx.fresh_name("_hcb_value")

@@ -37,10 +37,15 @@ def rewrite(call: cst.Call, qualified_names: set[str], ctx: "Context") -> cst.Ca
         if a.keyword is not None and a.keyword.value == "vectorized":
             value = literal_value(a.value)
             if value not in VMAP_METHOD_FOR_VECTORIZED:
-                ctx.report(VECTORIZED, call, "`vectorized=` is not a literal True/False; set vmap_method= by hand", level=Level.MANUAL)
+                ctx.report(
+                    VECTORIZED,
+                    call,
+                    "`vectorized=` is not a literal True/False; set vmap_method= by hand",
+                    level=Level.MANUAL,
+                )
                 return None
             method = VMAP_METHOD_FOR_VECTORIZED[value]
             ctx.report(VECTORIZED, call, f'vectorized={value} -> vmap_method="{method}"')
             new_arg = a.with_changes(keyword=cst.Name("vmap_method"), value=string(method))
-            return call.with_changes(args=[*call.args[:i], new_arg, *call.args[i + 1:]])
+            return call.with_changes(args=[*call.args[:i], new_arg, *call.args[i + 1 :]])
     return None

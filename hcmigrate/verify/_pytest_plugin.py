@@ -36,7 +36,14 @@ class RecorderPlugin:
     def _record(self, nodeid: str) -> dict:
         rec = self.by_id.get(nodeid)
         if rec is None:
-            rec = {"nodeid": nodeid, "outcome": None, "phases": {}, "message": None, "stdout": "", "duration": 0.0}
+            rec = {
+                "nodeid": nodeid,
+                "outcome": None,
+                "phases": {},
+                "message": None,
+                "stdout": "",
+                "duration": 0.0,
+            }
             self.by_id[nodeid] = rec
             self.tests.append(rec)
         return rec
@@ -116,7 +123,11 @@ class RecorderPlugin:
         elif when == "teardown" and report.failed:
             if rec["outcome"] in (None, "passed", "skipped", "xfailed"):
                 rec["outcome"] = "error"
-            rec["message"] = (rec["message"] + "; " if rec["message"] else "") + "teardown: " + (_message(report) or "")
+            rec["message"] = (
+                (rec["message"] + "; " if rec["message"] else "")
+                + "teardown: "
+                + (_message(report) or "")
+            )
 
 
 def _message(report) -> str | None:
@@ -138,7 +149,16 @@ def run_pytest(runner, root: str, args: list[str]) -> tuple[int, str | None, Rec
 
     os.chdir(root)
     plugin = RecorderPlugin(runner)
-    full = ["--rootdir", root, "--confcutdir", root, "-p", "no:cacheprovider", "--continue-on-collection-errors", *args]
+    full = [
+        "--rootdir",
+        root,
+        "--confcutdir",
+        root,
+        "-p",
+        "no:cacheprovider",
+        "--continue-on-collection-errors",
+        *args,
+    ]
     sys.dont_write_bytecode = True  # never write into the original's folder
     try:
         code = int(pytest.main(full, plugins=[plugin]))

@@ -133,7 +133,12 @@ def encode(x, depth: int = 0):
             keys = sorted(x)
         except TypeError:
             keys = sorted(x, key=repr)
-        return {"k": "dict", "items": [[k if isinstance(k, str) else repr(k), encode(x[k], depth + 1)] for k in keys]}
+        return {
+            "k": "dict",
+            "items": [
+                [k if isinstance(k, str) else repr(k), encode(x[k], depth + 1)] for k in keys
+            ],
+        }
     tname = type(x).__module__ + "." + type(x).__qualname__
     if "Device" in type(x).__name__:
         return {"k": "device", "v": str(x)}
@@ -159,7 +164,11 @@ def encode(x, depth: int = 0):
 
 def _is_jax_array(x) -> bool:
     mod = type(x).__module__ or ""
-    return (mod.startswith("jax") or mod.startswith("jaxlib")) and hasattr(x, "shape") and hasattr(x, "dtype")
+    return (
+        (mod.startswith("jax") or mod.startswith("jaxlib"))
+        and hasattr(x, "shape")
+        and hasattr(x, "dtype")
+    )
 
 
 def _encode_array(a):
@@ -205,11 +214,22 @@ def encode_spec(s, depth: int = 0):
     if isinstance(s, (tuple, list)) and not hasattr(type(s), "_fields"):
         return {"k": "tuple", "items": [encode_spec(v, depth + 1) for v in s]}
     if isinstance(s, tuple):
-        return {"k": "namedtuple", "t": type(s).__qualname__, "items": [encode_spec(v, depth + 1) for v in s]}
+        return {
+            "k": "namedtuple",
+            "t": type(s).__qualname__,
+            "items": [encode_spec(v, depth + 1) for v in s],
+        }
     if isinstance(s, dict):
-        return {"k": "dict", "items": [[str(k), encode_spec(s[k], depth + 1)] for k in sorted(s, key=str)]}
+        return {
+            "k": "dict",
+            "items": [[str(k), encode_spec(s[k], depth + 1)] for k in sorted(s, key=str)],
+        }
     if hasattr(s, "shape") and hasattr(s, "dtype"):
-        return {"k": "spec", "shape": [int(d) for d in s.shape], "dtype": _canonical(np.dtype(s.dtype))}
+        return {
+            "k": "spec",
+            "shape": [int(d) for d in s.shape],
+            "dtype": _canonical(np.dtype(s.dtype)),
+        }
     if isinstance(s, (bool, int, float, complex, np.generic)):
         return {"k": "spec", "shape": [], "dtype": _canonical(np.asarray(s).dtype)}
     try:
@@ -428,7 +448,14 @@ def patch_host_callback_module(mod, label: str) -> None:
                 return orig_tap(tap_func, arg, *a, **kw)
             is_print = _is_print_tap(tap_func)
             api = prefix + ("id_print" if is_print else "id_tap")
-            reg = _register(api, "print" if is_print else "effect", True, None if is_print else tap_func, None, _call_site())
+            reg = _register(
+                api,
+                "print" if is_print else "effect",
+                True,
+                None if is_print else tap_func,
+                None,
+                _call_site(),
+            )
             if is_print:
                 reg["header"] = _print_header(tap_func)
             with _Suppress():
@@ -494,8 +521,12 @@ def patch_modern_jax() -> None:
                 return orig_io(callback, result_shape_dtypes, *args, **kw)
             spec = encode_spec(result_shape_dtypes)
             cls = "effect" if _spec_is_empty(spec) else "value"
-            reg = _register("io_callback", cls, bool(kw.get("ordered", False)), callback, spec, _call_site())
-            return orig_io(_make_recorder(callback, reg, mode="args"), result_shape_dtypes, *args, **kw)
+            reg = _register(
+                "io_callback", cls, bool(kw.get("ordered", False)), callback, spec, _call_site()
+            )
+            return orig_io(
+                _make_recorder(callback, reg, mode="args"), result_shape_dtypes, *args, **kw
+            )
 
         io_callback.__wrapped__ = orig_io
         jax.experimental.io_callback = io_callback
@@ -508,7 +539,9 @@ def patch_modern_jax() -> None:
             spec = encode_spec(result_shape_dtypes)
             cls = "effect" if _spec_is_empty(spec) else "value"
             reg = _register("pure_callback", cls, False, callback, spec, _call_site())
-            return orig_pure(_make_recorder(callback, reg, mode="args"), result_shape_dtypes, *args, **kw)
+            return orig_pure(
+                _make_recorder(callback, reg, mode="args"), result_shape_dtypes, *args, **kw
+            )
 
         pure_callback.__wrapped__ = orig_pure
         jax.pure_callback = pure_callback
@@ -521,7 +554,14 @@ def patch_modern_jax() -> None:
                 return lambda f, *a, **k: debug_callback(f, *a, **options, **k)
             if _suppressed():
                 return orig_dcb(callback, *args, **kw)
-            reg = _register("jax.debug.callback", "effect", bool(kw.get("ordered", False)), callback, None, _call_site())
+            reg = _register(
+                "jax.debug.callback",
+                "effect",
+                bool(kw.get("ordered", False)),
+                callback,
+                None,
+                _call_site(),
+            )
             return orig_dcb(_make_recorder(callback, reg, mode="args"), *args, **kw)
 
         debug_callback.__wrapped__ = orig_dcb
@@ -563,7 +603,9 @@ def _patch_debug_print(jax, orig_dprint) -> None:
             return lambda f, *a, **k: debug_print(f, *a, **options, **k)
         if _suppressed() or not isinstance(fmt, str):
             return orig_dprint(fmt, *args, **kw)
-        reg = _register("jax.debug.print", "print", bool(kw.get("ordered", False)), None, None, _call_site())
+        reg = _register(
+            "jax.debug.print", "print", bool(kw.get("ordered", False)), None, None, _call_site()
+        )
         reg["format"] = str(fmt)
         tagged = _TaggedFormat(fmt)
         tagged._hcmigrate_reg = reg["id"]
@@ -577,7 +619,11 @@ def _patch_debug_print(jax, orig_dprint) -> None:
         if reg is None:
             reg = _register("jax.debug.print", "print", False, None, None, None)
             reg["format"] = str(fmt)
-        recorder = _make_recorder(lambda *values, **kwvalues: orig_fmt(*a[:n_fixed], *values, **kwvalues), reg, mode="args")
+        recorder = _make_recorder(
+            lambda *values, **kwvalues: orig_fmt(*a[:n_fixed], *values, **kwvalues),
+            reg,
+            mode="args",
+        )
         return recorder(*a[n_fixed:], **kw)
 
     debug_print.__wrapped__ = orig_dprint
@@ -669,7 +715,9 @@ def _compile_script(path: str, source: str, entry_names):
     for node in tree.body:
         body.append(node)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in entry_names:
-            wrap = ast.parse(f"{node.name} = __hcmigrate_entry__({node.name!r}, {node.name})").body[0]
+            wrap = ast.parse(f"{node.name} = __hcmigrate_entry__({node.name!r}, {node.name})").body[
+                0
+            ]
             for n in ast.walk(wrap):
                 ast.copy_location(n, node)
                 if hasattr(n, "end_lineno"):
@@ -734,7 +782,9 @@ def _make_compat_importable(compat_dir: str, force: bool) -> None:
             spec = None
         if spec is not None and spec.origin not in (None, "namespace"):
             return
-    spec = importlib.util.spec_from_file_location("compat", init, submodule_search_locations=[compat_dir])
+    spec = importlib.util.spec_from_file_location(
+        "compat", init, submodule_search_locations=[compat_dir]
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules["compat"] = module
     spec.loader.exec_module(module)
@@ -743,15 +793,36 @@ def _make_compat_importable(compat_dir: str, force: bool) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="_runner.py")
     parser.add_argument("--trace", required=True)
-    parser.add_argument("--entry", action="append", default=None, help="entry function name (default: main)")
+    parser.add_argument(
+        "--entry", action="append", default=None, help="entry function name (default: main)"
+    )
     parser.add_argument("--install-compat", action="store_true", help="compat.install() first")
-    parser.add_argument("--path", action="append", default=[], help="extra sys.path entries (after the script folder)")
+    parser.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        help="extra sys.path entries (after the script folder)",
+    )
     parser.add_argument("--side", default="")
-    parser.add_argument("--compat-dir", default=None, help="folder of the compat package (used when `import compat` fails)")
-    parser.add_argument("--pytest", action="store_true", help="SCRIPT is a folder; run pytest there with ARGS")
-    parser.add_argument("--append-path", action="append", default=[], help="sys.path entries added last (e.g. a shared pytest)")
-    parser.add_argument("--align-modern-defaults", action="store_true",
-                        help="on JAX < 0.5: use today's default jax_threefry_partitionable=True")
+    parser.add_argument(
+        "--compat-dir",
+        default=None,
+        help="folder of the compat package (used when `import compat` fails)",
+    )
+    parser.add_argument(
+        "--pytest", action="store_true", help="SCRIPT is a folder; run pytest there with ARGS"
+    )
+    parser.add_argument(
+        "--append-path",
+        action="append",
+        default=[],
+        help="sys.path entries added last (e.g. a shared pytest)",
+    )
+    parser.add_argument(
+        "--align-modern-defaults",
+        action="store_true",
+        help="on JAX < 0.5: use today's default jax_threefry_partitionable=True",
+    )
     parser.add_argument("script")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
@@ -760,7 +831,9 @@ def main(argv=None) -> int:
     started = time.time()
     STATE.entry_names = tuple(ns.entry or ["main"])
 
-    script_dir = os.path.abspath(ns.script) if ns.pytest else os.path.dirname(os.path.abspath(ns.script))
+    script_dir = (
+        os.path.abspath(ns.script) if ns.pytest else os.path.dirname(os.path.abspath(ns.script))
+    )
     if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(_HERE):
         sys.path[0] = script_dir
     else:
@@ -807,10 +880,15 @@ def main(argv=None) -> int:
 
                 spec = importlib.util.find_spec("compat")
                 if spec is not None and spec.origin:
-                    STATE.skip_dirs = STATE.skip_dirs + (os.path.dirname(os.path.abspath(spec.origin)) + os.sep,)
+                    STATE.skip_dirs = STATE.skip_dirs + (
+                        os.path.dirname(os.path.abspath(spec.origin)) + os.sep,
+                    )
             except Exception:
                 pass
-        if ns.align_modern_defaults and tuple(int(p) for p in jax.__version__.split(".")[:2]) < (0, 5):
+        if ns.align_modern_defaults and tuple(int(p) for p in jax.__version__.split(".")[:2]) < (
+            0,
+            5,
+        ):
             # JAX 0.5 made jax_threefry_partitionable the default: random numbers for the same
             # key changed. Align the legacy reference so a migration is judged on its callbacks.
             jax.config.update("jax_threefry_partitionable", True)
@@ -826,13 +904,17 @@ def main(argv=None) -> int:
             import importlib.util
 
             spec = importlib.util.spec_from_file_location(
-                "_hcmigrate_verify_pytest_plugin", os.path.join(os.path.dirname(_HERE), "_pytest_plugin.py"))
+                "_hcmigrate_verify_pytest_plugin",
+                os.path.join(os.path.dirname(_HERE), "_pytest_plugin.py"),
+            )
             plugin_mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(plugin_mod)
             import pytest
 
             pytest_version = pytest.__version__
-            status, error, plugin = plugin_mod.run_pytest(sys.modules[__name__], os.path.abspath(ns.script), ns.args)
+            status, error, plugin = plugin_mod.run_pytest(
+                sys.modules[__name__], os.path.abspath(ns.script), ns.args
+            )
         except BaseException as e:  # noqa: BLE001
             traceback.print_exc()
             status, error = 3, f"pytest could not run: {type(e).__name__}: {e}"

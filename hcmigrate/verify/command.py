@@ -14,30 +14,102 @@ from hcmigrate.verify.compare import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
 @click.command("verify", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("original", type=click.Path(path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
-@click.option("--candidate", type=click.Path(path_type=Path), default=None,
-              help="The migrated program (file or folder). Default: migrate a temporary copy of ORIGINAL with the codemod.")
-@click.option("--reference", default="compat", show_default=True,
-              help="What runs ORIGINAL: 'compat' (current JAX + compat runtime), 'legacy' (cached venv with "
-                   "jax==jaxlib==0.4.30, created on first use) or a path to a Python interpreter with legacy JAX.")
-@click.option("--reference-trace", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Use a trace recorded earlier (e.g. fixtures/golden/NAME.json) instead of running the reference.")
-@click.option("--rtol", type=float, default=DEFAULT_RTOL, show_default=True, help="Relative tolerance for numbers.")
-@click.option("--atol", type=float, default=DEFAULT_ATOL, show_default=True, help="Absolute tolerance for numbers.")
-@click.option("--timeout", type=float, default=300.0, show_default=True, help="Seconds per subprocess (its process group is killed after).")
-@click.option("--entry", "entries", multiple=True,
-              help="Top-level function(s) whose return value is recorded (default: main). Repeatable.")
-@click.option("--entry-file", default=None, help="For a folder ORIGINAL: the script to run (default: __main__.py, main.py or the one file with a __main__ guard).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the report (with both traces) as JSON to this file ('-' for stdout).")
-@click.option("--keep-traces", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Write reference.json and candidate.json traces into this folder.")
-@click.option("--platform", default="cpu", show_default=True, help="JAX_PLATFORMS for both runs ('' keeps the environment's).")
-@click.option("--pytest", "pytest_tests", default=None, metavar="TESTS",
-              help="ORIGINAL is a package folder: run pytest on TESTS (a path relative to it) on both sides and "
-                   "compare each test's outcome and host calls. Arguments after `--` go to pytest.")
+@click.option(
+    "--candidate",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="The migrated program (file or folder). Default: migrate a temporary copy of ORIGINAL with the codemod.",
+)
+@click.option(
+    "--reference",
+    default="compat",
+    show_default=True,
+    help="What runs ORIGINAL: 'compat' (current JAX + compat runtime), 'legacy' (cached venv with "
+    "jax==jaxlib==0.4.30, created on first use) or a path to a Python interpreter with legacy JAX.",
+)
+@click.option(
+    "--reference-trace",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Use a trace recorded earlier (e.g. fixtures/golden/NAME.json) instead of running the reference.",
+)
+@click.option(
+    "--rtol",
+    type=float,
+    default=DEFAULT_RTOL,
+    show_default=True,
+    help="Relative tolerance for numbers.",
+)
+@click.option(
+    "--atol",
+    type=float,
+    default=DEFAULT_ATOL,
+    show_default=True,
+    help="Absolute tolerance for numbers.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=300.0,
+    show_default=True,
+    help="Seconds per subprocess (its process group is killed after).",
+)
+@click.option(
+    "--entry",
+    "entries",
+    multiple=True,
+    help="Top-level function(s) whose return value is recorded (default: main). Repeatable.",
+)
+@click.option(
+    "--entry-file",
+    default=None,
+    help="For a folder ORIGINAL: the script to run (default: __main__.py, main.py or the one file with a __main__ guard).",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the report (with both traces) as JSON to this file ('-' for stdout).",
+)
+@click.option(
+    "--keep-traces",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write reference.json and candidate.json traces into this folder.",
+)
+@click.option(
+    "--platform",
+    default="cpu",
+    show_default=True,
+    help="JAX_PLATFORMS for both runs ('' keeps the environment's).",
+)
+@click.option(
+    "--pytest",
+    "pytest_tests",
+    default=None,
+    metavar="TESTS",
+    help="ORIGINAL is a package folder: run pytest on TESTS (a path relative to it) on both sides and "
+    "compare each test's outcome and host calls. Arguments after `--` go to pytest.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Only print the verdict line (and differences).")
-def verify(original, script_args, candidate, reference, reference_trace, rtol, atol, timeout, entries, entry_file,
-           json_path, keep_traces, platform, pytest_tests, quiet):
+def verify(
+    original,
+    script_args,
+    candidate,
+    reference,
+    reference_trace,
+    rtol,
+    atol,
+    timeout,
+    entries,
+    entry_file,
+    json_path,
+    keep_traces,
+    platform,
+    pytest_tests,
+    quiet,
+):
     """Run ORIGINAL (legacy host_callback code) on a legacy reference and the migrated program on
     current JAX, each in its own subprocess, and compare every host callback (which function,
     arguments, result, order), each entry point's return value, stdout and the exit status.
@@ -53,7 +125,10 @@ def verify(original, script_args, candidate, reference, reference_trace, rtol, a
         click.echo(message, err=True)
 
     if pytest_tests is not None and (entries or entry_file):
-        click.echo("hcmigrate verify: --entry/--entry-file do not apply with --pytest (each test is an entry)", err=True)
+        click.echo(
+            "hcmigrate verify: --entry/--entry-file do not apply with --pytest (each test is an entry)",
+            err=True,
+        )
         sys.exit(CANNOT_RUN)
     try:
         if pytest_tests is not None:
@@ -91,7 +166,10 @@ def verify(original, script_args, candidate, reference, reference_trace, rtol, a
     report = text_report(outcome)
     if quiet and outcome.exit_code == 0:
         report = report.splitlines()[-1]
-    click.echo(report, err=outcome.exit_code == CANNOT_RUN and json_path is not None and str(json_path) == "-")
+    click.echo(
+        report,
+        err=outcome.exit_code == CANNOT_RUN and json_path is not None and str(json_path) == "-",
+    )
     if json_path is not None:
         data = json.dumps(json_report(outcome), indent=1, default=repr)
         if str(json_path) == "-":

@@ -83,7 +83,11 @@ def _as_array(v: dict) -> np.ndarray | None:
     if cached is not None:
         return cached
     if v["k"] == "array" and "data" in v:
-        dtype = np.dtype(v["dtype"]) if v["dtype"] in np.sctypeDict or _is_np_dtype(v["dtype"]) else np.float64
+        dtype = (
+            np.dtype(v["dtype"])
+            if v["dtype"] in np.sctypeDict or _is_np_dtype(v["dtype"])
+            else np.float64
+        )
         if dtype.kind == "c":
             re_, im = v["data"]
             arr = np.asarray(re_, dtype=np.float64) + 1j * np.asarray(im, dtype=np.float64)
@@ -157,7 +161,11 @@ def diff_values(a: dict, b: dict, tol: Tolerance, path: str = "") -> str | None:
                 return r
         return None
     if ka == "array":  # non-numeric arrays: compare their text
-        return None if (a.get("repr"), a["shape"], a["dtype"]) == (b.get("repr"), b["shape"], b["dtype"]) else f"values differ{where}"
+        return (
+            None
+            if (a.get("repr"), a["shape"], a["dtype"]) == (b.get("repr"), b["shape"], b["dtype"])
+            else f"values differ{where}"
+        )
     # objects: only the type can be compared across processes
     return None if a.get("t") == b.get("t") else f"{a.get('t')} vs {b.get('t')}{where}"
 
@@ -190,7 +198,13 @@ def _diff_numeric(a: dict, b: dict, tol: Tolerance, where: str) -> str | None:
             if sa["sha256"] == sb["sha256"]:
                 return None
             for key in ("sum", "min", "max"):
-                if not np.allclose(sa[key], sb[key], rtol=tol.rtol, atol=tol.atol * max(1, a.get("size", 1)), equal_nan=True):
+                if not np.allclose(
+                    sa[key],
+                    sb[key],
+                    rtol=tol.rtol,
+                    atol=tol.atol * max(1, a.get("size", 1)),
+                    equal_nan=True,
+                ):
                     return f"values differ{where} ({key} {sa[key]} vs {sb[key]})"
             return None
     x, y = _as_array(a), _as_array(b)
@@ -240,7 +254,9 @@ def _fmt(v: dict) -> str:
         if arr is None:
             return f"{head} {v.get('repr', '<summary>')}"
         with np.printoptions(precision=6, threshold=8, edgeitems=3, linewidth=10_000):
-            body = np.array2string(arr.astype(v["dtype"]) if _is_np_dtype(v["dtype"]) else arr, separator=" ")
+            body = np.array2string(
+                arr.astype(v["dtype"]) if _is_np_dtype(v["dtype"]) else arr, separator=" "
+            )
         return f"{head} {body}"
     if k == "tuple":
         inner = ", ".join(_fmt(i) for i in v["items"])
@@ -280,7 +296,9 @@ def diff_specs(a: dict, b: dict) -> bool:
     if ka == "spec":
         return list(a["shape"]) != list(b["shape"]) or a["dtype"] != b["dtype"]
     if ka == "tuple":
-        return len(a["items"]) != len(b["items"]) or any(diff_specs(x, y) for x, y in zip(a["items"], b["items"]))
+        return len(a["items"]) != len(b["items"]) or any(
+            diff_specs(x, y) for x, y in zip(a["items"], b["items"])
+        )
     if ka == "dict":
         return [k for k, _ in a["items"]] != [k for k, _ in b["items"]] or any(
             diff_specs(x, y) for (_, x), (_, y) in zip(a["items"], b["items"])
@@ -324,13 +342,17 @@ def normalise_text(text: str) -> list:
 def diff_tokens(a: list, b: list, tol: Tolerance) -> str | None:
     for i, (x, y) in enumerate(zip(a, b)):
         if isinstance(x, float) and isinstance(y, float):
-            if (math.isnan(x) and math.isnan(y)) or math.isclose(x, y, rel_tol=tol.rtol, abs_tol=tol.atol) or x == y:
+            if (
+                (math.isnan(x) and math.isnan(y))
+                or math.isclose(x, y, rel_tol=tol.rtol, abs_tol=tol.atol)
+                or x == y
+            ):
                 continue
             return f"number {_num(x)} vs {_num(y)} (token {i + 1})"
         if x != y:
             return f"{_num(x)!r} vs {_num(y)!r} (token {i + 1})"
     if len(a) != len(b):
-        extra = a[len(b):] if len(a) > len(b) else b[len(a):]
+        extra = a[len(b) :] if len(a) > len(b) else b[len(a) :]
         side = "reference" if len(a) > len(b) else "candidate"
         return f"the {side} printed more: {' '.join(str(_num(t)) for t in extra[:8])}"
     return None
@@ -393,7 +415,9 @@ def event_call_text(ev: dict) -> str:
     args = ", ".join(format_value(a, 80) for a in ev.get("args", []))
     kwargs = ev.get("kwargs") or {}
     if kwargs:
-        args += (", " if args else "") + ", ".join(f"{k}={format_value(v, 60)}" for k, v in kwargs.items())
+        args += (", " if args else "") + ", ".join(
+            f"{k}={format_value(v, 60)}" for k, v in kwargs.items()
+        )
     text = f"{_strip_main(callback_key(ev))}({args})"
     if ev["class"] == "value":
         text += f" -> {format_value(ev.get('result'), 100)}"
@@ -425,7 +449,11 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
         if ce == "value":
             return f"the reference used the callback's result ({format_spec(e.get('spec'))}); the candidate's {g['api']} returns no result"
         return f"the candidate's {g['api']} returns a result ({format_spec(g.get('spec'))}) where the reference had none"
-    if ce != "print" and cg != "print" and not callbacks_compatible(e.get("callback"), g.get("callback")):
+    if (
+        ce != "print"
+        and cg != "print"
+        and not callbacks_compatible(e.get("callback"), g.get("callback"))
+    ):
         return f"different callback: `{_strip_main(callback_key(e))}` vs `{_strip_main(callback_key(g))}`"
     if ce == "value" and e.get("spec") and g.get("spec") and diff_specs(e["spec"], g["spec"]):
         return f"result shape/dtype changed: {format_spec(e['spec'])} vs {format_spec(g['spec'])}"
@@ -441,7 +469,9 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
             r = _diff_leaf_multiset(la, lb, tol)
             if r:
                 return f"printed values differ: {r}"
-            r = diff_tokens(normalise_print(e.get("stdout", "")), normalise_print(g.get("stdout", "")), tol)
+            r = diff_tokens(
+                normalise_print(e.get("stdout", "")), normalise_print(g.get("stdout", "")), tol
+            )
             if r:
                 return f"printed text differs: {r}"
         else:
@@ -451,7 +481,9 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
                 r = diff_values(x, y, tol, f"value {i + 1}")
                 if r:
                     return r
-            r = diff_tokens(normalise_print(e.get("stdout", "")), normalise_print(g.get("stdout", "")), tol)
+            r = diff_tokens(
+                normalise_print(e.get("stdout", "")), normalise_print(g.get("stdout", "")), tol
+            )
             if r:
                 return f"printed text differs: {r}"
     else:
@@ -464,7 +496,13 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
         for i, (x, y) in enumerate(zip(ea, ga)):
             r = diff_values(x, y, tol, f"argument {i + 1}")
             if r:
-                if x["k"] != y["k"] and {x["k"], y["k"]} & {"tuple", "list", "namedtuple", "dict", "pytree"}:
+                if x["k"] != y["k"] and {x["k"], y["k"]} & {
+                    "tuple",
+                    "list",
+                    "namedtuple",
+                    "dict",
+                    "pytree",
+                }:
                     return f"arguments packed differently: {r}"
                 return f"arguments differ: {r}"
         ek, gk = e.get("kwargs") or {}, g.get("kwargs") or {}
@@ -474,7 +512,9 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
             r = diff_values(ek[k], gk[k], tol, f"keyword {k}")
             if r:
                 return f"arguments differ: {r}"
-        r = diff_tokens(normalise_text(e.get("stdout", "")), normalise_text(g.get("stdout", "")), tol)
+        r = diff_tokens(
+            normalise_text(e.get("stdout", "")), normalise_text(g.get("stdout", "")), tol
+        )
         if r:
             return f"the callback printed differently: {r}"
     if bool(e.get("raised")) != bool(g.get("raised")):
@@ -501,7 +541,11 @@ def _diff_leaf_multiset(la: list, lb: list, tol: Tolerance) -> str | None:
                 break
         else:
             other = lb[i] if i < len(lb) else None
-            return diff_values(x, other, tol, f"value {i + 1}") if other else f"value {i + 1} {format_value(x)} not printed"
+            return (
+                diff_values(x, other, tol, f"value {i + 1}")
+                if other
+                else f"value {i + 1} {format_value(x)} not printed"
+            )
     return None
 
 
@@ -512,7 +556,9 @@ def _group(events: list[dict]) -> dict[str, list[dict]]:
     return groups
 
 
-def compare_event_lists(entry: str, E: list[dict], G: list[dict], tol: Tolerance, cand_regs: list[dict]) -> Difference | None:
+def compare_event_lists(
+    entry: str, E: list[dict], G: list[dict], tol: Tolerance, cand_regs: list[dict]
+) -> Difference | None:
     used: set[int] = set()  # indices into G
     g_ordered = [j for j, g in enumerate(G) if g["ordered"]]
     g_unordered = [j for j, g in enumerate(G) if not g["ordered"]]
@@ -520,13 +566,26 @@ def compare_event_lists(entry: str, E: list[dict], G: list[dict], tol: Tolerance
     for pos, e in enumerate(E):
         while ptr < len(g_ordered) and g_ordered[ptr] in used:
             ptr += 1
-        if e["ordered"] and ptr < len(g_ordered) and event_reason(e, G[g_ordered[ptr]], tol) is None:
+        if (
+            e["ordered"]
+            and ptr < len(g_ordered)
+            and event_reason(e, G[g_ordered[ptr]], tol) is None
+        ):
             used.add(g_ordered[ptr])
             ptr += 1
             continue
-        found = next((j for j in g_unordered if j not in used and event_reason(e, G[j], tol) is None), None)
+        found = next(
+            (j for j in g_unordered if j not in used and event_reason(e, G[j], tol) is None), None
+        )
         if found is None and not e["ordered"]:
-            found = next((j for j in g_ordered[ptr:] if j not in used and event_reason(e, G[j], tol) is None), None)
+            found = next(
+                (
+                    j
+                    for j in g_ordered[ptr:]
+                    if j not in used and event_reason(e, G[j], tol) is None
+                ),
+                None,
+            )
         if found is not None:
             used.add(found)
             continue
@@ -563,7 +622,11 @@ def _per_element_hint(E, G, g, e=None) -> str | None:
     """Explain a count mismatch for the callback of candidate event g (same registration site)."""
     n_cand = sum(1 for x in G if x.get("reg") == g.get("reg"))
     if e is None:
-        ref = [x for x in E if callback_key(x) == callback_key(g) or (x["class"] == g["class"] == "print")]
+        ref = [
+            x
+            for x in E
+            if callback_key(x) == callback_key(g) or (x["class"] == g["class"] == "print")
+        ]
     else:
         ref = [x for x in E if x.get("reg") == e.get("reg")]
     batched = [x for x in ref if "batch" in (x.get("transforms") or "")]
@@ -572,8 +635,8 @@ def _per_element_hint(E, G, g, e=None) -> str | None:
             f"the reference called it once per batch under vmap (transforms {batched[0]['transforms']}); "
             f"the candidate called it {n_cand} times from {g['site']['file'].rsplit('/', 1)[-1]}:{g['site']['line']} "
             f"({g['api']} under vmap runs once per element)"
-            if g.get("site") else
-            f"the reference called it once per batch under vmap; the candidate {n_cand} times ({g['api']} under vmap runs once per element)"
+            if g.get("site")
+            else f"the reference called it once per batch under vmap; the candidate {n_cand} times ({g['api']} under vmap runs once per element)"
         )
     if ref and n_cand != len(ref):
         return f"the reference called it {len(ref)} time(s), the candidate {n_cand} time(s)"
@@ -626,8 +689,11 @@ def _explain(entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_re
     if not same:
         d.kind = "missing-event"
         n_ref = sum(1 for x in E[pos:] if same_callback(e, x))
-        d.got = ("nothing: the candidate made no more host calls" if not rest
-                 else f"no further call of `{_strip_main(key)}` (next candidate call: {event_call_text(rest[0])} via {rest[0]['api']})")
+        d.got = (
+            "nothing: the candidate made no more host calls"
+            if not rest
+            else f"no further call of `{_strip_main(key)}` (next candidate call: {event_call_text(rest[0])} via {rest[0]['api']})"
+        )
         d.message = (
             f"event #{pos} {describe_event(e)} is missing in the candidate "
             f"(the reference calls `{_strip_main(key)}` {n_ref} more time(s) from here, the candidate 0)"
@@ -651,16 +717,24 @@ def _explain(entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_re
     d.message = f"event #{pos} {describe_event(e)}: {reason}"
     d.hint = _per_element_hint(E, G, g, e) if "batch" in (e.get("transforms") or "") else None
     if d.hint and "once per element" in d.hint:
-        d.message = (f"event #{pos} {describe_event(e)}: fires once per element under vmap instead of once per batch "
-                     f"({reason})")
+        d.message = (
+            f"event #{pos} {describe_event(e)}: fires once per element under vmap instead of once per batch "
+            f"({reason})"
+        )
     return d
 
 
 def _reg_matches(reg: dict, e: dict) -> bool:
     if e["class"] == "print" or reg["class"] == "print":
         return e["class"] == reg["class"] == "print"
-    return bool(reg.get("callback")) and callbacks_compatible(reg["callback"], e.get("callback")) and (
-        reg["callback"]["name"] == (e.get("callback") or {}).get("name") or reg["callback"]["lambda"] or (e.get("callback") or {}).get("lambda", False)
+    return (
+        bool(reg.get("callback"))
+        and callbacks_compatible(reg["callback"], e.get("callback"))
+        and (
+            reg["callback"]["name"] == (e.get("callback") or {}).get("name")
+            or reg["callback"]["lambda"]
+            or (e.get("callback") or {}).get("lambda", False)
+        )
     )
 
 
@@ -685,9 +759,17 @@ def compare_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -> Compa
         out.entries.append(summary)
         diff = None
         if name != "<script>" and name in ref_entries and name not in cand_entries:
-            diff = Difference(entry=name, kind="entry", message=f"entry `{name}` ran in the reference but not in the candidate")
+            diff = Difference(
+                entry=name,
+                kind="entry",
+                message=f"entry `{name}` ran in the reference but not in the candidate",
+            )
         elif name != "<script>" and name in cand_entries and name not in ref_entries:
-            diff = Difference(entry=name, kind="entry", message=f"entry `{name}` ran in the candidate but not in the reference")
+            diff = Difference(
+                entry=name,
+                kind="entry",
+                message=f"entry `{name}` ran in the candidate but not in the reference",
+            )
         if diff is None:
             diff = compare_event_lists(name, E, G, tol, regs)
         if diff is None and name in ref_entries and name in cand_entries:
@@ -700,8 +782,14 @@ def compare_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -> Compa
     if line_diff is not None:
         n, x, y = line_diff
         out.differences.append(
-            Difference(entry="<script>", kind="stdout", position=n, message=f"stdout differs at line {n} (outside callbacks)",
-                       expected=x or "nothing", got=y or "nothing")
+            Difference(
+                entry="<script>",
+                kind="stdout",
+                position=n,
+                message=f"stdout differs at line {n} (outside callbacks)",
+                expected=x or "nothing",
+                got=y or "nothing",
+            )
         )
     if ref.get("exit_status") != cand.get("exit_status"):
         out.differences.append(
@@ -719,22 +807,40 @@ def compare_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -> Compa
 def _compare_entry_result(name: str, r: dict, c: dict, tol: Tolerance) -> Difference | None:
     if r.get("raised") or c.get("raised"):
         if bool(r.get("raised")) != bool(c.get("raised")):
-            return Difference(entry=name, kind="result", message=f"entry `{name}`: raised {r.get('raised') or 'nothing'} vs {c.get('raised') or 'nothing'}",
-                              expected=r.get("raised") or format_value(r.get("result")), got=c.get("raised") or format_value(c.get("result")))
+            return Difference(
+                entry=name,
+                kind="result",
+                message=f"entry `{name}`: raised {r.get('raised') or 'nothing'} vs {c.get('raised') or 'nothing'}",
+                expected=r.get("raised") or format_value(r.get("result")),
+                got=c.get("raised") or format_value(c.get("result")),
+            )
         te, tg = r["raised"].split(":", 1)[0], c["raised"].split(":", 1)[0]
         if te != tg and not {te, tg} <= EQUIVALENT_EXCEPTIONS:
-            return Difference(entry=name, kind="result", message=f"entry `{name}` raised {te} in the reference, {tg} in the candidate",
-                              expected=r["raised"], got=c["raised"])
+            return Difference(
+                entry=name,
+                kind="result",
+                message=f"entry `{name}` raised {te} in the reference, {tg} in the candidate",
+                expected=r["raised"],
+                got=c["raised"],
+            )
         return None
     reason = diff_values(r["result"], c["result"], tol)
     if reason is None:
         return None
     hint = None
     if c["result"]["k"] == "none" or any(leaf["k"] == "none" for leaf in _all_nodes(c["result"])):
-        hint = ("a value the original computed is None in the candidate (jax.debug.print / jax.debug.callback return None; "
-                "legacy id_print / id_tap returned their argument or `result=`)")
-    return Difference(entry=name, kind="result", message=f"entry `{name}` returned a different value: {reason}",
-                      expected=format_value(r["result"]), got=format_value(c["result"]), hint=hint)
+        hint = (
+            "a value the original computed is None in the candidate (jax.debug.print / jax.debug.callback return None; "
+            "legacy id_print / id_tap returned their argument or `result=`)"
+        )
+    return Difference(
+        entry=name,
+        kind="result",
+        message=f"entry `{name}` returned a different value: {reason}",
+        expected=format_value(r["result"]),
+        got=format_value(c["result"]),
+        hint=hint,
+    )
 
 
 def _all_nodes(v: dict):
@@ -790,33 +896,60 @@ def compare_pytest_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -
         diffs: list[Difference] = []
         if name != SESSION and c is None:
             module = name.split("::", 1)[0]
-            err = next((e for e in cand_collect_errors if e["nodeid"] and module.startswith(e["nodeid"])), None)
-            diffs.append(Difference(
-                entry=name, kind="test-missing",
-                message=f"test ran only in the reference ({r['outcome']}); the candidate did not run it",
-                expected=_outcome_text(r), got="not collected",
-                hint=f"collecting {err['nodeid']} failed in the candidate: {err['message']}" if err else None))
+            err = next(
+                (e for e in cand_collect_errors if e["nodeid"] and module.startswith(e["nodeid"])),
+                None,
+            )
+            diffs.append(
+                Difference(
+                    entry=name,
+                    kind="test-missing",
+                    message=f"test ran only in the reference ({r['outcome']}); the candidate did not run it",
+                    expected=_outcome_text(r),
+                    got="not collected",
+                    hint=f"collecting {err['nodeid']} failed in the candidate: {err['message']}"
+                    if err
+                    else None,
+                )
+            )
         elif name != SESSION and r is None:
-            diffs.append(Difference(
-                entry=name, kind="test-extra",
-                message=f"test ran only in the candidate ({c['outcome']}); the reference did not run it",
-                expected="not collected", got=_outcome_text(c)))
+            diffs.append(
+                Difference(
+                    entry=name,
+                    kind="test-extra",
+                    message=f"test ran only in the candidate ({c['outcome']}); the reference did not run it",
+                    expected="not collected",
+                    got=_outcome_text(c),
+                )
+            )
         else:
             d = compare_event_lists(name, E, G, tol, regs)
             if d is not None:
                 diffs.append(d)
             if r and c and r["outcome"] != c["outcome"]:
-                diffs.append(Difference(
-                    entry=name, kind="outcome",
-                    message=f"test outcome {r['outcome']} in the reference, {c['outcome']} in the candidate",
-                    expected=_outcome_text(r), got=_outcome_text(c)))
+                diffs.append(
+                    Difference(
+                        entry=name,
+                        kind="outcome",
+                        message=f"test outcome {r['outcome']} in the reference, {c['outcome']} in the candidate",
+                        expected=_outcome_text(r),
+                        got=_outcome_text(c),
+                    )
+                )
             if r and c:
                 line_diff = first_line_diff(r.get("stdout", ""), c.get("stdout", ""), tol)
                 if line_diff is not None:
                     n, x, y = line_diff
-                    diffs.append(Difference(entry=name, kind="stdout", position=n,
-                                            message=f"the test printed differently at line {n} (outside callbacks)",
-                                            expected=x or "nothing", got=y or "nothing"))
+                    diffs.append(
+                        Difference(
+                            entry=name,
+                            kind="stdout",
+                            position=n,
+                            message=f"the test printed differently at line {n} (outside callbacks)",
+                            expected=x or "nothing",
+                            got=y or "nothing",
+                        )
+                    )
         summary["equivalent"] = not diffs
         summary["differences"] = [d.to_dict() for d in diffs]
         out.tests.append(summary)

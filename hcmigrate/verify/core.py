@@ -42,7 +42,9 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
-        return {EQUIVALENT: "equivalent", DIFFERENT: "different"}.get(self.exit_code, "could-not-run")
+        return {EQUIVALENT: "equivalent", DIFFERENT: "different"}.get(
+            self.exit_code, "could-not-run"
+        )
 
 
 def verify(
@@ -74,20 +76,34 @@ def verify(
                 if not cand_root.exists():
                     raise CannotRun(f"--candidate {candidate}: no such file or folder")
                 if original.is_dir() != cand_root.is_dir():
-                    raise CannotRun("ORIGINAL and --candidate must both be files or both be folders")
+                    raise CannotRun(
+                        "ORIGINAL and --candidate must both be files or both be folders"
+                    )
             if original.is_dir():
                 orig_script = find_entry(original, entry_file)
                 cand_script = cand_root / orig_script.relative_to(original)
                 if not cand_script.is_file():
-                    raise CannotRun(f"the candidate folder has no {orig_script.relative_to(original)}")
+                    raise CannotRun(
+                        f"the candidate folder has no {orig_script.relative_to(original)}"
+                    )
                 cand_paths: list[str] = []
             else:
                 orig_script, cand_script = original, Path(cand_root)
                 # Sibling modules of a single-file original stay importable from the candidate copy.
                 cand_paths = [str(original.resolve().parent)] if candidate is None else []
-            out.candidate = str(cand_script) if candidate is not None else f"{original} migrated by the codemod ({cand_script})"
-            cand_side = Side("candidate", sys.executable, cand_script.resolve(), extra_paths=cand_paths,
-                             compat_dir=project_compat_dir(), description=f"jax on {sys.executable}")
+            out.candidate = (
+                str(cand_script)
+                if candidate is not None
+                else f"{original} migrated by the codemod ({cand_script})"
+            )
+            cand_side = Side(
+                "candidate",
+                sys.executable,
+                cand_script.resolve(),
+                extra_paths=cand_paths,
+                compat_dir=project_compat_dir(),
+                description=f"jax on {sys.executable}",
+            )
             sides = [cand_side]
             if reference_trace is not None:
                 ref_trace = json.loads(Path(reference_trace).read_text(encoding="utf-8"))
@@ -95,18 +111,35 @@ def verify(
             else:
                 python, install_compat, description = resolve_reference(reference, progress)
                 out.reference = description
-                sides.insert(0, Side("reference", python, orig_script.resolve(), install_compat=install_compat,
-                                     align_modern_defaults=not install_compat,
-                                     compat_dir=project_compat_dir() if install_compat else None, description=description))
-            results = run_sides(sides, script_args=list(script_args or []), entries=list(entries or []), timeout=timeout,
-                                workdir=workdir, platform=platform)
+                sides.insert(
+                    0,
+                    Side(
+                        "reference",
+                        python,
+                        orig_script.resolve(),
+                        install_compat=install_compat,
+                        align_modern_defaults=not install_compat,
+                        compat_dir=project_compat_dir() if install_compat else None,
+                        description=description,
+                    ),
+                )
+            results = run_sides(
+                sides,
+                script_args=list(script_args or []),
+                entries=list(entries or []),
+                timeout=timeout,
+                workdir=workdir,
+                platform=platform,
+            )
             cand, ref = _sides_of(results, out)
             if reference_trace is None:
                 ref_trace = ref.trace
                 if ref_trace.get("exit_status") != 0:
                     tail = "\n".join(ref.stderr.strip().splitlines()[-12:])
-                    raise CannotRun(f"the original failed on the reference ({out.reference}), exit status "
-                                    f"{ref_trace.get('exit_status')}: {ref_trace.get('error') or ''}\n{tail}")
+                    raise CannotRun(
+                        f"the original failed on the reference ({out.reference}), exit status "
+                        f"{ref_trace.get('exit_status')}: {ref_trace.get('error') or ''}\n{tail}"
+                    )
             if cand.trace is None:
                 raise CannotRun(cand.why_no_trace())
             _conclude(out, ref_trace, cand.trace, keep_traces, compare_traces, tolerance)
@@ -138,10 +171,14 @@ def verify_pytest(
             if not original.exists():
                 raise CannotRun(f"{original}: no such file or folder")
             if not original.is_dir():
-                raise CannotRun(f"--pytest needs ORIGINAL to be the package's folder (the tests path is relative to it); "
-                                f"{original} is a file")
+                raise CannotRun(
+                    f"--pytest needs ORIGINAL to be the package's folder (the tests path is relative to it); "
+                    f"{original} is a file"
+                )
             if Path(tests).is_absolute() or ".." in Path(tests).parts:
-                raise CannotRun(f"--pytest {tests}: give the tests as a path relative to {original}")
+                raise CannotRun(
+                    f"--pytest {tests}: give the tests as a path relative to {original}"
+                )
             test_path = tests.split("::", 1)[0]
             if not (original / test_path).exists():
                 raise CannotRun(f"--pytest {tests}: no {test_path} in {original}")
@@ -151,7 +188,9 @@ def verify_pytest(
             else:
                 cand_root = Path(candidate)
                 if not cand_root.is_dir():
-                    raise CannotRun(f"--candidate {candidate}: not a folder (--pytest compares two package folders)")
+                    raise CannotRun(
+                        f"--candidate {candidate}: not a folder (--pytest compares two package folders)"
+                    )
                 if not (cand_root / test_path).exists():
                     raise CannotRun(f"--candidate {candidate}: no {test_path} in it")
                 out.candidate = str(cand_root)
@@ -163,9 +202,16 @@ def verify_pytest(
                 config = str(workdir / "pytest.ini")
             args = [tests, "-c", config, "-q", *(pytest_args or [])]
             cand_append, _ = pytest_paths(sys.executable, may_install=False, progress=progress)
-            cand_side = Side("candidate", sys.executable, cand_root.resolve(), compat_dir=project_compat_dir(),
-                             description=f"jax on {sys.executable}", pytest=True, append_paths=cand_append,
-                             cwd=str(cand_root.resolve()))
+            cand_side = Side(
+                "candidate",
+                sys.executable,
+                cand_root.resolve(),
+                compat_dir=project_compat_dir(),
+                description=f"jax on {sys.executable}",
+                pytest=True,
+                append_paths=cand_append,
+                cwd=str(cand_root.resolve()),
+            )
             sides = [cand_side]
             if reference_trace is not None:
                 ref_trace = json.loads(Path(reference_trace).read_text(encoding="utf-8"))
@@ -174,28 +220,61 @@ def verify_pytest(
                 out.reference = f"recorded trace {reference_trace} (jax {ref_trace.get('jax')})"
             else:
                 python, install_compat, description = resolve_reference(reference, progress)
-                ref_append, note = pytest_paths(python, may_install=(reference == "legacy"), progress=progress)
+                ref_append, note = pytest_paths(
+                    python, may_install=(reference == "legacy"), progress=progress
+                )
                 if note:
                     out.notes.append(note)
                 out.reference = description
-                sides.insert(0, Side("reference", python, original.resolve(), install_compat=install_compat,
-                                     align_modern_defaults=not install_compat,
-                                     compat_dir=project_compat_dir() if install_compat else None, description=description,
-                                     pytest=True, append_paths=ref_append, cwd=str(original.resolve())))
-            results = run_sides(sides, script_args=args, entries=[], timeout=timeout, workdir=workdir, platform=platform)
+                sides.insert(
+                    0,
+                    Side(
+                        "reference",
+                        python,
+                        original.resolve(),
+                        install_compat=install_compat,
+                        align_modern_defaults=not install_compat,
+                        compat_dir=project_compat_dir() if install_compat else None,
+                        description=description,
+                        pytest=True,
+                        append_paths=ref_append,
+                        cwd=str(original.resolve()),
+                    ),
+                )
+            results = run_sides(
+                sides,
+                script_args=args,
+                entries=[],
+                timeout=timeout,
+                workdir=workdir,
+                platform=platform,
+            )
             cand, ref = _sides_of(results, out)
             if reference_trace is None:
                 ref_trace = ref.trace
                 if ref_trace.get("exit_status") not in (0, 1) or ref_trace.get("collect_errors"):
-                    tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
-                    errors = "; ".join(f"{e['nodeid']}: {e['message']}" for e in ref_trace.get("collect_errors", []))
-                    raise CannotRun(f"pytest could not run the original's tests on the reference ({out.reference}): "
-                                    f"{ref_trace.get('error') or 'collection errors: ' + errors}\n{tail}")
+                    tail = "\n".join(
+                        (ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:]
+                    )
+                    errors = "; ".join(
+                        f"{e['nodeid']}: {e['message']}"
+                        for e in ref_trace.get("collect_errors", [])
+                    )
+                    raise CannotRun(
+                        f"pytest could not run the original's tests on the reference ({out.reference}): "
+                        f"{ref_trace.get('error') or 'collection errors: ' + errors}\n{tail}"
+                    )
             if cand.trace is None:
                 raise CannotRun(cand.why_no_trace())
-            if cand.trace.get("exit_status") in (3, 4) or (cand.trace.get("error") or "").startswith(("pytest could not", "recorder")):
-                tail = "\n".join((cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:])
-                raise CannotRun(f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}")
+            if cand.trace.get("exit_status") in (3, 4) or (
+                cand.trace.get("error") or ""
+            ).startswith(("pytest could not", "recorder")):
+                tail = "\n".join(
+                    (cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:]
+                )
+                raise CannotRun(
+                    f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}"
+                )
             _conclude(out, ref_trace, cand.trace, keep_traces, compare_pytest_traces, tolerance)
         except CannotRun as e:
             out.exit_code, out.why = CANNOT_RUN, str(e)
@@ -231,7 +310,10 @@ def clean(obj):
 
 
 def text_report(out: Outcome, *, verbose: bool = False) -> str:
-    lines = [f"hcmigrate verify {out.original}" + (f" --pytest {out.tests}" if out.mode == "pytest" else "")]
+    lines = [
+        f"hcmigrate verify {out.original}"
+        + (f" --pytest {out.tests}" if out.mode == "pytest" else "")
+    ]
     if out.reference:
         lines.append(f"  reference: {out.reference}")
     if out.candidate:
@@ -250,13 +332,17 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
         if s["entry"] == "<script>" and not s["reference_events"] and not s["candidate_events"]:
             continue
         mark = "ok  " if s["equivalent"] else "DIFF"
-        lines.append(f"  {mark} entry {s['entry']}: {s['reference_events']} host call(s) in the reference, "
-                     f"{s['candidate_events']} in the candidate")
+        lines.append(
+            f"  {mark} entry {s['entry']}: {s['reference_events']} host call(s) in the reference, "
+            f"{s['candidate_events']} in the candidate"
+        )
     if comp.equivalent:
         ref = out.reference_trace or {}
         n_ev = len(ref.get("events", []))
         n_entries = len(ref.get("entries", []))
-        lines.append(f"EQUIVALENT: {n_ev} host call(s), {n_entries} entry result(s), stdout and exit status match")
+        lines.append(
+            f"EQUIVALENT: {n_ev} host call(s), {n_entries} entry result(s), stdout and exit status match"
+        )
         return "\n".join(lines)
     lines.append(f"DIFFERENT: {len(comp.differences)} difference(s)")
     lines += _difference_lines(comp.differences)
@@ -307,10 +393,14 @@ def _pytest_report_lines(out: Outcome) -> list[str]:
             counts[t["reference_outcome"]] = counts.get(t["reference_outcome"], 0) + 1
         n_ev = sum(t["reference_events"] for t in comp.tests)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items())
-        lines.append(f"EQUIVALENT: {len(tests)} test(s) ({summary}): same outcomes, {n_ev} host call(s) match")
+        lines.append(
+            f"EQUIVALENT: {len(tests)} test(s) ({summary}): same outcomes, {n_ev} host call(s) match"
+        )
         return lines
     bad = [t for t in comp.tests if not t["equivalent"]]
-    lines.append(f"DIFFERENT: {len(bad)} of {len(comp.tests)} test(s) differ, {len(comp.differences)} difference(s)")
+    lines.append(
+        f"DIFFERENT: {len(bad)} of {len(comp.tests)} test(s) differ, {len(comp.differences)} difference(s)"
+    )
     lines += _difference_lines(comp.differences)
     return lines
 
@@ -332,7 +422,10 @@ def json_report(out: Outcome, *, include_traces: bool = True) -> dict:
         data["pytest_tests"] = out.tests
         data["tests"] = out.comparison.tests if out.comparison else []
     if include_traces:
-        data["traces"] = {"reference": clean(out.reference_trace), "candidate": clean(out.candidate_trace)}
+        data["traces"] = {
+            "reference": clean(out.reference_trace),
+            "candidate": clean(out.candidate_trace),
+        }
     return data
 
 

@@ -16,8 +16,24 @@ from pathlib import Path
 from typing import Iterator
 
 RUNNER = Path(__file__).resolve().parent / "_runner.py"
-SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".tox", ".nox", "build", "dist",
-             ".mypy_cache", ".pytest_cache", ".ruff_cache", "node_modules", ".ipynb_checkpoints"}
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".venv",
+    "venv",
+    "env",
+    ".tox",
+    ".nox",
+    "build",
+    "dist",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "node_modules",
+    ".ipynb_checkpoints",
+}
 
 
 class CannotRun(Exception):
@@ -37,7 +53,9 @@ class Side:
     extra_paths: list[str] = field(default_factory=list)
     description: str = ""
     pytest: bool = False  # script is the root folder; script_args are pytest arguments
-    append_paths: list[str] = field(default_factory=list)  # sys.path entries added last (shared pytest)
+    append_paths: list[str] = field(
+        default_factory=list
+    )  # sys.path entries added last (shared pytest)
     cwd: str | None = None
 
 
@@ -58,7 +76,14 @@ class RunResult:
         return f"the {self.side.label} run exited with status {self.returncode} without writing a trace:\n{tail}"
 
 
-def _popen(side: Side, trace_path: Path, script_args: list[str], entries: list[str], cwd: str | None, env: dict) -> subprocess.Popen:
+def _popen(
+    side: Side,
+    trace_path: Path,
+    script_args: list[str],
+    entries: list[str],
+    cwd: str | None,
+    env: dict,
+) -> subprocess.Popen:
     cmd = [side.python, str(RUNNER), "--trace", str(trace_path), "--side", side.label]
     for e in entries:
         cmd += ["--entry", e]
@@ -110,8 +135,16 @@ def subprocess_env(platform: str | None = "cpu") -> dict:
     return env
 
 
-def run_sides(sides: list[Side], *, script_args: list[str], entries: list[str], timeout: float, workdir: Path,
-              cwd: str | None = None, platform: str | None = "cpu") -> list[RunResult]:
+def run_sides(
+    sides: list[Side],
+    *,
+    script_args: list[str],
+    entries: list[str],
+    timeout: float,
+    workdir: Path,
+    cwd: str | None = None,
+    platform: str | None = "cpu",
+) -> list[RunResult]:
     """Run the sides concurrently (each in its own process group) and read their traces."""
     env = subprocess_env(platform)
     procs = []
@@ -121,7 +154,9 @@ def run_sides(sides: list[Side], *, script_args: list[str], entries: list[str], 
             trace_path = workdir / f"{side.label}-{i}.json"
             if trace_path.exists():
                 trace_path.unlink()
-            procs.append((side, trace_path, _popen(side, trace_path, script_args, entries, cwd, env)))
+            procs.append(
+                (side, trace_path, _popen(side, trace_path, script_args, entries, cwd, env))
+            )
         results = []
         for side, trace_path, proc in procs:
             remaining = max(0.1, timeout - (time.monotonic() - started))
@@ -138,7 +173,17 @@ def run_sides(sides: list[Side], *, script_args: list[str], entries: list[str], 
                     trace = json.loads(trace_path.read_text(encoding="utf-8"))
                 except ValueError:
                     trace = None
-            results.append(RunResult(side, trace, proc.returncode, out or "", err or "", time.monotonic() - started, timed_out))
+            results.append(
+                RunResult(
+                    side,
+                    trace,
+                    proc.returncode,
+                    out or "",
+                    err or "",
+                    time.monotonic() - started,
+                    timed_out,
+                )
+            )
         return results
     finally:  # Ctrl-C or any error: no stray process groups
         for _, _, proc in procs:
@@ -161,14 +206,21 @@ def resolve_reference(reference: str, progress=None) -> tuple[str, bool, str]:
         compat_dir = project_compat_dir()
         code = "import compat, sys; compat.install; import compat.host_callback"
         if compat_dir:
-            code = ("import importlib.util, sys; s = importlib.util.spec_from_file_location('compat', "
-                    f"{str(Path(compat_dir) / '__init__.py')!r}, submodule_search_locations=[{compat_dir!r}]); "
-                    "m = importlib.util.module_from_spec(s); sys.modules['compat'] = m; s.loader.exec_module(m); " + code)
-        probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env())
+            code = (
+                "import importlib.util, sys; s = importlib.util.spec_from_file_location('compat', "
+                f"{str(Path(compat_dir) / '__init__.py')!r}, submodule_search_locations=[{compat_dir!r}]); "
+                "m = importlib.util.module_from_spec(s); sys.modules['compat'] = m; s.loader.exec_module(m); "
+                + code
+            )
+        probe = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=subprocess_env()
+        )
         if probe.returncode != 0:
             tail = "\n".join(probe.stderr.strip().splitlines()[-3:])
-            raise CannotRun(f"--reference compat: the compat runtime is not importable in {sys.executable}:\n{tail}\n"
-                            "(use --reference legacy to run the original on real jax 0.4.30)")
+            raise CannotRun(
+                f"--reference compat: the compat runtime is not importable in {sys.executable}:\n{tail}\n"
+                "(use --reference legacy to run the original on real jax 0.4.30)"
+            )
         return sys.executable, True, f"compat runtime on {sys.executable}"
     if reference == "legacy":
         from hcmigrate.legacy_env import LegacyEnvError, legacy_python
@@ -180,11 +232,19 @@ def resolve_reference(reference: str, progress=None) -> tuple[str, bool, str]:
         return str(python), False, f"legacy jax 0.4.30 ({python})"
     path = shutil.which(reference) or reference
     if not os.path.exists(path):
-        raise CannotRun(f"--reference {reference}: no such interpreter (expected compat, legacy or a path to python)")
-    probe = subprocess.run([path, "-c", "import jax, numpy, sys; sys.stdout.write(jax.__version__)"],
-                           capture_output=True, text=True, env=subprocess_env())
+        raise CannotRun(
+            f"--reference {reference}: no such interpreter (expected compat, legacy or a path to python)"
+        )
+    probe = subprocess.run(
+        [path, "-c", "import jax, numpy, sys; sys.stdout.write(jax.__version__)"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+    )
     if probe.returncode != 0:
-        raise CannotRun(f"--reference {reference}: cannot import jax and numpy there:\n{probe.stderr.strip()[-500:]}")
+        raise CannotRun(
+            f"--reference {reference}: cannot import jax and numpy there:\n{probe.stderr.strip()[-500:]}"
+        )
     return path, False, f"jax {probe.stdout.strip()} ({path})"
 
 
@@ -194,8 +254,12 @@ def resolve_reference(reference: str, progress=None) -> tuple[str, bool, str]:
 
 def _probe_pytest(python: str) -> str | None:
     """The pytest version importable by `python`, or None."""
-    probe = subprocess.run([python, "-c", "import sys, pytest; sys.stdout.write(pytest.__version__)"],
-                           capture_output=True, text=True, env=subprocess_env())
+    probe = subprocess.run(
+        [python, "-c", "import sys, pytest; sys.stdout.write(pytest.__version__)"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+    )
     return probe.stdout.strip() if probe.returncode == 0 and probe.stdout.strip() else None
 
 
@@ -205,7 +269,9 @@ def _current_pytest_version() -> str:
 
         return version("pytest")
     except Exception:
-        raise CannotRun(f"--pytest: pytest is not installed in {sys.executable} (pip install pytest)") from None
+        raise CannotRun(
+            f"--pytest: pytest is not installed in {sys.executable} (pip install pytest)"
+        ) from None
 
 
 def pytest_paths(python: str, *, may_install: bool, progress=None) -> tuple[list[str], str | None]:
@@ -226,28 +292,54 @@ def pytest_paths(python: str, *, may_install: bool, progress=None) -> tuple[list
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
     pip_error = ""
     if may_install:
-        say(f"hcmigrate: installing pytest=={wanted} into the reference environment for --pytest ({python}; one time)")
-        install = subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                                  f"pytest=={wanted}"], capture_output=True, text=True, env=subprocess_env())
+        say(
+            f"hcmigrate: installing pytest=={wanted} into the reference environment for --pytest ({python}; one time)"
+        )
+        install = subprocess.run(
+            [
+                python,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                f"pytest=={wanted}",
+            ],
+            capture_output=True,
+            text=True,
+            env=subprocess_env(),
+        )
         if install.returncode == 0 and _probe_pytest(python):
             say("hcmigrate: pytest installed in the reference environment")
             return [], f"installed pytest {wanted} into {python}"
         pip_error = "\n".join(install.stderr.strip().splitlines()[-3:])
-    version = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                             capture_output=True, text=True, env=subprocess_env()).stdout.strip()
+    version = subprocess.run(
+        [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+    ).stdout.strip()
     ours = "%d.%d" % sys.version_info[:2]
     if version == ours:
         shared = shared_pytest_dir()
         if pip_error:
-            say(f"hcmigrate: pip could not install pytest ({pip_error.splitlines()[-1] if pip_error else ''}); "
-                f"sharing pytest {wanted} from {sys.executable} instead")
-        probe = subprocess.run([python, "-c", f"import sys; sys.path.append({shared!r}); import pytest"],
-                               capture_output=True, text=True, env=subprocess_env())
+            say(
+                f"hcmigrate: pip could not install pytest ({pip_error.splitlines()[-1] if pip_error else ''}); "
+                f"sharing pytest {wanted} from {sys.executable} instead"
+            )
+        probe = subprocess.run(
+            [python, "-c", f"import sys; sys.path.append({shared!r}); import pytest"],
+            capture_output=True,
+            text=True,
+            env=subprocess_env(),
+        )
         if probe.returncode == 0:
             return [shared], f"pytest {wanted} shared from {sys.executable} ({shared})"
-    raise CannotRun(f"--pytest: pytest is not importable by the reference interpreter {python} and could not be "
-                    f"provided ({'pip: ' + pip_error if pip_error else 'Python ' + (version or '?') + ' there, ' + ours + ' here'}); "
-                    f"install it there: {python} -m pip install pytest=={wanted}")
+    raise CannotRun(
+        f"--pytest: pytest is not importable by the reference interpreter {python} and could not be "
+        f"provided ({'pip: ' + pip_error if pip_error else 'Python ' + (version or '?') + ' there, ' + ours + ' here'}); "
+        f"install it there: {python} -m pip install pytest=={wanted}"
+    )
 
 
 def _pytest_distributions() -> list:
@@ -285,7 +377,9 @@ def shared_pytest_dir(base: Path | None = None) -> str:
 
     dists = _pytest_distributions()
     version = next((d.version for d in dists if d.metadata["Name"].lower() == "pytest"), "0")
-    target = (base or cache_dir()) / f"shared-pytest-{version}-py{sys.version_info.major}{sys.version_info.minor}"
+    target = (
+        base or cache_dir()
+    ) / f"shared-pytest-{version}-py{sys.version_info.major}{sys.version_info.minor}"
     if (target / ".complete").exists():
         return str(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -295,13 +389,23 @@ def shared_pytest_dir(base: Path | None = None) -> str:
             tops = set()
             for f in dist.files or []:
                 parts = Path(str(f)).parts
-                if not parts or parts[0] == ".." or parts[0].endswith((".dist-info", ".egg-info")) or parts[0] == "__pycache__":
+                if (
+                    not parts
+                    or parts[0] == ".."
+                    or parts[0].endswith((".dist-info", ".egg-info"))
+                    or parts[0] == "__pycache__"
+                ):
                     continue
                 tops.add(parts[0])
             for top in sorted(tops):
                 src = Path(dist.locate_file(top))
                 if src.is_dir():
-                    shutil.copytree(src, tmp / top, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+                    shutil.copytree(
+                        src,
+                        tmp / top,
+                        dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__"),
+                    )
                 elif src.is_file() and src.suffix == ".py":
                     shutil.copy2(src, tmp / top)
         (tmp / ".complete").write_text(version, encoding="utf-8")
@@ -320,8 +424,13 @@ PYTEST_CONFIG_FILES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini",
 
 def pytest_config(root: Path) -> str | None:
     """The package's own pytest configuration file (name relative to root), if it has one."""
-    markers = {"pytest.ini": None, ".pytest.ini": None, "pyproject.toml": "[tool.pytest", "tox.ini": "[pytest]",
-               "setup.cfg": "[tool:pytest]"}
+    markers = {
+        "pytest.ini": None,
+        ".pytest.ini": None,
+        "pyproject.toml": "[tool.pytest",
+        "tox.ini": "[pytest]",
+        "setup.cfg": "[tool:pytest]",
+    }
     for name in PYTEST_CONFIG_FILES:
         p = root / name
         if p.is_file():
@@ -344,18 +453,29 @@ def find_entry(folder: Path, entry_file: str | None = None) -> Path:
     for name in ("__main__.py", "main.py"):
         if (folder / name).is_file():
             return folder / name
-    guarded = [p for p in sorted(folder.glob("*.py")) if "__name__" in (t := p.read_text(encoding="utf-8", errors="replace"))
-               and "__main__" in t]
+    guarded = [
+        p
+        for p in sorted(folder.glob("*.py"))
+        if "__name__" in (t := p.read_text(encoding="utf-8", errors="replace")) and "__main__" in t
+    ]
     if len(guarded) == 1:
         return guarded[0]
     if not guarded:
-        raise CannotRun(f"{folder}: no entry point (no __main__.py, main.py or file with `if __name__ == \"__main__\":`); "
-                        "pass --entry-file")
-    raise CannotRun(f"{folder}: several possible entry points ({', '.join(p.name for p in guarded)}); pass --entry-file")
+        raise CannotRun(
+            f'{folder}: no entry point (no __main__.py, main.py or file with `if __name__ == "__main__":`); '
+            "pass --entry-file"
+        )
+    raise CannotRun(
+        f"{folder}: several possible entry points ({', '.join(p.name for p in guarded)}); pass --entry-file"
+    )
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst, ignore=lambda d, names: [n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")])
+    shutil.copytree(
+        src,
+        dst,
+        ignore=lambda d, names: [n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")],
+    )
 
 
 def migrate_copy(original: Path, workdir: Path) -> tuple[Path, list[str]]:
@@ -380,9 +500,13 @@ def migrate_copy(original: Path, workdir: Path) -> tuple[Path, list[str]]:
         try:
             result = migrate_source(text, Options(), filename=str(f))
         except MigrationError as e:
-            raise CannotRun(f"the codemod could not migrate {f.name}: {e.message} (line {e.line})") from None
+            raise CannotRun(
+                f"the codemod could not migrate {f.name}: {e.message} (line {e.line})"
+            ) from None
         except ImportError as e:  # pragma: no cover - codemod module not there yet
-            raise CannotRun(f"the codemod is not available ({e}); pass --candidate MIGRATED") from None
+            raise CannotRun(
+                f"the codemod is not available ({e}); pass --candidate MIGRATED"
+            ) from None
         if result.changed:
             f.write_text(result.code, encoding="utf-8")
             notes.append(f"migrated {f.relative_to(root.parent) if original.is_dir() else f.name}")
