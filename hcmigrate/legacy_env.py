@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Callable
 
 LEGACY_JAX_VERSION = "0.4.30"
-# scipy: fixtures and user code call numpy/scipy on the host, as the surveyed projects do.
-EXTRA_REQUIREMENTS = ("numpy", "scipy")
+# scipy, tqdm: fixtures and user code call numpy/scipy and drive tqdm bars on the host, as the
+# surveyed projects do. Each is also the name it is imported by (is_ready imports them).
+EXTRA_REQUIREMENTS = ("numpy", "scipy", "tqdm")
 
 
 class LegacyEnvError(RuntimeError):
@@ -46,14 +47,16 @@ def _python_in(env: Path) -> Path:
 
 
 def is_ready(python: Path, jax_version: str) -> bool:
-    """The interpreter exists and imports jax and jaxlib of exactly `jax_version`."""
+    """The interpreter exists, imports jax and jaxlib of exactly `jax_version` and every extra
+    requirement (an environment cached before an extra was added is made again)."""
     if not python.exists():
         return False
     probe = subprocess.run(
         [
             str(python),
             "-c",
-            "import jax, jaxlib, sys; sys.stdout.write(jax.__version__ + ' ' + jaxlib.__version__)",
+            f"import jax, jaxlib, sys, {', '.join(EXTRA_REQUIREMENTS)}; "
+            "sys.stdout.write(jax.__version__ + ' ' + jaxlib.__version__)",
         ],
         capture_output=True,
         text=True,

@@ -7,9 +7,15 @@ A fixture `fixtures/NAME.in.py` is runnable when its first line is
 (hcmigrate/verify/_runner.py), and its trace is written to `fixtures/golden/NAME.json`.
 tests/test_golden.py compares `NAME.out.py` on current JAX against it.
 
+`--folder F` records the programs of another fixture folder into `F/golden/NAME.json`
+(fixtures/realworld and fixtures/fidelity, read by scripts/check_fidelity.py): its runnable
+`NAME.in.py` files and its multi-module programs, folders `NAME/` whose `main.py` starts
+with the same marker.
+
     python scripts/record_golden.py            # all runnable fixtures
     python scripts/record_golden.py t1_progress_bar c9_custom_jvp
     python scripts/record_golden.py --check    # exit 1 if a golden file is missing or stale
+    python scripts/record_golden.py --folder fixtures/realworld
 
 Goldens are never edited by hand. Exit status: 0 all recorded, 1 some fixture failed on
 legacy JAX (named, with the reason; the others are still recorded).
@@ -28,17 +34,39 @@ sys.path.insert(0, str(REPO))
 
 from hcmigrate.verify.core import clean  # noqa: E402
 from hcmigrate.verify.execute import Side, run_sides, scratch_folder  # noqa: E402
+from hcmigrate.verify.golden import MARKER  # noqa: E402
 from hcmigrate.verify.golden import runnable_fixtures as find_runnable  # noqa: E402
 
 FIXTURES = REPO / "fixtures"
 GOLDEN = REPO / "fixtures" / "golden"
+PROGRAM_MAIN = "main.py"  # entry script of a multi-module program folder
+
+# Programs whose legacy behaviour the recorder cannot capture yet: it imports jax before the
+# script runs, so a variable the script sets in os.environ before its own `import jax` is
+# read too late. Recorded once the recorder starts programs as python does.
+WAITING_FOR_RECORDER = {
+    "c08_x64_from_environ": "sets JAX_ENABLE_X64 in os.environ before importing jax",
+}
 
 
 def runnable_fixtures() -> list[Path]:
     return find_runnable(FIXTURES)
 
 
+def runnable_programs(folder: Path) -> list[Path]:
+    """The runnable `NAME.in.py` files of `folder` and the `NAME/main.py` of its program
+    folders, sorted by name."""
+    found = list(find_runnable(folder))
+    for main in sorted(folder.glob(f"*/{PROGRAM_MAIN}")):
+        with main.open(encoding="utf-8") as fh:
+            if fh.readline().strip() == MARKER:
+                found.append(main)
+    return sorted(found, key=fixture_name)
+
+
 def fixture_name(path: Path) -> str:
+    if path.name == PROGRAM_MAIN:
+        return path.parent.name
     return path.name[: -len(".in.py")]
 
 
@@ -52,11 +80,13 @@ def portable(trace: dict) -> dict:
     return data
 
 
-def record(paths: list[Path], jobs: int = 2, timeout: float = 300.0) -> dict[str, str | None]:
+def record(
+    paths: list[Path], jobs: int = 2, timeout: float = 300.0, golden: Path = GOLDEN
+) -> dict[str, str | None]:
     from hcmigrate.legacy_env import legacy_python
 
     python = str(legacy_python())
-    GOLDEN.mkdir(parents=True, exist_ok=True)
+    golden.mkdir(parents=True, exist_ok=True)
 
     def one(path: Path) -> tuple[str, str | None]:
         name = fixture_name(path)
@@ -74,9 +104,9 @@ def record(paths: list[Path], jobs: int = 2, timeout: float = 300.0) -> dict[str
                 f"exit status {result.trace['exit_status']}: {result.trace.get('error')}\n{tail}",
             )
         data = portable(result.trace)
-        data["fixture"] = f"fixtures/{path.name}"
+        data["fixture"] = path.relative_to(REPO).as_posix()
         data["recorded_by"] = "scripts/record_golden.py"
-        (GOLDEN / f"{name}.json").write_text(
+        (golden / f"{name}.json").write_text(
             json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
         return name, None
@@ -90,8 +120,22 @@ def main(argv=None) -> int:
     parser.add_argument("names", nargs="*", help="fixture names (default: every runnable fixture)")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--check", action="store_true", help="only report missing golden files")
+    parser.add_argument(
+        "--folder",
+        type=Path,
+        default=FIXTURES,
+        help="fixture folder whose programs to record into FOLDER/golden (default: fixtures)",
+    )
     ns = parser.parse_args(argv)
-    paths = runnable_fixtures()
+    folder = ns.folder.resolve()
+    golden = folder / "golden"
+    paths = runnable_programs(folder)
+    waiting = {fixture_name(p) for p in paths} & WAITING_FOR_RECORDER.keys()
+    for name in sorted(waiting):
+        print(
+            f"not recorded: {name} ({WAITING_FOR_RECORDER[name]}; the recorder imports jax first)"
+        )
+    paths = [p for p in paths if fixture_name(p) not in waiting]
     if ns.names:
         wanted = set(ns.names)
         paths = [p for p in paths if fixture_name(p) in wanted]
@@ -99,22 +143,33 @@ def main(argv=None) -> int:
         if unknown:
             print(f"not runnable fixtures: {', '.join(sorted(unknown))}", file=sys.stderr)
             return 2
+    where = golden.relative_to(REPO).as_posix()
     if ns.check:
-        missing = [
-            fixture_name(p) for p in paths if not (GOLDEN / f"{fixture_name(p)}.json").exists()
-        ]
+        missing = [fixture_name(p) for p in paths if not _recorded(golden, p)]
         for name in missing:
-            print(f"missing golden trace: fixtures/golden/{name}.json")
+            print(f"missing golden trace: {where}/{name}.json")
         return 1 if missing else 0
-    results = record(paths, jobs=ns.jobs)
+    results = record(paths, jobs=ns.jobs, golden=golden)
     failed = {k: v for k, v in results.items() if v}
     for name in sorted(results):
         print(
-            f"{'FAILED' if name in failed else 'recorded'} fixtures/golden/{name}.json"
+            f"{'FAILED' if name in failed else 'recorded'} {where}/{name}.json"
             + (f": {failed[name]}" if name in failed else "")
         )
     print(f"{len(results) - len(failed)} recorded, {len(failed)} failed on legacy JAX")
     return 1 if failed else 0
+
+
+def _recorded(golden: Path, path: Path) -> bool:
+    """A golden trace of this program written by this script exists."""
+    trace = golden / f"{fixture_name(path)}.json"
+    if not trace.exists():
+        return False
+    data = json.loads(trace.read_text(encoding="utf-8"))
+    return data.get("recorded_by") == "scripts/record_golden.py" and data.get("fixture") in (
+        path.relative_to(REPO).as_posix(),
+        f"fixtures/{path.name}",
+    )
 
 
 if __name__ == "__main__":
