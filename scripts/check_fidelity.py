@@ -137,16 +137,25 @@ def call_span(tree: ast.AST, line: int, col: int) -> int:
 
 
 def line_map(original: list[str], migrated: list[str]) -> list[set[int]]:
-    """For each migrated line (0-based), the original lines (1-based) it comes from: itself
-    where unchanged or rewritten line for line, else the whole block the codemod rewrote."""
+    """For each migrated line (0-based), the original line (1-based) it comes from: itself
+    where unchanged or rewritten line for line; in a block rewritten into a different number
+    of lines, the most similar line of the old block (an inserted line: the line it precedes)."""
     mapping: list[set[int]] = [set() for _ in migrated]
     matcher = difflib.SequenceMatcher(None, original, migrated, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         for j in range(j1, j2):
             if tag == "equal" or i2 - i1 == j2 - j1:
                 mapping[j] = {i1 + (j - j1) + 1}
+            elif i1 == i2:
+                mapping[j] = {i1 + 1}
             else:
-                mapping[j] = set(range(i1 + 1, max(i2, i1 + 1) + 1))
+                best = max(
+                    range(i1, i2),
+                    key=lambda i: difflib.SequenceMatcher(
+                        None, original[i].strip(), migrated[j].strip()
+                    ).ratio(),
+                )
+                mapping[j] = {best + 1}
     return mapping
 
 
