@@ -36,6 +36,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -435,22 +436,16 @@ def _judge_sites(result, golden, trace, originals, crash_at, golden_root, cand_r
 
 def summary(results: list[Result]) -> dict:
     sites = [s for r in results for s in r.sites]
-    by_verdict: dict[str, int] = {}
-    for r in results:
-        by_verdict[r.verdict] = by_verdict.get(r.verdict, 0) + 1
-    levels: dict[str, int] = {}
-    for s in sites:
-        levels[s.level] = levels.get(s.level, 0) + 1
     layout = Layout()
     for r in results:
         for k, v in asdict(r.layout).items():
             setattr(layout, k, getattr(layout, k) + v)
     return {
         "programs": len(results),
-        "verdicts": by_verdict,
+        "verdicts": dict(Counter(r.verdict for r in results)),
         "text_exact": sum(1 for r in results if r.text_exact),
         "sites": len(sites),
-        "levels": levels,
+        "levels": dict(Counter(s.level for s in sites)),
         "fixed_sites_in_programs_not_equivalent": sum(
             1 for r in results for s in r.sites if s.level == "fixed" and r.verdict != EQUIVALENT
         ),
