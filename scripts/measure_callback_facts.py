@@ -402,37 +402,33 @@ def _custom_jvp_rule(emit):
     return jax.jit(jax.grad(lambda x: jnp.sum(g(x))))(_data(3))
 
 
-@context("custom_vjp_fwd", "grad of a custom_vjp whose fwd rule calls emit(primal)")
-def _custom_vjp_fwd(emit):
+def _custom_vjp_grad(fwd_emit, bwd_emit):
+    """grad of sin(x) as a custom_vjp, with fwd_emit on the primal in the fwd rule and
+    bwd_emit on the cotangent in the bwd rule."""
+
     @jax.custom_vjp
     def g(x):
         return jnp.sin(x)
 
     def fwd(x):
-        e = emit(x)
+        e = fwd_emit(x)
         return jnp.sin(e), e
 
     def bwd(e, ct):
-        return (jnp.cos(e) * ct,)
+        return (jnp.cos(e) * bwd_emit(ct),)
 
     g.defvjp(fwd, bwd)
     return jax.jit(jax.grad(lambda x: jnp.sum(g(x))))(_data(3))
+
+
+@context("custom_vjp_fwd", "grad of a custom_vjp whose fwd rule calls emit(primal)")
+def _custom_vjp_fwd(emit):
+    return _custom_vjp_grad(emit, _ident)
 
 
 @context("custom_vjp_bwd", "grad of a custom_vjp whose bwd rule calls emit(cotangent)")
 def _custom_vjp_bwd(emit):
-    @jax.custom_vjp
-    def g(x):
-        return jnp.sin(x)
-
-    def fwd(x):
-        return jnp.sin(x), x
-
-    def bwd(x, ct):
-        return (jnp.cos(x) * emit(ct),)
-
-    g.defvjp(fwd, bwd)
-    return jax.jit(jax.grad(lambda x: jnp.sum(g(x))))(_data(3))
+    return _custom_vjp_grad(_ident, emit)
 
 
 @context("scan", "jit: scan(lambda c, _: (emit(c), None), x, length=3)")
@@ -774,7 +770,9 @@ RETURNS = {
     "zero_int": lambda: 0,
     "array": lambda: np.zeros(3, np.float32),
 }
-RETURN_CALLS = {
+# The callbacks without a result, as call(host function, x); a legacy tap's host function is
+# called without its transforms.
+TAP_CALLS = {
     "io_ord": ("modern", lambda f, x: io_callback(f, None, x, ordered=True)),
     "io_unord": ("modern", lambda f, x: io_callback(f, None, x)),
     "dbg_cb": ("modern", lambda f, x: jax.debug.callback(f, x)),
@@ -800,7 +798,7 @@ def _return_value(call, returns):
     return result
 
 
-for _name, (_kind, _call) in RETURN_CALLS.items():
+for _name, (_kind, _call) in TAP_CALLS.items():
     for _ret in RETURNS:
         focused(f"return/{_name}/{_ret}", _kind, lambda c, f=_call, r=_ret: _return_value(f, r))
 
@@ -846,15 +844,11 @@ for _name, (_kind, _call) in RESULT_CALLS.items():
 
 # Where an exception raised by the host function arrives.
 RAISE_CALLS = {
-    "io_ord": ("modern", lambda f, x: io_callback(f, None, x, ordered=True)),
-    "io_unord": ("modern", lambda f, x: io_callback(f, None, x)),
-    "dbg_cb": ("modern", lambda f, x: jax.debug.callback(f, x)),
-    "dbg_cb_ord": ("modern", lambda f, x: jax.debug.callback(f, x, ordered=True)),
+    **TAP_CALLS,
     "pure_used": (
         "modern",
         lambda f, x: jax.pure_callback(_zero(f), _scalar(), x, vmap_method="sequential"),
     ),
-    "id_tap": ("legacy", lambda f, x: hcb.id_tap(lambda arg, transforms: f(arg), x)),
     "call": ("legacy", lambda f, x: hcb.call(_zero(f), x, result_shape=_scalar())),
 }
 
@@ -1093,13 +1087,6 @@ for _name, (_kind, _call) in PURE_CALLS.items():
 
 # When the host function has run: as the jitted call returns, after block_until_ready, after
 # effects_barrier (legacy: barrier_wait).
-SYNC_CALLS = {
-    "io_ord": ("modern", lambda f, x: io_callback(f, None, x, ordered=True)),
-    "io_unord": ("modern", lambda f, x: io_callback(f, None, x)),
-    "dbg_cb": ("modern", lambda f, x: jax.debug.callback(f, x)),
-    "dbg_cb_ord": ("modern", lambda f, x: jax.debug.callback(f, x, ordered=True)),
-    "id_tap": ("legacy", lambda f, x: hcb.id_tap(lambda a, t: f(a), x)),
-}
 
 
 def _sync(call):
@@ -1125,7 +1112,7 @@ def _sync(call):
     return {"status": "ok", **seen}
 
 
-for _name, (_kind, _call) in SYNC_CALLS.items():
+for _name, (_kind, _call) in TAP_CALLS.items():
     _register("sync", _name, _kind, lambda c, f=_call: _sync(f))
 
 # Devices: which device's host function runs, and pinning a callback to device 1.
