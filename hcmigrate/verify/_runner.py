@@ -315,15 +315,122 @@ def describe_callable(f) -> dict:
     return info
 
 
+STACK_DEPTH = 6  # user frames kept per registration (the site and its callers)
+
+
+def _is_user_file(filename: str) -> bool:
+    return (
+        filename != _HERE
+        and not filename.startswith(STATE.skip_dirs)
+        and not filename.startswith("<frozen")
+    )
+
+
 def _call_site() -> dict | None:
+    """The innermost user frame that registered a callback, with the user frames around it
+    (`stack`, innermost first): a wrapper or helper the codemod wrote is one of them, and the
+    comparison maps them back to the legacy call site they came from."""
     frame = sys._getframe(2)
-    while frame is not None:
+    site = None
+    stack = []
+    while frame is not None and len(stack) < STACK_DEPTH:
         fn = os.path.abspath(frame.f_code.co_filename)
-        if fn != _HERE and not fn.startswith(STATE.skip_dirs) and not fn.startswith("<frozen"):
+        if _is_user_file(fn):
             line = frame.f_lineno
-            return {"file": fn, "line": line, "code": linecache.getline(fn, line).strip()}
+            if site is None:
+                site = {"file": fn, "line": line, "code": linecache.getline(fn, line).strip()}
+            stack.append([fn, line])
         frame = frame.f_back
-    return None
+    if site is not None and len(stack) > 1:
+        site["stack"] = stack
+    return site
+
+
+# The user function a host call finally reaches. Legacy calls `tap_func(arg, transforms)`
+# directly; a migration may reach the same function through a lambda, a factory call, a helper
+# or a partial. While the callback runs, the user functions it enters (a few levels deep) are
+# noted (`reached`), and among them those that receive the very objects the host passed in
+# (`receivers`): that is where the call landed, whatever wrapped it.
+REACH_DEPTH = 4
+REACH_COUNT = 8
+
+
+def _data_ids(args, kwargs) -> set:
+    """ids of the values the host passed (not singletons such as `()` or None, which any
+    function may receive)."""
+    out = set()
+    for value in (*args, *kwargs.values()):
+        if value is None or isinstance(value, (bool, int, float, str)):
+            continue
+        if isinstance(value, tuple) and not value:
+            continue
+        out.add(id(value))
+    return out
+
+
+def _receives(frame, data: set) -> bool:
+    code = frame.f_code
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
+    local = frame.f_locals
+    for name in code.co_varnames[:n]:
+        value = local.get(name)
+        if id(value) in data:
+            return True
+        if isinstance(value, tuple) and any(id(v) in data for v in value):
+            return True
+        if isinstance(value, dict) and any(id(v) in data for v in value.values()):
+            return True
+    return False
+
+
+_library_dirs: tuple[str, ...] | None = None
+
+
+def _is_library_file(filename: str) -> bool:
+    """The standard library or an installed distribution: not the program's own code."""
+    global _library_dirs
+    if _library_dirs is None:
+        import sysconfig
+
+        dirs = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+        dirs |= {p for p in sys.path if p.endswith(("site-packages", "dist-packages"))}
+        _library_dirs = tuple(os.path.abspath(d) + os.sep for d in dirs if d)
+    return filename.startswith(_library_dirs)
+
+
+def _call_noting_reach(fn, args, kwargs, ev: dict):
+    """fn(*args, **kwargs), noting in `ev` the user functions it reaches. Chains to a trace
+    function already set (a debugger, coverage)."""
+    previous = sys.gettrace()
+    root = sys._getframe()
+    data = _data_ids(args, kwargs)
+    reached: list[str] = []
+    receivers: list[str] = []
+
+    def tracer(frame, event, arg):
+        if event == "call" and len(reached) < REACH_COUNT:
+            up, depth = frame.f_back, 1
+            while up is not None and up is not root and depth <= REACH_DEPTH:
+                up, depth = up.f_back, depth + 1
+            code = frame.f_code
+            filename = os.path.abspath(code.co_filename)
+            if up is root and _is_user_file(filename) and not _is_library_file(filename):
+                name = f"{frame.f_globals.get('__name__', '')}.{code.co_qualname}"
+                reached.append(name)
+                if "<lambda>" not in code.co_qualname and data and _receives(frame, data):
+                    receivers.append(name)
+        return previous(frame, event, arg) if previous is not None else None
+
+    sys.settrace(tracer)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        sys.settrace(previous)
+        if reached:
+            ev["reached"] = reached
+        if receivers:
+            ev["receivers"] = receivers
 
 
 def _current_entry() -> str:
@@ -400,7 +507,7 @@ def _make_recorder(fn, reg: dict, *, mode: str):
         previous = getattr(_tls, "capture", None)
         _tls.capture = captured
         try:
-            result = fn(*args, **kwargs)
+            result = _call_noting_reach(fn, args, kwargs, ev)
         except BaseException as e:
             ev["raised"] = f"{type(e).__name__}: {e}"[:500]
             raise

@@ -33,6 +33,14 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from hcmigrate.verify.identity import (
+    callback_key,
+    callbacks_compatible,
+    display_name,
+    same_host_function,
+    strip_main as _strip_main,
+)
+
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-6
 
@@ -380,35 +388,12 @@ def first_line_diff(a: str, b: str, tol: Tolerance) -> tuple[int, str, str] | No
 # Events
 
 
-def callback_key(ev: dict) -> str:
-    cb = ev.get("callback")
-    if ev["class"] == "print" or not cb:
-        return ev["api"].replace("compat.", "")
-    return cb["name"]
-
-
-def callbacks_compatible(a: dict | None, b: dict | None) -> bool:
-    if not a or not b:
-        return True
-    if not a["lambda"] and not b["lambda"]:
-        return a["name"] == b["name"] or _strip_main(a["name"]) == _strip_main(b["name"])
-    if a["lambda"] and b["lambda"]:
-        ra, rb = set(a.get("refs", ())), set(b.get("refs", ()))
-        return ra <= rb or rb <= ra
-    lam, named = (a, b) if a["lambda"] else (b, a)
-    return named["simple"] in set(lam.get("refs", ()))
-
-
-def _strip_main(name: str) -> str:
-    return name.split(".", 1)[1] if name.startswith("__main__.") else name
-
-
 def describe_event(ev: dict) -> str:
     api = ev["api"]
     order = "ordered" if ev["ordered"] else "unordered"
     if ev["class"] == "print":
         return f"{api} ({order})"
-    return f"`{_strip_main(callback_key(ev))}` via {api} ({order})"
+    return f"`{display_name(ev)}` via {api} ({order})"
 
 
 def event_call_text(ev: dict) -> str:
@@ -418,7 +403,7 @@ def event_call_text(ev: dict) -> str:
         args += (", " if args else "") + ", ".join(
             f"{k}={format_value(v, 60)}" for k, v in kwargs.items()
         )
-    text = f"{_strip_main(callback_key(ev))}({args})"
+    text = f"{display_name(ev)}({args})"
     if ev["class"] == "value":
         text += f" -> {format_value(ev.get('result'), 100)}"
     if ev.get("raised"):
@@ -452,9 +437,9 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
     if (
         ce != "print"
         and cg != "print"
-        and not callbacks_compatible(e.get("callback"), g.get("callback"))
+        and not same_host_function(e, g)
     ):
-        return f"different callback: `{_strip_main(callback_key(e))}` vs `{_strip_main(callback_key(g))}`"
+        return f"different callback: `{display_name(e)}` vs `{display_name(g)}`"
     if ce == "value" and e.get("spec") and g.get("spec") and diff_specs(e["spec"], g["spec"]):
         return f"result shape/dtype changed: {format_spec(e['spec'])} vs {format_spec(g['spec'])}"
     ea, ga = e.get("args", []), g.get("args", [])
@@ -600,7 +585,7 @@ def compare_event_lists(
             entry=entry,
             kind="extra-event",
             position=len(E),
-            callback=_strip_main(callback_key(g)),
+            callback=display_name(g),
             message=f"the candidate made {len(leftover)} host call(s) more than the reference ({counts})",
             expected="nothing (the reference made no more host calls)",
             got=f"{event_call_text(g)} via {g['api']}",
@@ -613,7 +598,7 @@ def compare_event_lists(
 def _count_by_key(events: list[dict]) -> str:
     counts: dict[str, int] = {}
     for ev in events:
-        k = _strip_main(callback_key(ev))
+        k = display_name(ev)
         counts[k] = counts.get(k, 0) + 1
     return ", ".join(f"{k} x{n}" for k, n in counts.items())
 
@@ -625,7 +610,8 @@ def _per_element_hint(E, G, g, e=None) -> str | None:
         ref = [
             x
             for x in E
-            if callback_key(x) == callback_key(g) or (x["class"] == g["class"] == "print")
+            if (x["class"] == g["class"] == "print")
+            or (x["class"] != "print" and g["class"] != "print" and same_host_function(x, g))
         ]
     else:
         ref = [x for x in E if x.get("reg") == e.get("reg")]
@@ -652,20 +638,19 @@ def same_callback(e: dict, g: dict) -> bool:
         other = g if pe else e
         cb = other.get("callback") or {}
         return bool(cb.get("lambda")) and "print" in cb.get("refs", ())
-    ce, cg = e.get("callback"), g.get("callback")
-    if not ce or not cg:
+    if not e.get("callback") or not g.get("callback"):
         return False
-    return callbacks_compatible(ce, cg)
+    return same_host_function(e, g)
 
 
 def _explain(entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_regs) -> Difference:
     rest = g_ordered_rest + g_unordered_rest
-    key = callback_key(e)
+    name = display_name(e)
     d = Difference(
         entry=entry,
         kind="event",
         position=pos,
-        callback=_strip_main(key),
+        callback=name,
         message="",
         expected=f"{event_call_text(e)} via {e['api']}",
         reference_source=source_of(e),
@@ -692,11 +677,11 @@ def _explain(entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_re
         d.got = (
             "nothing: the candidate made no more host calls"
             if not rest
-            else f"no further call of `{_strip_main(key)}` (next candidate call: {event_call_text(rest[0])} via {rest[0]['api']})"
+            else f"no further call of `{name}` (next candidate call: {event_call_text(rest[0])} via {rest[0]['api']})"
         )
         d.message = (
             f"event #{pos} {describe_event(e)} is missing in the candidate "
-            f"(the reference calls `{_strip_main(key)}` {n_ref} more time(s) from here, the candidate 0)"
+            f"(the reference calls `{name}` {n_ref} more time(s) from here, the candidate 0)"
         )
         regs = [r for r in cand_regs if _reg_matches(r, e)]
         if regs:
@@ -707,7 +692,7 @@ def _explain(entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_re
             if r["api"] == "pure_callback":
                 d.hint += " (a pure_callback whose result is unused is removed by the compiler)"
         else:
-            d.hint = f"the candidate never registers a callback `{_strip_main(key)}`"
+            d.hint = f"the candidate never registers a callback `{name}`"
         return d
     # 3. the same callback runs, but differently.
     g = same[0]

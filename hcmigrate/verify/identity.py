@@ -1,0 +1,75 @@
+"""Which host function a recorded host call is: the user function it finally reached.
+
+A migration may reach the legacy callback through a wrapper of its own: a lambda
+(`lambda arg: tap(arg, ())`, `lambda arg: make_tap("scan")(arg, ())`), a helper function, a
+`functools.partial` or a bound method. Such a wrapper's own identity says nothing; what counts
+is the user function the host's data ends up in. The recorder notes, per host call, the user
+functions the callback entered (`reached`) and those that received the host's very objects
+(`receivers`); `functools.partial` and bound methods are unwrapped when the callback is
+described (`callback.name`).
+
+Two calls are of the same host function when the functions that received their data overlap
+(or, for a callback that passes no data on, the functions they reached). Traces without that
+information (recorded before it existed) fall back on names: equal qualified names, or a
+lambda that refers to the other side's function by name.
+"""
+
+from __future__ import annotations
+
+
+def strip_main(name: str) -> str:
+    return name.split(".", 1)[1] if name.startswith("__main__.") else name
+
+
+def callback_key(ev: dict) -> str:
+    """The callback's own name (qualified), or the API for prints."""
+    cb = ev.get("callback")
+    if ev["class"] == "print" or not cb:
+        return ev["api"].replace("compat.", "")
+    return cb["name"]
+
+
+def display_name(ev: dict) -> str:
+    """How a report names an event's host function: the function its data reached when the
+    callback itself is a lambda (`trace.<locals>._tap`, not `step.<locals>.<lambda>`)."""
+    cb = ev.get("callback")
+    if ev["class"] != "print" and cb and cb.get("lambda") and ev.get("receivers"):
+        return strip_main(ev["receivers"][-1])
+    return strip_main(callback_key(ev))
+
+
+def _named(functions) -> set[str]:
+    return {strip_main(f) for f in functions if "<lambda>" not in f}
+
+
+def host_functions(ev: dict) -> set[str]:
+    """The user functions a host call landed in (empty when the trace cannot tell)."""
+    cb = ev.get("callback")
+    if ev["class"] == "print" or not cb:
+        return set()
+    static = set() if cb.get("lambda") else {strip_main(cb["name"])}
+    if ev.get("receivers"):
+        return static | _named(ev["receivers"])
+    return static | _named(ev.get("reached", ()))
+
+
+def callbacks_compatible(a: dict | None, b: dict | None) -> bool:
+    """By name only: equal qualified names, or a lambda referring to the other's function
+    (or two lambdas referring to the same names)."""
+    if not a or not b:
+        return True
+    if not a["lambda"] and not b["lambda"]:
+        return strip_main(a["name"]) == strip_main(b["name"])
+    if a["lambda"] and b["lambda"]:
+        ra, rb = set(a.get("refs", ())), set(b.get("refs", ()))
+        return ra <= rb or rb <= ra
+    lam, named = (a, b) if a["lambda"] else (b, a)
+    return named["simple"] in set(lam.get("refs", ()))
+
+
+def same_host_function(e: dict, g: dict) -> bool:
+    """Do two non-print events reach the same user function?"""
+    fe, fg = host_functions(e), host_functions(g)
+    if fe and fg:
+        return bool(fe & fg)
+    return callbacks_compatible(e.get("callback"), g.get("callback"))
