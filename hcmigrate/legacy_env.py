@@ -9,7 +9,10 @@ folder is `$HCMIGRATE_CACHE_DIR` or `$XDG_CACHE_HOME/hcmigrate` (default `~/.cac
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -65,6 +68,39 @@ def is_ready(python: Path, jax_version: str) -> bool:
     return probe.returncode == 0 and probe.stdout.split() == [jax_version, jax_version]
 
 
+def _move_into_place(tmp: Path, env: Path) -> None:
+    """Rename a finished environment to its final folder. A venv's scripts (bin/pip,
+    bin/activate, ...) and pyvenv.cfg name the folder they were built in: they are rewritten to
+    name the final one, so they never point at the temporary folder, which is gone."""
+    shutil.rmtree(env, ignore_errors=True)
+    os.replace(tmp, env)
+    repair_paths(env, str(tmp))
+
+
+def repair_paths(env: Path, built_in: str | None = None) -> None:
+    """Rewrite scripts that still name the folder the environment was built in (also repairs
+    environments made before this was done: their bin/pip names `<env>.tmp-<pid>`)."""
+    bindir = env / ("Scripts" if os.name == "nt" else "bin")
+    if built_in is None:
+        try:
+            first = (bindir / "pip").read_text(encoding="utf-8", errors="replace").split("\n", 1)[0]
+        except OSError:
+            return
+        m = re.search(re.escape(str(env)) + r"\.tmp-\d+", first)
+        if m is None:
+            return
+        built_in = m.group(0)
+    for path in [*bindir.iterdir(), env / "pyvenv.cfg"]:
+        if not path.is_file() or path.is_symlink():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue  # a binary
+        if built_in in text:
+            path.write_text(text.replace(built_in, str(env)), encoding="utf-8")
+
+
 def jax_env_python(
     jax_version: str, kind: str, progress: Callable[[str], None] | None = None
 ) -> Path:
@@ -77,6 +113,7 @@ def jax_env_python(
     env = env_dir(jax_version, kind)
     python = _python_in(env)
     if is_ready(python, jax_version):
+        repair_paths(env)
         return python
     requirements = (f"jax=={jax_version}", f"jaxlib=={jax_version}", *EXTRA_REQUIREMENTS)
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
@@ -117,15 +154,86 @@ def jax_env_python(
     if is_ready(python, jax_version):  # another process finished first
         shutil.rmtree(tmp, ignore_errors=True)
         return python
-    shutil.rmtree(env, ignore_errors=True)
-    os.replace(tmp, env)
+    _move_into_place(tmp, env)
     say(f"hcmigrate: JAX {jax_version} environment ready")
     return python
 
 
-def legacy_python(progress: Callable[[str], None] | None = None) -> Path:
-    """The legacy reference interpreter (real jax 0.4.30), created on first use."""
-    return jax_env_python(LEGACY_JAX_VERSION, "legacy", progress)
+def legacy_python(
+    progress: Callable[[str], None] | None = None, jax_version: str = LEGACY_JAX_VERSION
+) -> Path:
+    """The legacy reference interpreter (real jax 0.4.30 unless told), created on first use."""
+    return jax_env_python(jax_version, "legacy", progress)
+
+
+def _site_packages(python: Path) -> str:
+    return subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+def project_env_python(
+    requirements: list[str],
+    jax_version: str = LEGACY_JAX_VERSION,
+    progress: Callable[[str], None] | None = None,
+) -> Path:
+    """A cached interpreter with legacy JAX and a project's own dependencies.
+
+    It is a venv layered on the JAX `jax_version` environment (a `.pth` file puts that one's
+    site-packages after its own), so only the project's dependencies are installed, with pip,
+    jax and jaxlib held at `jax_version`. One per (JAX version, requirement list)."""
+    base = legacy_python(progress, jax_version)
+    key = hashlib.sha256(json.dumps([jax_version, sorted(requirements)]).encode()).hexdigest()[:12]
+    env = env_dir(jax_version, "project").with_name(
+        f"{env_dir(jax_version, 'project').name}-{key}"
+    )
+    python = _python_in(env)
+    ready = env / ".hcmigrate-requirements.json"
+    if ready.is_file() and is_ready(python, jax_version):
+        repair_paths(env)
+        return python
+    say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
+    say(
+        f"hcmigrate: creating the reference environment with the project's dependencies "
+        f"({', '.join(requirements) or 'none'}; JAX {jax_version}) in {env} (one time)"
+    )
+    tmp = env.with_name(f"{env.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    venv.EnvBuilder(with_pip=True, clear=True).create(tmp)
+    tmp_python = _python_in(tmp)
+    (Path(_site_packages(tmp_python)) / "_hcmigrate_legacy_jax.pth").write_text(
+        _site_packages(base) + "\n", encoding="utf-8"
+    )
+    constraints = tmp / "constraints.txt"
+    constraints.write_text(f"jax=={jax_version}\njaxlib=={jax_version}\n", encoding="utf-8")
+    install = subprocess.run(
+        [
+            str(tmp_python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-c",
+            str(constraints),
+            *requirements,
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if install.returncode != 0 or not is_ready(tmp_python, jax_version):
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise LegacyEnvError(
+            f"could not install the project's dependencies ({' '.join(requirements)}) with "
+            f"jax=={jax_version}:\n{install.stderr[-3000:]}"
+        )
+    (tmp / ready.name).write_text(json.dumps(requirements), encoding="utf-8")
+    _move_into_place(tmp, env)
+    say("hcmigrate: reference environment ready")
+    return python
 
 
 if __name__ == "__main__":  # `python -m hcmigrate.legacy_env` prints the interpreter path

@@ -90,7 +90,7 @@ def record(
 
     def one(path: Path) -> tuple[str, str | None]:
         name = fixture_name(path)
-        side = Side("reference", python, path, align_modern_defaults=True)
+        side = Side("reference", python, path)
         with scratch_folder() as workdir:
             [result] = run_sides(
                 [side], script_args=[], entries=[], timeout=timeout, workdir=workdir

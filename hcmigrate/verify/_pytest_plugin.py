@@ -13,23 +13,56 @@ jax.debug.*) is `_runner.py`'s; this module only tells it which test is running:
   asynchronous callbacks are attributed to the test that caused them.
 
 The plugin object is handed to `pytest.main(args, plugins=[...])` (no `-p NAME` and no folder
-of ours on sys.path, so nothing here can shadow a module of the code under test).
+of ours on sys.path, so nothing here can shadow a module of the code under test). In
+pytest-xdist workers the same plugin is registered by `_worker/_hcmigrate_verify_worker.py`,
+which pytest loads by name there (`PYTEST_PLUGINS`); each worker writes its own stream.
+
+Each finished test is written to the trace stream at once (`_runner._Stream`), with the host
+calls made since the previous test; a `test-start` record names the test that was running if
+the process dies. `HCMIGRATE_VERIFY_SELECT` (a file of test ids, one a line) keeps only those
+tests: the candidate runs only the tests that made host calls in the reference.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 import pytest
 
+SELECT_ENV = "HCMIGRATE_VERIFY_SELECT"
+
 
 class RecorderPlugin:
     def __init__(self, runner):
-        self.r = runner  # the _runner module: STATE, _Tee, _barrier
+        self.r = runner  # the _runner module: STATE, STREAM, _Tee, _barrier
         self.tests: list[dict] = []
         self.by_id: dict[str, dict] = {}
         self.collect_errors: list[dict] = []
+        self.selected: set[str] | None = None
+        select = os.environ.get(SELECT_ENV)
+        if select:
+            with open(select, encoding="utf-8") as fh:
+                self.selected = {line.rstrip("\n") for line in fh if line.strip()}
+
+    def _write(self, record: dict) -> None:
+        if self.r.STREAM is not None:
+            self.r.STREAM.write(record)
+
+    # -- selection and collection ----------------------------------------------------------
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        if self.selected is None:
+            return
+        keep = [item for item in items if item.nodeid in self.selected]
+        dropped = [item for item in items if item.nodeid not in self.selected]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = keep
+
+    def pytest_collection_finish(self, session):
+        self._write({"t": "collected", "nodeids": [item.nodeid for item in session.items]})
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -54,6 +87,7 @@ class RecorderPlugin:
         if report.failed:
             msg = _message(report)
             self.collect_errors.append({"nodeid": report.nodeid, "message": msg})
+            self._write({"t": "collect-error", "nodeid": report.nodeid, "message": msg})
             rec = self._record(report.nodeid or "<collection>")
             rec["outcome"], rec["message"], rec["phases"]["collect"] = "error", msg, "failed"
 
@@ -65,6 +99,7 @@ class RecorderPlugin:
         with state.lock:
             state.entry_stack.append(item.nodeid)
             session_parts, state.stdout_parts = state.stdout_parts, parts
+        self._write({"t": "test-start", "nodeid": item.nodeid, "time": time.time()})
         started = time.perf_counter()
         try:
             yield
@@ -75,6 +110,11 @@ class RecorderPlugin:
                 state.stdout_parts = session_parts
             rec["stdout"] = "".join(parts)
             rec["duration"] = round(time.perf_counter() - started, 4)
+            if self.r.STREAM is not None:
+                events, registrations = self.r.STREAM.take()
+                self._write(
+                    {"t": "test", "test": rec, "events": events, "registrations": registrations}
+                )
 
     def _phase(self):
         # Innermost wrapper: pytest's capture (if any) already replaced sys.stdout; tee it so

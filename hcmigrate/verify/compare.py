@@ -424,6 +424,8 @@ def source_of(ev_or_reg: dict | None) -> str | None:
         if cb.get("file"):
             return f"{cb['file']}:{cb['line']}"
         return None
+    if "cell" in site:  # a notebook: its cell and the line in that cell
+        return f"{site['file']} cell {site['cell']}, line {site['line']}: {site.get('code', '')}"
     return f"{site['file']}:{site['line']}: {site.get('code', '')}"
 
 

@@ -13,7 +13,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
+
+from hcmigrate.verify.stream import Watch, read_trace, stream_files
 
 RUNNER = Path(__file__).resolve().parent / "_runner.py"
 SKIP_DIRS = {
@@ -48,7 +50,6 @@ class Side:
     python: str
     script: Path
     install_compat: bool = False
-    align_modern_defaults: bool = False
     compat_dir: str | None = None
     extra_paths: list[str] = field(default_factory=list)
     description: str = ""
@@ -57,6 +58,9 @@ class Side:
         default_factory=list
     )  # sys.path entries added last (shared pytest)
     cwd: str | None = None
+    env: dict = field(default_factory=dict)  # extra environment (e.g. JAX_* configuration)
+    select: list[str] | None = None  # --pytest: run only these test ids
+    no_file: bool = False  # run without __file__ (a notebook's cells)
 
 
 @dataclass
@@ -76,14 +80,11 @@ class RunResult:
         return f"the {self.side.label} run exited with status {self.returncode} without writing a trace:\n{tail}"
 
 
-def _popen(
-    side: Side,
-    trace_path: Path,
-    script_args: list[str],
-    entries: list[str],
-    cwd: str | None,
-    env: dict,
-) -> subprocess.Popen:
+WORKER_DIR = Path(__file__).resolve().parent / "_worker"
+WORKER_PLUGIN = "_hcmigrate_verify_worker"
+
+
+def _command(side: Side, trace_path: Path, script_args: list[str], entries: list[str]) -> list:
     cmd = [side.python, str(RUNNER), "--trace", str(trace_path), "--side", side.label]
     for e in entries:
         cmd += ["--entry", e]
@@ -91,25 +92,42 @@ def _popen(
         cmd.append("--install-compat")
     if side.compat_dir:
         cmd += ["--compat-dir", side.compat_dir]
-    if side.align_modern_defaults:
-        cmd.append("--align-modern-defaults")
     for p in side.extra_paths:
         cmd += ["--path", p]
     for p in side.append_paths:
         cmd += ["--append-path", p]
     if side.pytest:
         cmd.append("--pytest")
-    cmd += [str(side.script), "--", *script_args]
-    return subprocess.Popen(
-        cmd,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        cwd=side.cwd or cwd,
-        env=env,
-        start_new_session=True,  # own process group: killed as a whole on timeout / Ctrl-C
-    )
+    if side.no_file:
+        cmd.append("--no-file")
+    return [*cmd, str(side.script), "--", *script_args]
+
+
+def _side_env(side: Side, base: dict, trace_path: Path, select_file: Path | None) -> dict:
+    env = {**base, **side.env}
+    if side.pytest:
+        # pytest-xdist workers record too: they load the worker plugin by name, from a folder
+        # holding nothing else; the package's own paths go on PYTHONPATH so workers see them.
+        paths = [*side.extra_paths, str(WORKER_DIR)]
+        if env.get("PYTHONPATH"):
+            paths.append(env["PYTHONPATH"])
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        plugins = [p for p in env.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
+        env["PYTEST_PLUGINS"] = ",".join([*plugins, WORKER_PLUGIN])
+        env["HCMIGRATE_VERIFY_TRACE"] = str(trace_path)
+        env["HCMIGRATE_VERIFY_OPTIONS"] = json.dumps(
+            {
+                "side": side.label,
+                "compat_dir": side.compat_dir,
+                "install_compat": side.install_compat,
+            }
+        )
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # never write into the original's folder
+        if select_file is not None:
+            env["HCMIGRATE_VERIFY_SELECT"] = str(select_file)
+        else:
+            env.pop("HCMIGRATE_VERIFY_SELECT", None)
+    return env
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -132,7 +150,29 @@ def subprocess_env(platform: str | None = "cpu") -> dict:
     env.setdefault("PYTHONHASHSEED", "0")
     env["PYTHONUNBUFFERED"] = "1"
     env.pop("PYTHONSTARTUP", None)
+    for name in ("HCMIGRATE_VERIFY_TRACE", "HCMIGRATE_VERIFY_SELECT", "HCMIGRATE_VERIFY_OPTIONS"):
+        env.pop(name, None)  # a verify run inside a verified test suite starts afresh
     return env
+
+
+@dataclass
+class _Running:
+    side: Side
+    index: int
+    trace_path: Path
+    proc: subprocess.Popen
+    out: Path
+    err: Path
+    watch: Watch
+    started: float
+    timed_out: bool = False
+    timed_out_tests: dict = field(default_factory=dict)  # nodeid -> seconds
+    died: list = field(default_factory=list)  # nodeids a dead process was running
+    last_activity: float = 0.0
+    restarts: int = 0
+
+
+MAX_RESTARTS = 5  # a --pytest side that dies in a test goes on with the tests left, this often
 
 
 def run_sides(
@@ -144,50 +184,214 @@ def run_sides(
     workdir: Path,
     cwd: str | None = None,
     platform: str | None = "cpu",
+    progress: Callable[[dict], None] | None = None,
 ) -> list[RunResult]:
-    """Run the sides concurrently (each in its own process group) and read their traces."""
-    env = subprocess_env(platform)
-    procs = []
-    started = time.monotonic()
+    """Run the sides concurrently (each in its own process group) and read their traces.
+
+    Script mode: `timeout` limits each whole run. `--pytest`: it limits each test (a test still
+    running after it is killed, with its process, and reported as timed out) and any stretch
+    without progress (collection, start-up); when a side's process dies in a test, it starts
+    again on the tests not run yet, so every other test still gets its verdict."""
+    base_env = subprocess_env(platform)
+    running: list[_Running] = []
     try:
         for i, side in enumerate(sides):
-            trace_path = workdir / f"{side.label}-{i}.json"
-            if trace_path.exists():
-                trace_path.unlink()
-            procs.append(
-                (side, trace_path, _popen(side, trace_path, script_args, entries, cwd, env))
-            )
-        results = []
-        for side, trace_path, proc in procs:
-            remaining = max(0.1, timeout - (time.monotonic() - started))
-            timed_out = False
-            try:
-                out, err = proc.communicate(timeout=remaining)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                _kill_group(proc)
-                out, err = proc.communicate()
-            trace = None
-            if not timed_out and trace_path.exists():
-                try:
-                    trace = json.loads(trace_path.read_text(encoding="utf-8"))
-                except ValueError:
-                    trace = None
-            results.append(
-                RunResult(
-                    side,
-                    trace,
-                    proc.returncode,
-                    out or "",
-                    err or "",
-                    time.monotonic() - started,
-                    timed_out,
-                )
-            )
-        return results
+            running.append(_start(side, i, workdir, base_env, script_args, entries, cwd))
+        _wait(running, timeout, workdir, base_env, script_args, entries, cwd, progress)
+        return [_result(r) for r in running]
     finally:  # Ctrl-C or any error: no stray process groups
-        for _, _, proc in procs:
-            _kill_group(proc)
+        for r in running:
+            _kill_group(r.proc)
+
+
+def _start(side, index, workdir, base_env, script_args, entries, cwd, *, select=None, attempt=0):
+    trace_path = workdir / f"{side.label}-{index}.jsonl"
+    if attempt == 0:
+        for old in stream_files(trace_path):
+            old.unlink()
+    select_file = None
+    chosen = select if select is not None else side.select
+    args = list(script_args)
+    if chosen is not None:
+        select_file = workdir / f"{side.label}-{index}-select-{attempt}.txt"
+        select_file.write_text("".join(t + "\n" for t in chosen), encoding="utf-8")
+        args = _narrow_to_files(args, chosen)
+    out = workdir / f"{side.label}-{index}-{attempt}.stdout"
+    err = workdir / f"{side.label}-{index}-{attempt}.stderr"
+    with open(out, "w") as fo, open(err, "w") as fe:
+        proc = subprocess.Popen(
+            _command(side, trace_path, args, entries),
+            stdout=fo,
+            stderr=fe,
+            stdin=subprocess.DEVNULL,
+            cwd=side.cwd or cwd,
+            env=_side_env(side, base_env, trace_path, select_file),
+            start_new_session=True,  # own process group: killed as a whole on timeout / Ctrl-C
+        )
+    now = time.monotonic()
+    return _Running(side, index, trace_path, proc, out, err, Watch(trace_path), now, last_activity=now)
+
+
+def _narrow_to_files(pytest_args: list[str], nodeids: list[str]) -> list[str]:
+    """Collect only the files the chosen tests are in: the first argument (the TESTS path
+    verify was given) becomes those files, when it is a folder or file containing them."""
+    if not pytest_args or not nodeids:
+        return pytest_args
+    files = sorted({t.split("::", 1)[0] for t in nodeids})
+    first = pytest_args[0].split("::", 1)[0].rstrip("/")
+    if all(f == first or f.startswith(first + "/") for f in files):
+        return [*files, *pytest_args[1:]]
+    return pytest_args
+
+
+def _wait(running, timeout, workdir, base_env, script_args, entries, cwd, progress) -> None:
+    while True:
+        alive = 0
+        now = time.monotonic()
+        for r in running:
+            if r.side.pytest:
+                before = (len(r.watch.finished), len(r.watch.running), len(r.watch.collected))
+                r.watch.poll()
+                if (len(r.watch.finished), len(r.watch.running), len(r.watch.collected)) != before:
+                    r.last_activity = now
+            if r.proc.poll() is None:
+                alive += 1
+                if r.side.pytest:
+                    _enforce_test_timeout(r, timeout, now)
+                elif now - r.started > timeout:
+                    r.timed_out = True
+                    _kill_group(r.proc)
+                continue
+            if r.side.pytest and _restart_needed(r):
+                remaining = [
+                    t
+                    for t in _collected_order(r)
+                    if t not in r.watch.finished and t not in r.died
+                ]
+                if remaining and r.restarts < MAX_RESTARTS:
+                    r.restarts += 1
+                    fresh = _start(
+                        r.side, r.index, workdir, base_env, script_args, entries, cwd,
+                        select=remaining, attempt=r.restarts,
+                    )
+                    r.proc, r.out, r.err, r.last_activity = (
+                        fresh.proc, fresh.out, fresh.err, time.monotonic()
+                    )
+                    alive += 1
+        if progress is not None:
+            for r in running:
+                if r.side.pytest:
+                    progress(
+                        {
+                            "side": r.side.label,
+                            "finished": len(r.watch.finished),
+                            "total": len(r.watch.collected),
+                            "running": sorted(r.watch.running),
+                            "seconds": now - r.started,
+                        }
+                    )
+        if not alive:
+            return
+        time.sleep(0.2)
+
+
+def _collected_order(r: _Running) -> list[str]:
+    trace = read_trace(r.trace_path) or {}
+    return trace.get("collected", [])
+
+
+def _restart_needed(r: _Running) -> bool:
+    """The side's main process died (killed, crashed) while tests were running."""
+    trace = read_trace(r.trace_path)
+    if trace is None:
+        return False
+    unfinished = [u["nodeid"] for u in trace.get("unfinished", [])]
+    new = [t for t in unfinished if t not in r.died]
+    if not new or _ended_last_attempt(r.trace_path):
+        return False
+    r.died += new
+    return True
+
+
+def _ended_last_attempt(base: Path) -> bool:
+    """Did the main process's last run end normally (an `end` after its last `start`)?"""
+    last = None
+    try:
+        lines = base.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    for line in lines:
+        try:
+            kind = json.loads(line).get("t")
+        except ValueError:
+            continue
+        if kind in ("start", "end"):
+            last = kind
+    return last == "end"
+
+
+def _enforce_test_timeout(r: _Running, timeout: float, now: float) -> None:
+    wall = time.time()
+    for nodeid, (pid, since) in list(r.watch.running.items()):
+        if since is not None and wall - since > timeout and nodeid not in r.timed_out_tests:
+            r.timed_out_tests[nodeid] = round(wall - since)
+            if pid is not None and pid != r.proc.pid:
+                try:  # a pytest-xdist worker: xdist replaces it and goes on
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            else:
+                _kill_group(r.proc)
+    if not r.watch.running and now - r.last_activity > timeout:
+        r.timed_out = True  # no test running and nothing happening: start-up or collection hangs
+        _kill_group(r.proc)
+
+
+def _result(r: _Running) -> RunResult:
+    trace = read_trace(r.trace_path)
+    seconds = time.monotonic() - r.started
+    if trace is not None and not r.side.pytest and not trace.get("complete"):
+        trace = None  # a script that did not finish has no verdict
+    if trace is not None and r.side.pytest:
+        _note_unfinished(trace, r)
+        if not trace.get("complete") and not trace.get("tests") and not r.timed_out:
+            trace = None
+    return RunResult(
+        r.side,
+        trace,
+        r.proc.returncode,
+        _read(r.out),
+        _read(r.err),
+        seconds,
+        r.timed_out and (trace is None or not trace.get("tests")),
+    )
+
+
+def _note_unfinished(trace: dict, r: _Running) -> None:
+    """Tests a killed or crashed process was running become results of their own."""
+    for u in trace.pop("unfinished", []):
+        nodeid = u["nodeid"]
+        if nodeid in r.timed_out_tests:
+            outcome = "timeout"
+            message = f"timed out after {r.timed_out_tests[nodeid]} s (its process was killed)"
+        else:
+            outcome = "crashed"
+            status = r.proc.returncode
+            message = (
+                f"the {r.side.label} process running it died"
+                + (f" (exit status {status})" if status is not None else "")
+            )
+        trace.setdefault("tests", []).append(
+            {"nodeid": nodeid, "outcome": outcome, "message": message, "phases": {}, "stdout": ""}
+        )
+    trace["restarts"] = r.restarts
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 # ---------------------------------------------------------------------------------------
@@ -252,10 +456,22 @@ def resolve_reference(reference: str, progress=None) -> tuple[str, bool, str]:
 # pytest on each side (--pytest)
 
 
+def _xdist_version() -> str | None:
+    """pytest-xdist's version in this interpreter (None when not installed)."""
+    try:
+        from importlib.metadata import version
+
+        return version("pytest-xdist")
+    except Exception:
+        return None
+
+
 def _probe_pytest(python: str) -> str | None:
-    """The pytest version importable by `python`, or None."""
+    """The pytest version importable by `python` (with pytest-xdist when this interpreter has
+    it, so `-n` works on both sides), or None."""
+    check = "import xdist; " if _xdist_version() else ""
     probe = subprocess.run(
-        [python, "-c", "import sys, pytest; sys.stdout.write(pytest.__version__)"],
+        [python, "-c", f"import sys, pytest; {check}sys.stdout.write(pytest.__version__)"],
         capture_output=True,
         text=True,
         env=subprocess_env(),
@@ -304,6 +520,7 @@ def pytest_paths(python: str, *, may_install: bool, progress=None) -> tuple[list
                 "--quiet",
                 "--disable-pip-version-check",
                 f"pytest=={wanted}",
+                *([f"pytest-xdist=={_xdist_version()}"] if _xdist_version() else []),
             ],
             capture_output=True,
             text=True,

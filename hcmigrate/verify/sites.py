@@ -94,4 +94,5 @@ class SiteMap:
         if found is None:
             return None
         file, first, last = found
-        return _key(file) == _key(reference_site["file"]) and first <= reference_site["line"] <= last
+        ref_file, ref_line = reference_site.get("raw") or (reference_site["file"], reference_site["line"])
+        return _key(file) == _key(ref_file) and first <= ref_line <= last

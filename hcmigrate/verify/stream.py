@@ -1,0 +1,165 @@
+"""Read a side's trace back from the stream files its processes wrote as they ran.
+
+The recorder (`_runner.py`, and in pytest-xdist workers `_worker/`) appends one JSON object per
+line to `BASE` (the main process) and `BASE.<worker>.<pid>` (each xdist worker): `start`,
+`jax` (when the program imported it), `collected` (pytest's test ids), `test-start`, `test`
+(a finished test with the host calls and registrations made since the previous record),
+`collect-error` and, when the process ends normally, `end`. A crash or a kill leaves every
+finished test in place and the test that was running as a `test-start` with no `test`.
+
+`read_trace` assembles them into one trace (the format docs/verify.md describes): registrations
+are renumbered per process so events from several workers never share an id.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def stream_files(base: Path) -> list[Path]:
+    """The main process's stream first, then the workers' (in name order)."""
+    workers = sorted(p for p in base.parent.glob(base.name + ".*") if not p.name.endswith(".tmp"))
+    return ([base] if base.exists() else []) + workers
+
+
+def _records(path: Path) -> list[dict]:
+    out = []
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return out
+    for line in text.splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:  # a line cut short by a crash
+            continue
+    return out
+
+
+def read_trace(base: Path) -> dict | None:
+    """The assembled trace, or None when the main process wrote nothing at all."""
+    files = stream_files(base)
+    if not files or files[0] != base:
+        return None
+    trace: dict = {
+        "version": 2,
+        "exit_status": None,
+        "error": None,
+        "stdout": "",
+        "jax": None,
+        "host_callback": [],
+        "entries": [],
+        "events": [],
+        "registrations": [],
+        "complete": False,
+    }
+    tests: list[dict] = []
+    collected: list[str] = []
+    collect_errors: list[dict] = []
+    started: dict[str, dict] = {}
+    finished: set[str] = set()
+    pytest_mode = False
+
+    def add(events: list, registrations: list, offset: int) -> None:
+        for reg in registrations:
+            reg = dict(reg, id=reg["id"] + offset)
+            trace["registrations"].append(reg)
+        for ev in events:
+            ev = dict(ev, i=len(trace["events"]))
+            if "reg" in ev:
+                ev["reg"] += offset
+            trace["events"].append(ev)
+
+    for n, path in enumerate(files):
+        main = n == 0
+        offset = len(trace["registrations"])
+        for rec in _records(path):
+            kind = rec.get("t")
+            if kind == "start" and main:
+                for key in ("side", "script", "argv", "python"):
+                    trace[key] = rec.get(key)
+            elif kind == "start":
+                trace.setdefault("workers", []).append(rec.get("worker") or path.name)
+            elif kind == "jax":
+                trace["jax"] = trace["jax"] or rec.get("version")
+            elif kind == "collected":
+                pytest_mode = True
+                collected += [t for t in rec.get("nodeids", []) if t not in collected]
+            elif kind == "test-start":
+                pytest_mode = True
+                started[rec["nodeid"]] = {"worker": None if main else path.name, **rec}
+            elif kind == "test":
+                pytest_mode = True
+                tests.append(rec["test"])
+                finished.add(rec["test"]["nodeid"])
+                add(rec.get("events", []), rec.get("registrations", []), offset)
+            elif kind == "collect-error":
+                if all(e["nodeid"] != rec["nodeid"] for e in collect_errors):
+                    collect_errors.append({"nodeid": rec["nodeid"], "message": rec.get("message")})
+            elif kind == "end":
+                add(rec.get("events", []), rec.get("registrations", []), offset)
+                for name in rec.get("host_callback", []):
+                    if name not in trace["host_callback"]:
+                        trace["host_callback"].append(name)
+                trace["jax"] = trace["jax"] or rec.get("jax")
+                if main:
+                    trace["complete"] = True
+                    for key in ("exit_status", "error", "stdout", "entries", "seconds", "pytest"):
+                        if key in rec:
+                            trace[key] = rec[key]
+                for err in rec.get("collect_errors", []):
+                    if all(e["nodeid"] != err["nodeid"] for e in collect_errors):
+                        collect_errors.append(err)
+    if pytest_mode or "pytest" in trace:
+        trace["mode"] = "pytest"
+        trace["tests"] = tests
+        trace["collected"] = collected
+        trace["collect_errors"] = collect_errors
+        trace["unfinished"] = [started[t] for t in started if t not in finished]
+    return trace
+
+
+@dataclass
+class Watch:
+    """Follows a side's stream files while it runs: tests finished, tests running (with
+    since when, and in which process), so the caller can show progress and enforce a per-test
+    timeout."""
+
+    base: Path
+    offsets: dict = field(default_factory=dict)
+    collected: set = field(default_factory=set)
+    finished: set = field(default_factory=set)
+    running: dict = field(default_factory=dict)  # nodeid -> (pid, start time)
+    pids: dict = field(default_factory=dict)  # stream file name -> pid
+
+    def poll(self) -> None:
+        for path in stream_files(self.base):
+            try:
+                with open(path, "rb") as fh:
+                    fh.seek(self.offsets.get(path.name, 0))
+                    chunk = fh.read()
+            except OSError:
+                continue
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                continue
+            self.offsets[path.name] = self.offsets.get(path.name, 0) + end + 1
+            chunk = chunk[: end + 1].decode("utf-8", errors="replace")
+            for line in chunk.splitlines():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                kind = rec.get("t")
+                if kind == "start":
+                    self.pids[path.name] = rec.get("pid")
+                elif kind == "collected":
+                    self.collected.update(rec.get("nodeids", []))
+                elif kind == "test-start":
+                    self.running[rec["nodeid"]] = (self.pids.get(path.name), rec.get("time"))
+                elif kind == "test":
+                    nodeid = rec["test"]["nodeid"]
+                    self.finished.add(nodeid)
+                    self.running.pop(nodeid, None)
