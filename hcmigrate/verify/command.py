@@ -11,6 +11,28 @@ import click
 from hcmigrate.verify.compare import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
 
 
+class LiveProgress:
+    """One line on the terminal, rewritten as tests finish: `reference 37/120 tests, 1 running`."""
+
+    def __init__(self):
+        self.shown = ""
+
+    def __call__(self, state: dict) -> None:
+        total = state["total"] or "?"
+        running = state["running"]
+        line = f"hcmigrate verify: {state['side']} {state['finished']}/{total} tests"
+        if running:
+            line += f", running {running[0]}" + (f" (+{len(running) - 1})" if len(running) > 1 else "")
+        line = f"{line} [{state['seconds']:.0f} s]"[:150]
+        if line != self.shown:
+            click.echo("\r" + line.ljust(len(self.shown)), err=True, nl=False)
+            self.shown = line
+
+    def close(self) -> None:
+        if self.shown:
+            click.echo("\r" + " " * len(self.shown) + "\r", err=True, nl=False)
+
+
 @click.command("verify", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("original", type=click.Path(path_type=Path))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
@@ -52,7 +74,38 @@ from hcmigrate.verify.compare import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
     type=float,
     default=300.0,
     show_default=True,
-    help="Seconds per subprocess (its process group is killed after).",
+    help="Seconds a script may run; with --pytest, seconds per test (a test still running then is "
+    "killed and reported, the others go on).",
+)
+@click.option(
+    "--reference-jax",
+    default=None,
+    metavar="VERSION",
+    help="With --reference legacy: the JAX version of the reference environment (default 0.4.30).",
+)
+@click.option(
+    "--project-deps",
+    is_flag=True,
+    help="With --reference legacy: create (or reuse) the reference environment with the project's "
+    "own dependencies (pyproject.toml / requirements*.txt), legacy JAX pinned.",
+)
+@click.option(
+    "--candidate-python",
+    default=None,
+    metavar="PYTHON",
+    help="The interpreter that runs the candidate (default: the one running hcmigrate).",
+)
+@click.option(
+    "--keep",
+    is_flag=True,
+    help="Keep the migrated copy and the traces (their folder is printed), so the report's "
+    "candidate paths can be opened.",
+)
+@click.option(
+    "--all-tests",
+    is_flag=True,
+    help="With --pytest: run every test on the candidate, not only those that made host calls "
+    "in the reference.",
 )
 @click.option(
     "--entry",
@@ -109,6 +162,11 @@ def verify(
     platform,
     pytest_tests,
     quiet,
+    reference_jax,
+    project_deps,
+    candidate_python,
+    keep,
+    all_tests,
 ):
     """Run ORIGINAL (legacy host_callback code) on a legacy reference and the migrated program on
     current JAX, each in its own subprocess, and compare every host callback (which function,
@@ -116,7 +174,8 @@ def verify(
 
     ORIGINAL is a script or a folder with an entry point; arguments after `--` are passed to the
     script on both sides. With `--pytest TESTS`, ORIGINAL is a package folder and each test's
-    outcome and host calls are compared. Exit status: 0 equivalent, 1 different, 2 could not run.
+    outcome and host calls are compared. Exit status: 0 equivalent, 1 different, 2 could not
+    run, 3 the candidate fails on current JAX for a reason the migration did not cause.
     """
     from hcmigrate.verify.core import CANNOT_RUN, json_report, text_report, verify_pytest
     from hcmigrate.verify.core import verify as run_verify
@@ -124,45 +183,55 @@ def verify(
     def progress(message: str) -> None:
         click.echo(message, err=True)
 
+    common = dict(
+        candidate=candidate,
+        reference=reference,
+        tolerance=Tolerance(rtol=rtol, atol=atol),
+        timeout=timeout,
+        reference_trace=reference_trace,
+        keep_traces=keep_traces,
+        platform=platform or None,
+        progress=progress,
+        reference_jax=reference_jax,
+        project_deps=project_deps,
+        candidate_python=candidate_python,
+        keep=keep,
+    )
+
     if pytest_tests is not None and (entries or entry_file):
         click.echo(
             "hcmigrate verify: --entry/--entry-file do not apply with --pytest (each test is an entry)",
             err=True,
         )
         sys.exit(CANNOT_RUN)
+    live = LiveProgress() if sys.stderr.isatty() else None
     try:
         if pytest_tests is not None:
             outcome = verify_pytest(
                 original,
                 pytest_tests,
-                candidate=candidate,
-                reference=reference,
-                tolerance=Tolerance(rtol=rtol, atol=atol),
-                timeout=timeout,
                 pytest_args=list(script_args),
-                reference_trace=reference_trace,
-                keep_traces=keep_traces,
-                platform=platform or None,
-                progress=progress,
+                all_tests=all_tests,
+                live=live,
+                **common,
             )
         else:
             outcome = run_verify(
                 original,
-                candidate=candidate,
-                reference=reference,
-                tolerance=Tolerance(rtol=rtol, atol=atol),
-                timeout=timeout,
                 entries=list(entries),
                 entry_file=entry_file,
                 script_args=list(script_args),
-                reference_trace=reference_trace,
-                keep_traces=keep_traces,
-                platform=platform or None,
-                progress=progress,
+                **common,
             )
     except KeyboardInterrupt:  # subprocess groups are already killed by run_sides
         click.echo("hcmigrate verify: interrupted (could not run)", err=True)
         sys.exit(CANNOT_RUN)
+    except Exception as e:  # never a traceback: exit 1 means "different"
+        click.echo(f"hcmigrate verify: could not run: {type(e).__name__}: {e}", err=True)
+        sys.exit(CANNOT_RUN)
+    finally:
+        if live is not None:
+            live.close()
     report = text_report(outcome)
     if quiet and outcome.exit_code == 0:
         report = report.splitlines()[-1]

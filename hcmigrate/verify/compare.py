@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from hcmigrate.verify.sites import SiteMap
 from hcmigrate.verify.identity import (
     callback_key,
     callbacks_compatible,
@@ -544,7 +545,12 @@ def _group(events: list[dict]) -> dict[str, list[dict]]:
 
 
 def compare_event_lists(
-    entry: str, E: list[dict], G: list[dict], tol: Tolerance, cand_regs: list[dict]
+    entry: str,
+    E: list[dict],
+    G: list[dict],
+    tol: Tolerance,
+    cand_regs: list[dict],
+    sites: SiteMap | None = None,
 ) -> Difference | None:
     used: set[int] = set()  # indices into G
     g_ordered = [j for j, g in enumerate(G) if g["ordered"]]
@@ -561,8 +567,11 @@ def compare_event_lists(
             used.add(g_ordered[ptr])
             ptr += 1
             continue
+        matches = [j for j in g_unordered if j not in used and event_reason(e, G[j], tol) is None]
+        # Of equal calls, the one registered at the legacy call site this one came from.
         found = next(
-            (j for j in g_unordered if j not in used and event_reason(e, G[j], tol) is None), None
+            (j for j in matches if sites is not None and sites.agrees(e.get("site"), G[j].get("site"))),
+            matches[0] if matches else None,
         )
         if found is None and not e["ordered"]:
             found = next(
@@ -578,7 +587,7 @@ def compare_event_lists(
             continue
         rest_ordered = [G[j] for j in g_ordered[ptr:] if j not in used]
         rest_unordered = [G[j] for j in g_unordered if j not in used]
-        return _explain(entry, pos, e, E, G, rest_ordered, rest_unordered, tol, cand_regs)
+        return _explain(entry, pos, e, E, G, rest_ordered, rest_unordered, tol, cand_regs, sites)
     leftover = [g for j, g in enumerate(G) if j not in used]
     if leftover:
         g = leftover[0]
@@ -645,7 +654,9 @@ def same_callback(e: dict, g: dict) -> bool:
     return same_host_function(e, g)
 
 
-def _explain(entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_regs) -> Difference:
+def _explain(
+    entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_regs, sites=None
+) -> Difference:
     rest = g_ordered_rest + g_unordered_rest
     name = display_name(e)
     d = Difference(
@@ -685,7 +696,7 @@ def _explain(entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_re
             f"event #{pos} {describe_event(e)} is missing in the candidate "
             f"(the reference calls `{name}` {n_ref} more time(s) from here, the candidate 0)"
         )
-        regs = [r for r in cand_regs if _reg_matches(r, e)]
+        regs = [r for r in cand_regs if _reg_matches(r, e, sites)]
         if regs:
             r = regs[0]
             d.candidate_source = source_of(r)
@@ -711,7 +722,13 @@ def _explain(entry, pos, e, E, G, g_ordered_rest, g_unordered_rest, tol, cand_re
     return d
 
 
-def _reg_matches(reg: dict, e: dict) -> bool:
+def _reg_matches(reg: dict, e: dict, sites: SiteMap | None = None) -> bool:
+    """Is a candidate registration (which never ran) the reference event's callback? By the
+    legacy call site it came from when that is known, else by name."""
+    if sites is not None:
+        agrees = sites.agrees(e.get("site"), reg.get("site"))
+        if agrees is not None:
+            return agrees and (reg["class"] == "print") == (e["class"] == "print")
     if e["class"] == "print" or reg["class"] == "print":
         return e["class"] == reg["class"] == "print"
     return (
@@ -729,7 +746,9 @@ def _reg_matches(reg: dict, e: dict) -> bool:
 # Whole traces
 
 
-def compare_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -> Comparison:
+def compare_traces(
+    ref: dict, cand: dict, tol: Tolerance | None = None, sites: SiteMap | None = None
+) -> Comparison:
     tol = tol or Tolerance()
     out = Comparison()
     ref_groups, cand_groups = _group(ref.get("events", [])), _group(cand.get("events", []))
@@ -758,7 +777,7 @@ def compare_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -> Compa
                 message=f"entry `{name}` ran in the candidate but not in the reference",
             )
         if diff is None:
-            diff = compare_event_lists(name, E, G, tol, regs)
+            diff = compare_event_lists(name, E, G, tol, regs, sites)
         if diff is None and name in ref_entries and name in cand_entries:
             diff = _compare_entry_result(name, ref_entries[name], cand_entries[name], tol)
         summary["equivalent"] = diff is None
@@ -850,6 +869,20 @@ def _first_line(text: str | None) -> str | None:
 # --pytest: per-test comparison
 
 SESSION = "<session>"  # host calls made outside any test (imports, collection)
+FAILED = ("failed", "error")
+_EXCEPTION_NAME = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit|Interrupt|Warning))\b")
+
+
+def failure_reason(test: dict) -> str:
+    """The kind of failure a test record shows: its exception's class name (`assert ...`
+    messages are AssertionError); the runtime errors legacy and current JAX name differently
+    for the same failure count as one."""
+    message = (test.get("message") or "").strip()
+    m = _EXCEPTION_NAME.match(message)
+    name = m.group(1) if m else ("AssertionError" if message.startswith("assert") else "")
+    if not name:
+        name = message.split(":", 1)[0][:80] or "unknown"
+    return "runtime error" if name in EQUIVALENT_EXCEPTIONS else name
 
 
 def _outcome_text(t: dict) -> str:
@@ -857,7 +890,9 @@ def _outcome_text(t: dict) -> str:
     return t["outcome"] + (f": {msg[0][:200]}" if msg else "")
 
 
-def compare_pytest_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -> Comparison:
+def compare_pytest_traces(
+    ref: dict, cand: dict, tol: Tolerance | None = None, sites: SiteMap | None = None
+) -> Comparison:
     """Compare two --pytest traces test by test (nodeid): the outcome, the test's own host calls
     (under the event rules above; the first difference is reported) and what it printed."""
     tol = tol or Tolerance()
@@ -910,9 +945,21 @@ def compare_pytest_traces(ref: dict, cand: dict, tol: Tolerance | None = None) -
                 )
             )
         else:
-            d = compare_event_lists(name, E, G, tol, regs)
+            d = compare_event_lists(name, E, G, tol, regs, sites)
             if d is not None:
                 diffs.append(d)
+            same_outcome = r and c and r["outcome"] == c["outcome"]
+            if same_outcome and r["outcome"] in FAILED and failure_reason(r) != failure_reason(c):
+                diffs.append(
+                    Difference(
+                        entry=name,
+                        kind="outcome",
+                        message=f"test {r['outcome']} on both sides, for different reasons: "
+                        f"{failure_reason(r)} in the reference, {failure_reason(c)} in the candidate",
+                        expected=_outcome_text(r),
+                        got=_outcome_text(c),
+                    )
+                )
             if r and c and r["outcome"] != c["outcome"]:
                 diffs.append(
                     Difference(

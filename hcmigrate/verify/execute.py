@@ -404,8 +404,18 @@ def project_compat_dir() -> str | None:
     return str(d) if (d / "__init__.py").is_file() else None
 
 
-def resolve_reference(reference: str, progress=None) -> tuple[str, bool, str]:
-    """(python, install_compat, description) for --reference compat|legacy|PATH."""
+def resolve_reference(
+    reference: str,
+    progress=None,
+    *,
+    jax_version: str | None = None,
+    requirements: list[str] | None = None,
+) -> tuple[str, bool, str]:
+    """(python, install_compat, description) for --reference compat|legacy|PATH.
+
+    `legacy` is the cached JAX `jax_version` environment (0.4.30 by default); with
+    `requirements` (the project's own dependencies), the cached environment that also has
+    them. A PATH may be relative to the working folder."""
     if reference == "compat":
         compat_dir = project_compat_dir()
         code = "import compat, sys; compat.install; import compat.host_callback"
@@ -427,14 +437,25 @@ def resolve_reference(reference: str, progress=None) -> tuple[str, bool, str]:
             )
         return sys.executable, True, f"compat runtime on {sys.executable}"
     if reference == "legacy":
-        from hcmigrate.legacy_env import LegacyEnvError, legacy_python
+        from hcmigrate.legacy_env import (
+            LEGACY_JAX_VERSION,
+            LegacyEnvError,
+            legacy_python,
+            project_env_python,
+        )
 
+        version = jax_version or LEGACY_JAX_VERSION
         try:
-            python = legacy_python(progress)
+            if requirements:
+                python = project_env_python(requirements, version, progress)
+            else:
+                python = legacy_python(progress, version)
         except LegacyEnvError as e:
             raise CannotRun(f"--reference legacy: {e}") from None
-        return str(python), False, f"legacy jax 0.4.30 ({python})"
-    path = shutil.which(reference) or reference
+        deps = f", with {', '.join(requirements)}" if requirements else ""
+        return str(python), False, f"legacy jax {version}{deps} ({python})"
+    path = os.path.abspath(shutil.which(reference) or reference)  # never resolve: a venv's
+    # python is a symlink whose own folder says which environment it is
     if not os.path.exists(path):
         raise CannotRun(
             f"--reference {reference}: no such interpreter (expected compat, legacy or a path to python)"
@@ -695,17 +716,20 @@ def _copy_tree(src: Path, dst: Path) -> None:
     )
 
 
-def migrate_copy(original: Path, workdir: Path) -> tuple[Path, list[str]]:
-    """Migrate a temporary copy with the codemod; returns (copy, notes)."""
+def migrate_copy(original: Path, workdir: Path, options=None) -> tuple[Path, list[str]]:
+    """Migrate a temporary copy with the codemod (`options`: the project's [tool.hcmigrate],
+    e.g. strategy = "compat"); .py files and notebooks. Returns (copy, notes)."""
     try:
         from hcmigrate.api import MigrationError, Options, migrate_source
+        from hcmigrate.notebook import NotebookError, migrate_notebook
     except ImportError as e:  # pragma: no cover - only while the codemod is missing
         raise CannotRun(f"the codemod is not available ({e}); pass --candidate MIGRATED") from None
+    options = options or Options()
     dest = workdir / "candidate"
     if original.is_dir():
         _copy_tree(original, dest / original.name)
         root = dest / original.name
-        files = sorted(root.rglob("*.py"))
+        files = sorted([*root.rglob("*.py"), *root.rglob("*.ipynb")])
     else:
         root = dest
         root.mkdir(parents=True, exist_ok=True)
@@ -714,31 +738,35 @@ def migrate_copy(original: Path, workdir: Path) -> tuple[Path, list[str]]:
     notes = []
     for f in files:
         text = f.read_text(encoding="utf-8")
+        shown = f.relative_to(root.parent) if original.is_dir() else f.name
         try:
-            result = migrate_source(text, Options(), filename=str(f))
+            if f.suffix == ".ipynb":
+                result = migrate_notebook(text, options, filename=str(f))
+            else:
+                result = migrate_source(text, options, filename=str(f))
         except MigrationError as e:
             raise CannotRun(
-                f"the codemod could not migrate {f.name}: {e.message} (line {e.line})"
+                f"the codemod could not migrate {shown}: {e.message} (line {e.line})"
             ) from None
-        except ImportError as e:  # pragma: no cover - codemod module not there yet
-            raise CannotRun(
-                f"the codemod is not available ({e}); pass --candidate MIGRATED"
-            ) from None
+        except NotebookError as e:
+            raise CannotRun(f"the codemod could not migrate {shown}: {e.message}") from None
         if result.changed:
             f.write_text(result.code, encoding="utf-8")
-            notes.append(f"migrated {f.relative_to(root.parent) if original.is_dir() else f.name}")
+            notes.append(f"migrated {shown}")
         for d in result.diagnostics:
             if d.level.needs_human:
-                notes.append(f"codemod left for a human: {d.format(f.name)}")
+                notes.append(f"codemod left for a human: {d.format(str(shown))}")
     return (root if original.is_dir() else root / original.name), notes
 
 
 @contextlib.contextmanager
-def scratch_folder() -> Iterator[Path]:
+def scratch_folder(keep: bool = False) -> Iterator[Path]:
     """A private scratch folder for one verify run (traces, migrated copy), removed afterwards
-    whatever happens: every caller goes through here so no run leaves a folder in the temp dir."""
+    whatever happens (unless `keep`, for --keep: the report's candidate paths stay valid):
+    every caller goes through here so no run leaves a folder in the temp dir."""
     path = Path(tempfile.mkdtemp(prefix="hcmigrate-verify-"))
     try:
         yield path
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(path, ignore_errors=True)
