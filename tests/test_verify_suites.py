@@ -40,7 +40,7 @@ def write_package(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
-TAPPING_MODULE = """\
+TAPPING_MODULE = textwrap.dedent("""\
     import jax
     import jax.numpy as jnp
     from jax.experimental import host_callback as hcb
@@ -54,7 +54,7 @@ TAPPING_MODULE = """\
 
     def doubled(x):
         return jax.jit(lambda v: hcb.id_tap(record, v * 2.0))(x)
-    """
+    """)
 
 
 def test_removed_jax_api_in_the_candidate_is_named_apart(legacy_python, tmp_path):
@@ -98,8 +98,8 @@ def test_removed_jax_api_in_the_candidate_is_named_apart(legacy_python, tmp_path
 def test_removed_jax_api_in_a_script(legacy_python, tmp_path):
     script = tmp_path / "train.py"
     script.write_text(
-        textwrap.dedent(TAPPING_MODULE)
-        + "\n\ndef main():\n    doubled(jnp.float32(1.0))\n    return jax.tree_map(len, [[1]])\n"
+        TAPPING_MODULE
+        + "\n\ndef main():\n    doubled(jnp.float32(1.0))\n    return jax.tree_map(lambda v: v * 2, [1.0])\n"
     )
     res = hcmigrate_verify(script, "--reference", "legacy")
     assert res.returncode == 3, res.stdout + res.stderr

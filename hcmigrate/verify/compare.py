@@ -668,7 +668,11 @@ def _explain(
         expected=f"{event_call_text(e)} via {e['api']}",
         reference_source=source_of(e),
     )
-    same = [g for g in rest if same_callback(e, g)]
+    same = [
+        g
+        for g in rest
+        if same_callback(e, g) and (sites is None or sites.agrees(e.get("site"), g.get("site")) is not False)
+    ]
     # 1. e does happen, later: the candidate ran something else first (reordered).
     later_match = next((g for g in rest if event_reason(e, g, tol) is None), None)
     if later_match is not None and rest and rest[0] is not later_match:
@@ -686,7 +690,7 @@ def _explain(
     # 2. the candidate never calls this callback again: missing.
     if not same:
         d.kind = "missing-event"
-        n_ref = sum(1 for x in E[pos:] if same_callback(e, x))
+        n_ref = sum(1 for x in E[pos:] if same_callback(e, x) and x.get("reg") == e.get("reg"))
         d.got = (
             "nothing: the candidate made no more host calls"
             if not rest
@@ -704,6 +708,13 @@ def _explain(
             d.hint = f"the candidate registers it via {r['api']} at {site} but it never ran"
             if r["api"] == "pure_callback":
                 d.hint += " (a pure_callback whose result is unused is removed by the compiler)"
+        elif sites is not None and sites.files and e.get("site"):
+            site = e["site"]
+            where = f"{site['file']}" + (f" cell {site['cell']}," if "cell" in site else ":")
+            d.hint = (
+                f"the candidate registers no callback from the legacy call site {where}"
+                f"{' line ' if 'cell' in site else ''}{site['line']}"
+            )
         else:
             d.hint = f"the candidate never registers a callback `{name}`"
         return d

@@ -167,7 +167,7 @@ class _Running:
     started: float
     timed_out: bool = False
     timed_out_tests: dict = field(default_factory=dict)  # nodeid -> seconds
-    died: list = field(default_factory=list)  # nodeids a dead process was running
+    died: dict = field(default_factory=dict)  # nodeid -> exit status of the process running it
     last_activity: float = 0.0
     restarts: int = 0
 
@@ -309,7 +309,8 @@ def _restart_needed(r: _Running) -> bool:
     new = [t for t in unfinished if t not in r.died]
     if not new or _ended_last_attempt(r.trace_path):
         return False
-    r.died += new
+    for nodeid in new:
+        r.died[nodeid] = r.proc.returncode
     return True
 
 
@@ -376,7 +377,7 @@ def _note_unfinished(trace: dict, r: _Running) -> None:
             message = f"timed out after {r.timed_out_tests[nodeid]} s (its process was killed)"
         else:
             outcome = "crashed"
-            status = r.proc.returncode
+            status = r.died.get(nodeid, r.proc.returncode)
             message = (
                 f"the {r.side.label} process running it died"
                 + (f" (exit status {status})" if status is not None else "")

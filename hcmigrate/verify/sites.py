@@ -26,6 +26,7 @@ class SiteMap:
 
     files: dict[str, str] = field(default_factory=dict)  # realpath(candidate) -> original
     _aligned: dict[str, list[tuple[int, int, int, int, str]]] = field(default_factory=dict)
+    _lines: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
 
     @classmethod
     def for_roots(cls, original: Path, candidate: Path) -> SiteMap:
@@ -52,11 +53,25 @@ class SiteMap:
             except (OSError, UnicodeDecodeError):
                 self._aligned[cand_key] = []
             else:
+                self._lines[cand_key] = (a, b)
                 matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
                 self._aligned[cand_key] = [
                     (i1, i2, j1, j2, tag) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
                 ]
         return self._aligned[cand_key]
+
+    def _closest(self, key: str, i1: int, i2: int, j: int) -> int | None:
+        """Within a rewritten block, the original line a candidate line is clearly closest to
+        (the rewrite of that very call), or None when no line stands out."""
+        if i2 - i1 < 2:
+            return None
+        a, b = self._lines[key]
+        scores = sorted(
+            ((difflib.SequenceMatcher(None, a[i], b[j]).ratio(), i) for i in range(i1, i2)),
+            reverse=True,
+        )
+        (top, line), (second, _) = scores[0], scores[1]
+        return line if top >= 0.4 and top - second >= 0.1 else None
 
     def origin(self, file: str, line: int) -> tuple[str, int, int] | None:
         """(original file, first line, last line) a candidate line came from; None when the
@@ -70,6 +85,9 @@ class SiteMap:
                 if tag == "equal":
                     return self.files[key], i1 + (j - j1) + 1, i1 + (j - j1) + 1
                 if tag == "replace":
+                    best = self._closest(key, i1, i2, j)
+                    if best is not None:
+                        return self.files[key], best + 1, best + 1
                     return self.files[key], i1 + 1, i2
                 return None  # inserted by the migration
         return None

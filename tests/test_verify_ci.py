@@ -1,0 +1,140 @@
+"""`hcmigrate verify` as a CI gate on a project as it is: the docs' "Set up CI for your
+project" walkthrough run as written on its package (a src/ layout, tqdm from PyPI, a pytest
+suite), one command per side and no environment variable set; relative interpreter paths;
+[tool.hcmigrate] honoured; --keep; the cached legacy environment's scripts. Real pip, real
+venvs, real legacy JAX."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DOC = REPO / "docs" / "verify.md"
+PROJECT = REPO / "fixtures" / "verify" / "ci_project"
+PKG = REPO / "fixtures" / "verify" / "pytest_pkg"
+
+
+def walkthrough_commands() -> list[str]:
+    section = DOC.read_text(encoding="utf-8").split("## Set up CI for your project", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    return re.findall(r"```bash\n(.*?)\n```", section, re.S)
+
+
+def hcmigrate_verify(*args, cwd=REPO, timeout=600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture(scope="session")
+def ci_python(tmp_path_factory) -> Path:
+    """A CI runner's Python: a fresh venv that sees this interpreter's packages (jax, and
+    hcmigrate as CI installs it) but not the project or its dependencies."""
+    env = tmp_path_factory.mktemp("ci") / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env)
+    return env / "bin" / "python"
+
+
+def test_the_walkthrough_runs_as_written(ci_python, legacy_python, tmp_path):
+    commands = walkthrough_commands()
+    assert len(commands) == 2, commands  # one command per side
+    for command in commands:
+        assert not re.search(r"(^|\s)(export\s+)?[A-Z_]+=", command), command  # no env set by hand
+    project = tmp_path / "ci_project"
+    shutil.copytree(PROJECT, project)
+    env = {**os.environ, "PATH": f"{ci_python.parent}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("VIRTUAL_ENV", None)
+    install = subprocess.run(
+        ["bash", "-c", commands[0]], cwd=project, env=env, capture_output=True, text=True
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    run = subprocess.run(
+        ["bash", "-c", commands[1]], cwd=project, env=env, capture_output=True, text=True
+    )
+    out = run.stdout
+    assert run.returncode == 0, out + run.stderr
+    assert re.search(r"reference: legacy jax 0\.4\.30, with numpy, tqdm>=4\.60 ", out), out
+    assert "note: migrated ci_project/src/stepwise/progress.py" in out
+    assert "ok   tests/test_integrate.py::test_every_step_ticks_the_bar: passed, 4 host call(s)" in out
+    assert "EQUIVALENT: 5 test(s) (5 passed)" in out
+
+
+def test_the_walkthrough_project_needs_its_dependencies(legacy_python):
+    """Without --project-deps the plain legacy environment cannot import tqdm: the reason is
+    named, with exit 2."""
+    res = hcmigrate_verify(PROJECT, "--pytest", "tests", "--reference", "legacy")
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "No module named 'tqdm'" in res.stdout
+
+
+def test_relative_reference_interpreter(legacy_python, tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    relative = os.path.relpath(legacy_python, work)
+    assert relative.startswith("..")
+    res = hcmigrate_verify(PKG, "--pytest", "tests", "--reference", relative, cwd=work)
+    assert res.returncode == 0, res.stdout + res.stderr
+    missing = hcmigrate_verify(PKG, "--pytest", "tests", "--reference", "../nope/bin/python", cwd=work)
+    assert missing.returncode == 2 and "no such interpreter" in missing.stdout
+    assert "Traceback" not in missing.stdout + missing.stderr
+
+
+def test_tool_hcmigrate_strategy_compat_is_honoured(legacy_python, tmp_path):
+    project = tmp_path / "proj"
+    shutil.copytree(PKG, project)
+    (project / "pyproject.toml").write_text('[tool.hcmigrate]\nstrategy = "compat"\n')
+    res = hcmigrate_verify(project, "--pytest", "tests", "--reference", "legacy", "--keep")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "[tool.hcmigrate] strategy = 'compat'" in res.stdout
+    kept = Path(re.search(r"kept: (\S+)", res.stdout).group(1))
+    try:
+        migrated = (kept / "candidate" / "proj" / "simlib" / "dynamics.py").read_text()
+        assert "compat" in migrated and "io_callback" not in migrated
+    finally:
+        shutil.rmtree(kept)
+
+
+def test_keep_keeps_the_migrated_copy(tmp_path):
+    script = REPO / "examples" / "mcmc_progress.py"
+    res = hcmigrate_verify(script, "--keep")
+    kept = Path(re.search(r"kept: (\S+)", res.stdout).group(1))
+    try:
+        assert res.returncode == 0, res.stdout + res.stderr
+        candidate = re.search(r"migrated by the codemod \((\S+)\)", res.stdout).group(1)
+        assert Path(candidate).is_file() and Path(candidate).is_relative_to(kept)
+    finally:
+        shutil.rmtree(kept)
+
+
+def test_cached_legacy_environment_scripts_name_their_own_folder(legacy_python):
+    env = legacy_python.parent.parent
+    pip = (env / "bin" / "pip").read_text().splitlines()[0]
+    assert pip == f"#!{env}/bin/python3" or pip == f"#!{env}/bin/python", pip
+    assert f'VIRTUAL_ENV="{env}"' in (env / "bin" / "activate").read_text()
+    ran = subprocess.run([str(env / "bin" / "pip"), "--version"], capture_output=True, text=True)
+    assert ran.returncode == 0 and str(env) in ran.stdout
+
+
+def test_repair_paths_rewrites_a_moved_environment(tmp_path):
+    from hcmigrate.legacy_env import repair_paths
+
+    built = tmp_path / "legacy-jax-0.4.30-py311.tmp-123"
+    env = tmp_path / "legacy-jax-0.4.30-py311"
+    venv.EnvBuilder(with_pip=False).create(built)
+    (built / "bin" / "pip").write_text(f"#!{built}/bin/python3\nimport pip\n")
+    built.rename(env)
+    repair_paths(env)
+    assert (env / "bin" / "pip").read_text().splitlines()[0] == f"#!{env}/bin/python3"
+    assert str(built) not in (env / "bin" / "activate").read_text()
