@@ -187,9 +187,7 @@ def project_env_python(
     jax and jaxlib held at `jax_version`. One per (JAX version, requirement list)."""
     base = legacy_python(progress, jax_version)
     key = hashlib.sha256(json.dumps([jax_version, sorted(requirements)]).encode()).hexdigest()[:12]
-    env = env_dir(jax_version, "project").with_name(
-        f"{env_dir(jax_version, 'project').name}-{key}"
-    )
+    env = env_dir(jax_version, "project").with_name(f"{env_dir(jax_version, 'project').name}-{key}")
     python = _python_in(env)
     ready = env / ".hcmigrate-requirements.json"
     if ready.is_file() and is_ready(python, jax_version):

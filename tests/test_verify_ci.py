@@ -67,16 +67,24 @@ def test_the_walkthrough_runs_as_written(ci_python, legacy_python, tmp_path):
     assert run.returncode == 0, out + run.stderr
     assert re.search(r"reference: legacy jax 0\.4\.30, with numpy, tqdm>=4\.60 ", out), out
     assert "note: migrated ci_project/src/stepwise/progress.py" in out
-    assert "ok   tests/test_integrate.py::test_every_step_ticks_the_bar: passed, 4 host call(s)" in out
+    assert (
+        "ok   tests/test_integrate.py::test_every_step_ticks_the_bar: passed, 4 host call(s)" in out
+    )
     assert "EQUIVALENT: 5 test(s) (5 passed)" in out
 
 
-def test_the_walkthrough_project_needs_its_dependencies(legacy_python):
-    """Without --project-deps the plain legacy environment cannot import tqdm: the reason is
-    named, with exit 2."""
-    res = hcmigrate_verify(PROJECT, "--pytest", "tests", "--reference", "legacy")
+def test_a_dependency_the_reference_lacks_is_named(legacy_python, tmp_path):
+    """Without --project-deps the reference is the plain legacy environment: a dependency it
+    lacks is named, with exit status 2 (could not run)."""
+    project = tmp_path / "ci_project"
+    shutil.copytree(PROJECT, project)
+    progress = project / "src" / "stepwise" / "progress.py"
+    progress.write_text(
+        progress.read_text().replace("from tqdm.auto import tqdm", "import tqdm_absent_here")
+    )
+    res = hcmigrate_verify(project, "--pytest", "tests", "--reference", "legacy")
     assert res.returncode == 2, res.stdout + res.stderr
-    assert "No module named 'tqdm'" in res.stdout
+    assert "No module named 'tqdm_absent_here'" in res.stdout
 
 
 def test_relative_reference_interpreter(legacy_python, tmp_path):
@@ -86,7 +94,9 @@ def test_relative_reference_interpreter(legacy_python, tmp_path):
     assert relative.startswith("..")
     res = hcmigrate_verify(PKG, "--pytest", "tests", "--reference", relative, cwd=work)
     assert res.returncode == 0, res.stdout + res.stderr
-    missing = hcmigrate_verify(PKG, "--pytest", "tests", "--reference", "../nope/bin/python", cwd=work)
+    missing = hcmigrate_verify(
+        PKG, "--pytest", "tests", "--reference", "../nope/bin/python", cwd=work
+    )
     assert missing.returncode == 2 and "no such interpreter" in missing.stdout
     assert "Traceback" not in missing.stdout + missing.stderr
 

@@ -152,7 +152,9 @@ def test_notebook_difference_names_the_cell_and_line(legacy_python, tmp_path):
     res = hcmigrate_verify(notebook, "--candidate", candidate, "--reference", "legacy")
     assert res.returncode == 1, res.stdout + res.stderr
     assert "`trace.<locals>._tap` via id_tap (ordered) is missing" in res.stdout
-    assert re.search(r"reference source: \S*notebook\.ipynb cell 3, line 9: ", res.stdout), res.stdout
+    assert re.search(r"reference source: \S*notebook\.ipynb cell 3, line 9: ", res.stdout), (
+        res.stdout
+    )
 
 
 def test_notebook_that_is_not_json_cannot_run(tmp_path):

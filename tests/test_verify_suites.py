@@ -62,8 +62,7 @@ def test_removed_jax_api_in_the_candidate_is_named_apart(legacy_python, tmp_path
         tmp_path / "proj",
         {
             "lib/__init__.py": "",
-            "lib/core.py": TAPPING_MODULE
-            + "\n\ndef scaled_tree(tree):\n"
+            "lib/core.py": TAPPING_MODULE + "\n\ndef scaled_tree(tree):\n"
             "    doubled(jnp.float32(1.0))\n"
             "    return jax.tree_map(lambda x: x * 3, tree)\n",
             "tests/test_core.py": """\
@@ -87,9 +86,9 @@ def test_removed_jax_api_in_the_candidate_is_named_apart(legacy_python, tmp_path
     assert "ok   tests/test_core.py::test_doubled" in out
     assert "NOTE tests/test_core.py::test_scaled_tree" in out
     assert "CANDIDATE BROKEN (not by the migration)" in out
-    assert (
-        "`jax.tree_map` is not in JAX 0.10.2 (removed in JAX 0.6.0); use jax.tree.map" in out
-    ), out
+    assert "`jax.tree_map` is not in JAX 0.10.2 (removed in JAX 0.6.0); use jax.tree.map" in out, (
+        out
+    )
     data = json.loads(report.read_text())
     assert data["verdict"] == "candidate-broken" and data["exit_code"] == 3
     assert [u["where"] for u in data["unrelated"]] == ["tests/test_core.py::test_scaled_tree"]
@@ -190,9 +189,7 @@ def test_only_tests_with_host_calls_run_on_the_candidate(legacy_python, tmp_path
         },
     )
     keep = tmp_path / "traces"
-    res = hcmigrate_verify(
-        pkg, "--pytest", "tests", "--reference", "legacy", "--keep-traces", keep
-    )
+    res = hcmigrate_verify(pkg, "--pytest", "tests", "--reference", "legacy", "--keep-traces", keep)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "1 test(s) made no host call in the reference: not run on the candidate" in res.stdout
     cand = json.loads((keep / "candidate.json").read_text())
@@ -261,8 +258,12 @@ def test_failures_on_both_sides_are_compared_by_reason(legacy_python, tmp_path):
     for f in cand.rglob("*.py"):
         f.write_text(migrate_source(f.read_text()).code)
     test = cand / "tests" / "test_core.py"
-    test.write_text(test.read_text().replace('assert False, "expected failure"', "raise ValueError"))
-    res = hcmigrate_verify(original, "--pytest", "tests", "--candidate", cand, "--reference", "legacy")
+    test.write_text(
+        test.read_text().replace('assert False, "expected failure"', "raise ValueError")
+    )
+    res = hcmigrate_verify(
+        original, "--pytest", "tests", "--candidate", cand, "--reference", "legacy"
+    )
     assert res.returncode == 1, res.stdout + res.stderr
     assert (
         "test failed on both sides, for different reasons: AssertionError in the reference, "
@@ -276,4 +277,6 @@ def test_tests_collected_from_notebooks(legacy_python):
     res = hcmigrate_verify(NB_PKG, "--pytest", "notebooks", "--reference", "legacy")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "note: migrated notebook_pkg/notebooks/scan_progress.ipynb" in res.stdout
-    assert re.search(r"ok   notebooks/scan_progress\.ipynb::run: passed, [1-9]\d* host call", res.stdout)
+    assert re.search(
+        r"ok   notebooks/scan_progress\.ipynb::run: passed, [1-9]\d* host call", res.stdout
+    )

@@ -443,7 +443,9 @@ def _is_library_file(filename: str) -> bool:
     if _library_dirs is None:
         import sysconfig
 
-        dirs = {sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+        dirs = {
+            sysconfig.get_paths().get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")
+        }
         dirs |= {p for p in sys.path if p.endswith(("site-packages", "dist-packages"))}
         _library_dirs = tuple(os.path.abspath(d) + os.sep for d in dirs if d)
     return filename.startswith(_library_dirs)
@@ -816,7 +818,11 @@ class _PatchOnImport(importlib.abc.MetaPathFinder):
             if spec is None:
                 continue
             loader = spec.loader
-            if loader is not None and hasattr(loader, "exec_module") and hasattr(loader, "__dict__"):
+            if (
+                loader is not None
+                and hasattr(loader, "exec_module")
+                and hasattr(loader, "__dict__")
+            ):
                 original_exec = loader.exec_module
 
                 def exec_module(module, _exec=original_exec):
@@ -860,7 +866,10 @@ def _on_jax_imported(jax, options) -> None:
 
 
 def install_import_hooks(options) -> None:
-    actions = {name: (lambda m: patch_host_callback_module(m, m.__name__)) for name in HOST_CALLBACK_MODULES}
+    actions = {
+        name: (lambda m: patch_host_callback_module(m, m.__name__))
+        for name in HOST_CALLBACK_MODULES
+    }
     actions["jax"] = lambda m: _on_jax_imported(m, options)
     sys.meta_path.insert(0, _PatchOnImport(actions))
     if "jax" in sys.modules:  # imported at start-up (a .pth file, sitecustomize)

@@ -22,7 +22,9 @@ class LiveProgress:
         running = state["running"]
         line = f"hcmigrate verify: {state['side']} {state['finished']}/{total} tests"
         if running:
-            line += f", running {running[0]}" + (f" (+{len(running) - 1})" if len(running) > 1 else "")
+            line += f", running {running[0]}" + (
+                f" (+{len(running) - 1})" if len(running) > 1 else ""
+            )
         line = f"{line} [{state['seconds']:.0f} s]"[:150]
         if line != self.shown:
             click.echo("\r" + line.ljust(len(self.shown)), err=True, nl=False)

@@ -35,11 +35,9 @@ import numpy as np
 
 from hcmigrate.verify.sites import SiteMap
 from hcmigrate.verify.identity import (
-    callback_key,
     callbacks_compatible,
     display_name,
     same_host_function,
-    strip_main as _strip_main,
 )
 
 DEFAULT_RTOL = 1e-4
@@ -437,11 +435,7 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
         if ce == "value":
             return f"the reference used the callback's result ({format_spec(e.get('spec'))}); the candidate's {g['api']} returns no result"
         return f"the candidate's {g['api']} returns a result ({format_spec(g.get('spec'))}) where the reference had none"
-    if (
-        ce != "print"
-        and cg != "print"
-        and not same_host_function(e, g)
-    ):
+    if ce != "print" and cg != "print" and not same_host_function(e, g):
         return f"different callback: `{display_name(e)}` vs `{display_name(g)}`"
     if ce == "value" and e.get("spec") and g.get("spec") and diff_specs(e["spec"], g["spec"]):
         return f"result shape/dtype changed: {format_spec(e['spec'])} vs {format_spec(g['spec'])}"
@@ -570,7 +564,11 @@ def compare_event_lists(
         matches = [j for j in g_unordered if j not in used and event_reason(e, G[j], tol) is None]
         # Of equal calls, the one registered at the legacy call site this one came from.
         found = next(
-            (j for j in matches if sites is not None and sites.agrees(e.get("site"), G[j].get("site"))),
+            (
+                j
+                for j in matches
+                if sites is not None and sites.agrees(e.get("site"), G[j].get("site"))
+            ),
             matches[0] if matches else None,
         )
         if found is None and not e["ordered"]:
@@ -671,7 +669,8 @@ def _explain(
     same = [
         g
         for g in rest
-        if same_callback(e, g) and (sites is None or sites.agrees(e.get("site"), g.get("site")) is not False)
+        if same_callback(e, g)
+        and (sites is None or sites.agrees(e.get("site"), g.get("site")) is not False)
     ]
     # 1. e does happen, later: the candidate ran something else first (reordered).
     later_match = next((g for g in rest if event_reason(e, g, tol) is None), None)

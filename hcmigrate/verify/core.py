@@ -98,7 +98,9 @@ def _reference(sides: Sides, project: Project | None):
             raise CannotRun("--project-deps: no pyproject.toml found for the project")
         requirements = project.dependencies
     if sides.reference_jax and sides.reference != "legacy":
-        raise CannotRun("--reference-jax picks the legacy environment's JAX: use --reference legacy")
+        raise CannotRun(
+            "--reference-jax picks the legacy environment's JAX: use --reference legacy"
+        )
     return resolve_reference(
         sides.reference, sides.progress, jax_version=sides.reference_jax, requirements=requirements
     )
@@ -195,8 +197,19 @@ def verify(
     )
     with scratch_folder(keep) as workdir:
         try:
-            _verify_script(out, original, candidate, sides, tolerance, entries, entry_file,
-                           script_args, reference_trace, keep_traces, workdir)
+            _verify_script(
+                out,
+                original,
+                candidate,
+                sides,
+                tolerance,
+                entries,
+                entry_file,
+                script_args,
+                reference_trace,
+                keep_traces,
+                workdir,
+            )
         except CannotRun as e:
             out.exit_code, out.why = CANNOT_RUN, str(e)
         if keep:
@@ -204,8 +217,19 @@ def verify(
     return out
 
 
-def _verify_script(out, original, candidate, sides, tolerance, entries, entry_file,
-                   script_args, reference_trace, keep_traces, workdir) -> None:
+def _verify_script(
+    out,
+    original,
+    candidate,
+    sides,
+    tolerance,
+    entries,
+    entry_file,
+    script_args,
+    reference_trace,
+    keep_traces,
+    workdir,
+) -> None:
     if not original.exists():
         raise CannotRun(f"{original}: no such file or folder")
     project = _project(original)
@@ -230,7 +254,8 @@ def _verify_script(out, original, candidate, sides, tolerance, entries, entry_fi
         # Sibling modules of a single-file original stay importable from the candidate copy.
         cand_paths = [str(original.resolve().parent)] if candidate is None else []
     out.candidate = (
-        str(cand_script) if candidate is not None
+        str(cand_script)
+        if candidate is not None
         else f"{original} migrated by the codemod ({cand_script})"
     )
     maps = {}
@@ -248,9 +273,14 @@ def _verify_script(out, original, candidate, sides, tolerance, entries, entry_fi
         run_orig, run_cand = orig_script.resolve(), cand_script.resolve()
     cand_python = _candidate_python(sides)
     cand_side = Side(
-        "candidate", cand_python, run_cand, extra_paths=cand_paths,
-        compat_dir=project_compat_dir(), description=f"jax on {cand_python}",
-        no_file=notebook, cwd=cwd,
+        "candidate",
+        cand_python,
+        run_cand,
+        extra_paths=cand_paths,
+        compat_dir=project_compat_dir(),
+        description=f"jax on {cand_python}",
+        no_file=notebook,
+        cwd=cwd,
     )
     side_list = [cand_side]
     ref_side = None
@@ -261,14 +291,23 @@ def _verify_script(out, original, candidate, sides, tolerance, entries, entry_fi
         python, install_compat, description = _reference(sides, project)
         out.reference = description
         ref_side = Side(
-            "reference", python, run_orig, install_compat=install_compat,
+            "reference",
+            python,
+            run_orig,
+            install_compat=install_compat,
             compat_dir=project_compat_dir() if install_compat else None,
-            description=description, no_file=notebook, cwd=cwd,
+            description=description,
+            no_file=notebook,
+            cwd=cwd,
         )
         side_list.insert(0, ref_side)
     results = run_sides(
-        side_list, script_args=list(script_args or []), entries=list(entries or []),
-        timeout=sides.timeout, workdir=workdir, platform=sides.platform,
+        side_list,
+        script_args=list(script_args or []),
+        entries=list(entries or []),
+        timeout=sides.timeout,
+        workdir=workdir,
+        platform=sides.platform,
     )
     cand, ref = _sides_of(results, out)
     if reference_trace is None:
@@ -322,8 +361,12 @@ def _second_opinion(ref_side, sides, args, entries, workdir, select=None, pytest
     if select is not None:
         side.select = select
     [result] = run_sides(
-        [side], script_args=list(args or []), entries=list(entries or []),
-        timeout=sides.timeout, workdir=workdir, platform=sides.platform,
+        [side],
+        script_args=list(args or []),
+        entries=list(entries or []),
+        timeout=sides.timeout,
+        workdir=workdir,
+        platform=sides.platform,
     )
     trace = result.trace
     if trace is None or (not pytest and trace.get("exit_status") != 0):
@@ -346,8 +389,13 @@ def _classify_script(out: Outcome, cand: dict, ref: dict) -> None:
     if "event" in kinds:  # a call made on both sides went wrong before the failure
         out.notes.append(failure.describe(cand.get("jax")))
         return
-    out.unrelated.append({"where": "<script>", "failure": failure.describe(cand.get("jax")),
-                          "error": cand.get("error")})
+    out.unrelated.append(
+        {
+            "where": "<script>",
+            "failure": failure.describe(cand.get("jax")),
+            "error": cand.get("error"),
+        }
+    )
     out.exit_code = CANDIDATE_BROKEN
 
 
@@ -390,8 +438,19 @@ def verify_pytest(
     )
     with scratch_folder(keep) as workdir:
         try:
-            _verify_pytest(out, original, tests, candidate, sides, tolerance, pytest_args,
-                           reference_trace, keep_traces, all_tests, workdir)
+            _verify_pytest(
+                out,
+                original,
+                tests,
+                candidate,
+                sides,
+                tolerance,
+                pytest_args,
+                reference_trace,
+                keep_traces,
+                all_tests,
+                workdir,
+            )
         except CannotRun as e:
             out.exit_code, out.why = CANNOT_RUN, str(e)
         if keep:
@@ -399,8 +458,19 @@ def verify_pytest(
     return out
 
 
-def _verify_pytest(out, original, tests, candidate, sides, tolerance, pytest_args,
-                   reference_trace, keep_traces, all_tests, workdir) -> None:
+def _verify_pytest(
+    out,
+    original,
+    tests,
+    candidate,
+    sides,
+    tolerance,
+    pytest_args,
+    reference_trace,
+    keep_traces,
+    all_tests,
+    workdir,
+) -> None:
     if not original.exists():
         raise CannotRun(f"{original}: no such file or folder")
     if not original.is_dir():
@@ -428,7 +498,9 @@ def _verify_pytest(out, original, tests, candidate, sides, tolerance, pytest_arg
             raise CannotRun(f"--candidate {candidate}: no {test_path} in it")
         out.candidate = str(cand_root)
     if project.strategy != "native" and candidate is None:
-        out.notes.append(f"[tool.hcmigrate] strategy = {project.strategy!r} ({project.config_file})")
+        out.notes.append(
+            f"[tool.hcmigrate] strategy = {project.strategy!r} ({project.config_file})"
+        )
     # The same pytest configuration on both sides: the package's own file (copied with it),
     # else an empty one (never a configuration found above the package, e.g. a repository's).
     config = pytest_config(original)
@@ -440,9 +512,15 @@ def _verify_pytest(out, original, tests, candidate, sides, tolerance, pytest_arg
     cand_append, _ = pytest_paths(cand_python, may_install=False, progress=sides.progress)
     cand_root = cand_root.resolve()
     cand_side = Side(
-        "candidate", cand_python, cand_root, compat_dir=project_compat_dir(),
-        description=f"jax on {cand_python}", pytest=True, append_paths=cand_append,
-        cwd=str(cand_root), extra_paths=[str(p) for p in source_paths(cand_root)],
+        "candidate",
+        cand_python,
+        cand_root,
+        compat_dir=project_compat_dir(),
+        description=f"jax on {cand_python}",
+        pytest=True,
+        append_paths=cand_append,
+        cwd=str(cand_root),
+        extra_paths=[str(p) for p in source_paths(cand_root)],
     )
     ref_side = None
     if reference_trace is not None:
@@ -459,14 +537,25 @@ def _verify_pytest(out, original, tests, candidate, sides, tolerance, pytest_arg
             out.notes.append(note)
         out.reference = description
         ref_side = Side(
-            "reference", python, original.resolve(), install_compat=install_compat,
+            "reference",
+            python,
+            original.resolve(),
+            install_compat=install_compat,
             compat_dir=project_compat_dir() if install_compat else None,
-            description=description, pytest=True, append_paths=ref_append,
+            description=description,
+            pytest=True,
+            append_paths=ref_append,
             cwd=str(original.resolve()),
             extra_paths=[str(p) for p in source_paths(original.resolve())],
         )
-    run = dict(script_args=args, entries=[], timeout=sides.timeout, workdir=workdir,
-               platform=sides.platform, progress=sides.live)
+    run = dict(
+        script_args=args,
+        entries=[],
+        timeout=sides.timeout,
+        workdir=workdir,
+        platform=sides.platform,
+        progress=sides.live,
+    )
     if ref_side is not None and all_tests:
         ref, cand = run_sides([ref_side, cand_side], **run)
         _check_reference(ref, out)
@@ -493,7 +582,9 @@ def _verify_pytest(out, original, tests, candidate, sides, tolerance, pytest_arg
     if cand.trace.get("exit_status") in (3, 4) or (cand.trace.get("error") or "").startswith(
         ("pytest could not", "recorder")
     ):
-        tail = "\n".join((cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:])
+        tail = "\n".join(
+            (cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:]
+        )
         raise CannotRun(f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}")
     cand_trace = cand.trace
     _normalise_paths(cand_trace, [(str(cand_root), str(original.resolve()))])
@@ -501,18 +592,24 @@ def _verify_pytest(out, original, tests, candidate, sides, tolerance, pytest_arg
     tol = tolerance or Tolerance()
     comparison = compare_pytest_traces(ref_trace, cand_trace, tol, sites=site_map)
     if not comparison.equivalent and ref_side is not None and _old_jax(ref_trace):
-        differing = [t["nodeid"] for t in comparison.tests if not t["equivalent"] and t["nodeid"] != "<session>"]
+        differing = [
+            t["nodeid"]
+            for t in comparison.tests
+            if not t["equivalent"] and t["nodeid"] != "<session>"
+        ]
         second = _second_opinion(ref_side, sides, args, [], workdir, select=differing, pytest=True)
         if second is not None:
             merged = _merge_tests(ref_trace, second, set(differing))
             again = compare_pytest_traces(merged, cand_trace, tol, sites=site_map)
             fixed = sum(
-                1 for a, b in zip(comparison.tests, again.tests)
+                1
+                for a, b in zip(comparison.tests, again.tests)
                 if not a["equivalent"] and b["equivalent"]
             )
             if fixed and len(again.differences) <= len(comparison.differences):
                 out.notes.append(
-                    f"{fixed} test(s) " + _prng_note(ref_trace).replace("equivalent once", "are equivalent once")
+                    f"{fixed} test(s) "
+                    + _prng_note(ref_trace).replace("equivalent once", "are equivalent once")
                 )
                 ref_trace, comparison = merged, again
     _conclude(out, ref_trace, cand_trace, keep_traces, comparison)
@@ -527,7 +624,9 @@ def _check_reference(ref: RunResult, out: Outcome) -> None:
     ran = bool(trace.get("tests"))
     if (status not in (0, 1) and not (status is None and ran)) or trace.get("collect_errors"):
         tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
-        errors = "; ".join(f"{e['nodeid']}: {e['message']}" for e in trace.get("collect_errors", []))
+        errors = "; ".join(
+            f"{e['nodeid']}: {e['message']}" for e in trace.get("collect_errors", [])
+        )
         raise CannotRun(
             f"pytest could not run the original's tests on the reference ({out.reference}): "
             f"{trace.get('error') or 'collection errors: ' + errors}\n{tail}"
@@ -562,11 +661,14 @@ def _merge_tests(first: dict, second: dict, nodeids: set[str]) -> dict:
         dict(r, id=r["id"] + shift) for r in second.get("registrations", [])
     ]
     second_tests = {t["nodeid"]: t for t in second.get("tests", [])}
-    out["tests"] = [second_tests.get(t["nodeid"], t) if t["nodeid"] in nodeids else t
-                    for t in first.get("tests", [])]
+    out["tests"] = [
+        second_tests.get(t["nodeid"], t) if t["nodeid"] in nodeids else t
+        for t in first.get("tests", [])
+    ]
     out["events"] = [e for e in first.get("events", []) if e.get("entry") not in nodeids] + [
         dict(e, reg=e["reg"] + shift) if "reg" in e else e
-        for e in second.get("events", []) if e.get("entry") in nodeids
+        for e in second.get("events", [])
+        if e.get("entry") in nodeids
     ]
     return out
 
@@ -735,7 +837,9 @@ def _pytest_report_lines(out: Outcome) -> list[str]:
     comp = out.comparison
     lines = []
     for t in comp.tests:
-        mark = "ok  " if t["equivalent"] else ("NOTE" if t.get("category") == "unrelated" else "DIFF")
+        mark = (
+            "ok  " if t["equivalent"] else ("NOTE" if t.get("category") == "unrelated" else "DIFF")
+        )
         ro, co = t["reference_outcome"], t["candidate_outcome"]
         if ro == co:
             outcome = ro if ro != "-" else "outside tests"

@@ -229,7 +229,9 @@ def _start(side, index, workdir, base_env, script_args, entries, cwd, *, select=
             start_new_session=True,  # own process group: killed as a whole on timeout / Ctrl-C
         )
     now = time.monotonic()
-    return _Running(side, index, trace_path, proc, out, err, Watch(trace_path), now, last_activity=now)
+    return _Running(
+        side, index, trace_path, proc, out, err, Watch(trace_path), now, last_activity=now
+    )
 
 
 def _narrow_to_files(pytest_args: list[str], nodeids: list[str]) -> list[str]:
@@ -264,18 +266,26 @@ def _wait(running, timeout, workdir, base_env, script_args, entries, cwd, progre
                 continue
             if r.side.pytest and _restart_needed(r):
                 remaining = [
-                    t
-                    for t in _collected_order(r)
-                    if t not in r.watch.finished and t not in r.died
+                    t for t in _collected_order(r) if t not in r.watch.finished and t not in r.died
                 ]
                 if remaining and r.restarts < MAX_RESTARTS:
                     r.restarts += 1
                     fresh = _start(
-                        r.side, r.index, workdir, base_env, script_args, entries, cwd,
-                        select=remaining, attempt=r.restarts,
+                        r.side,
+                        r.index,
+                        workdir,
+                        base_env,
+                        script_args,
+                        entries,
+                        cwd,
+                        select=remaining,
+                        attempt=r.restarts,
                     )
                     r.proc, r.out, r.err, r.last_activity = (
-                        fresh.proc, fresh.out, fresh.err, time.monotonic()
+                        fresh.proc,
+                        fresh.out,
+                        fresh.err,
+                        time.monotonic(),
                     )
                     alive += 1
         if progress is not None:
@@ -378,9 +388,8 @@ def _note_unfinished(trace: dict, r: _Running) -> None:
         else:
             outcome = "crashed"
             status = r.died.get(nodeid, r.proc.returncode)
-            message = (
-                f"the {r.side.label} process running it died"
-                + (f" (exit status {status})" if status is not None else "")
+            message = f"the {r.side.label} process running it died" + (
+                f" (exit status {status})" if status is not None else ""
             )
         trace.setdefault("tests", []).append(
             {"nodeid": nodeid, "outcome": outcome, "message": message, "phases": {}, "stdout": ""}

@@ -112,5 +112,8 @@ class SiteMap:
         if found is None:
             return None
         file, first, last = found
-        ref_file, ref_line = reference_site.get("raw") or (reference_site["file"], reference_site["line"])
+        ref_file, ref_line = reference_site.get("raw") or (
+            reference_site["file"],
+            reference_site["line"],
+        )
         return _key(file) == _key(ref_file) and first <= ref_line <= last

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""`hcmigrate verify --pytest` on a ~100-test package, against running its suite on each side.
+
+    python bench/bench_verify.py [--repeats 3] [--package fixtures/verify/suite_pkg]
+
+The baseline is what a maintainer does by hand: the original suite on the legacy reference
+(jax 0.4.30, the cached venv) plus the migrated suite on current JAX, one after the other, each
+a plain `python -m pytest -q -p no:cacheprovider tests` in its folder. It is timed against
+`hcmigrate verify PKG --pytest tests --reference legacy` (which records the reference, then
+runs on the candidate only the tests that made host calls) serially and with `-- -n 2`
+(pytest-xdist on both sides). Targets (docs/verify.md): verify <= 1.5x the baseline, and
+<= 0.8x with -n 2. Rounds run in turns (baseline, verify, verify -n 2), median of `--repeats`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def timed(cmd: list[str], cwd: Path, env: dict) -> float:
+    started = time.perf_counter()
+    run = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if run.returncode not in (0,):
+        raise SystemExit(
+            f"{' '.join(cmd)} exited {run.returncode}:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
+        )
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--package", type=Path, default=REPO / "fixtures" / "verify" / "suite_pkg")
+    ns = parser.parse_args()
+    sys.path.insert(0, str(REPO))
+    from hcmigrate.api import migrate_source
+    from hcmigrate.legacy_env import legacy_python
+
+    legacy = str(legacy_python())
+    work = Path(tempfile.mkdtemp(prefix="bench-verify-"))
+    original = work / "original"
+    migrated = work / "migrated"
+    shutil.copytree(ns.package, original)
+    shutil.copytree(ns.package, migrated)
+    for f in migrated.rglob("*.py"):
+        f.write_text(migrate_source(f.read_text()).code)
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONDONTWRITEBYTECODE": "1"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    plain = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    verify = [
+        sys.executable,
+        "-m",
+        "hcmigrate",
+        "verify",
+        str(original),
+        "--pytest",
+        "tests",
+        "--reference",
+        "legacy",
+        "-q",
+    ]
+    n_tests = subprocess.run(
+        [legacy, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=original,
+        env=env,
+        capture_output=True,
+        text=True,
+    ).stdout.count("::")
+    timed(verify, REPO, env)  # warm: pytest in the reference env, caches
+    rounds: dict[str, list[float]] = {"baseline": [], "verify": [], "verify -n 2": []}
+    for _ in range(ns.repeats):
+        ref = timed([legacy, *plain], original, env)
+        cand = timed([sys.executable, *plain], migrated, env)
+        rounds["baseline"].append(ref + cand)
+        rounds["verify"].append(timed(verify, REPO, env))
+        rounds["verify -n 2"].append(timed([*verify, "--", "-n", "2"], REPO, env))
+    shutil.rmtree(work, ignore_errors=True)
+    base = statistics.median(rounds["baseline"])
+    print(
+        f"package: {ns.package.relative_to(REPO)} ({n_tests} tests), {os.cpu_count()} CPU cores, "
+        f"median of {ns.repeats}"
+    )
+    print(f"{'run':<14}{'seconds':>9}{'x baseline':>12}   rounds")
+    for name, values in rounds.items():
+        median = statistics.median(values)
+        shown = " ".join(f"{v:.1f}" for v in values)
+        print(f"{name:<14}{median:>9.1f}{median / base:>12.2f}   {shown}")
+
+
+if __name__ == "__main__":
+    main()
