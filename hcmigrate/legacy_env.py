@@ -51,9 +51,17 @@ def _python_in(env: Path) -> Path:
 
 def is_ready(python: Path, jax_version: str) -> bool:
     """The interpreter exists, imports jax and jaxlib of exactly `jax_version` and every extra
-    requirement (an environment cached before an extra was added is made again)."""
+    requirement (an environment cached before an extra was added is made again).
+
+    Importing them takes a second or two; once it did, a marker in the environment (newer than
+    any install into its site-packages, naming the extras) says so for later calls."""
     if not python.exists():
         return False
+    env = python.parent.parent
+    marker = env / f".hcmigrate-ready-jax-{jax_version}-{'-'.join(EXTRA_REQUIREMENTS)}"
+    site = [p for p in (env / "lib").glob("python*/site-packages")]
+    if marker.exists() and all(p.stat().st_mtime <= marker.stat().st_mtime for p in site):
+        return True
     probe = subprocess.run(
         [
             str(python),
@@ -65,7 +73,13 @@ def is_ready(python: Path, jax_version: str) -> bool:
         text=True,
         timeout=120,
     )
-    return probe.returncode == 0 and probe.stdout.split() == [jax_version, jax_version]
+    ready = probe.returncode == 0 and probe.stdout.split() == [jax_version, jax_version]
+    if ready:
+        try:
+            marker.touch()
+        except OSError:
+            pass
+    return ready
 
 
 def _move_into_place(tmp: Path, env: Path) -> None:

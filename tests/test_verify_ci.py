@@ -6,15 +6,17 @@ venvs, real legacy JAX."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
 import pytest
+
+from verify_helpers import hcmigrate_verify
 
 REPO = Path(__file__).resolve().parent.parent
 DOC = REPO / "docs" / "verify.md"
@@ -26,16 +28,6 @@ def walkthrough_commands() -> list[str]:
     section = DOC.read_text(encoding="utf-8").split("## Set up CI for your project", 1)[1]
     section = section.split("\n## ", 1)[0]
     return re.findall(r"```bash\n(.*?)\n```", section, re.S)
-
-
-def hcmigrate_verify(*args, cwd=REPO, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-    )
 
 
 @pytest.fixture(scope="session")
@@ -148,3 +140,28 @@ def test_repair_paths_rewrites_a_moved_environment(tmp_path):
     repair_paths(env)
     assert (env / "bin" / "pip").read_text().splitlines()[0] == f"#!{env}/bin/python3"
     assert str(built) not in (env / "bin" / "activate").read_text()
+
+
+def test_candidate_interpreter_and_reference_jax_options(ci_python, legacy_python, tmp_path):
+    report = tmp_path / "report.json"
+    res = hcmigrate_verify(
+        PKG,
+        "--pytest",
+        "tests",
+        "--reference",
+        "legacy",
+        "--reference-jax",
+        "0.4.30",
+        "--candidate-python",
+        ci_python,
+        "--json",
+        report,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    data = json.loads(report.read_text())
+    assert data["traces"]["candidate"]["python"] == str(ci_python)
+    assert data["traces"]["reference"]["jax"] == "0.4.30"
+    wrong = hcmigrate_verify(PKG, "--pytest", "tests", "--reference-jax", "0.4.30")
+    assert wrong.returncode == 2 and "use --reference legacy" in wrong.stdout
+    missing = hcmigrate_verify(PKG, "--pytest", "tests", "--candidate-python", tmp_path / "nope")
+    assert missing.returncode == 2 and "--candidate-python" in missing.stdout

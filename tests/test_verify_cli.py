@@ -4,26 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
+from verify_helpers import hcmigrate_verify
+
 REPO = Path(__file__).resolve().parent.parent
 GOLDEN = REPO / "fixtures" / "golden"
 CODEMOD = REPO / "fixtures"
-
-
-def hcmigrate_verify(*args, timeout=300, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=timeout,
-        env=env,
-    )
 
 
 def test_no_scratch_folder_is_left_behind(tmp_path):

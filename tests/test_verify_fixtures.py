@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from verify_helpers import hcmigrate_verify
+
 REPO = Path(__file__).resolve().parent.parent
 CASES = REPO / "fixtures" / "verify"
 EXAMPLE = REPO / "examples" / "mcmc_progress.py"
-
-
-def hcmigrate_verify(*args, cwd=REPO, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-    )
 
 
 def _pairs(kind: str) -> list[str]:

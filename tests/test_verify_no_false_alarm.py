@@ -9,27 +9,17 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from verify_helpers import hcmigrate_verify
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 PROGRAMS = FIXTURES / "verify" / "no_false_alarm"
 CASES = FIXTURES / "verify"
-
-
-def hcmigrate_verify(*args, cwd=REPO, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-    )
 
 
 CODEMOD_PAIRS = sorted(p.name[: -len(".in.py")] for p in FIXTURES.glob("*.in.py"))

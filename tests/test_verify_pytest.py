@@ -12,22 +12,14 @@ from pathlib import Path
 
 from hcmigrate.verify.compare import compare_pytest_traces
 
+from verify_helpers import hcmigrate_verify
+
 REPO = Path(__file__).resolve().parent.parent
 PKG = REPO / "fixtures" / "verify" / "pytest_pkg"
 BAD = REPO / "fixtures" / "verify" / "pytest_pkg_bad"
 T_CALL = "tests/test_dynamics.py::test_damping_comes_back_from_the_host"
 T_LOG = "tests/test_dynamics.py::test_energy_is_logged_every_step"
 T_LOSS = "tests/test_dynamics.py::test_simulation_loses_energy"
-
-
-def hcmigrate_verify(*args, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        timeout=timeout,
-    )
 
 
 def _written_files(folder: Path) -> list[Path]:

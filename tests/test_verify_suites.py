@@ -16,20 +16,12 @@ import textwrap
 import time
 from pathlib import Path
 
+from verify_helpers import hcmigrate_verify
+
 REPO = Path(__file__).resolve().parent.parent
 PKG = REPO / "fixtures" / "verify" / "pytest_pkg"
 PKG_BAD = REPO / "fixtures" / "verify" / "pytest_pkg_bad"
 NB_PKG = REPO / "fixtures" / "verify" / "notebook_pkg"
-
-
-def hcmigrate_verify(*args, cwd=REPO, timeout=600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "hcmigrate", "verify", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=timeout,
-    )
 
 
 def write_package(root: Path, files: dict[str, str]) -> Path:
@@ -280,3 +272,69 @@ def test_tests_collected_from_notebooks(legacy_python):
     assert re.search(
         r"ok   notebooks/scan_progress\.ipynb::run: passed, [1-9]\d* host call", res.stdout
     )
+
+
+def test_progress_is_shown_on_a_terminal(legacy_python):
+    """On a terminal, a progress line is rewritten as each side's tests finish."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "hcmigrate",
+                "verify",
+                str(PKG),
+                "--pytest",
+                "tests",
+                "--reference",
+                "legacy",
+                "--fresh-reference",
+            ],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=600,
+        )
+        os.close(follower)
+        follower = None
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        if follower is not None:
+            os.close(follower)
+        os.close(leader)
+    assert run.returncode == 0, run.stdout
+    text = shown.decode(errors="replace")
+    assert re.search(r"\rhcmigrate verify: reference \d+/3 tests", text), text
+    assert re.search(r"\rhcmigrate verify: candidate \d+/3 tests", text), text
+
+
+def test_the_reference_is_recorded_once(legacy_python, tmp_path):
+    """A second run on the same sources reuses the reference trace; any change to the
+    original's files runs the reference again."""
+    pkg = tmp_path / "pkg"
+    shutil.copytree(PKG, pkg)
+    reused = "reference: recorded by an earlier run"
+    first = hcmigrate_verify(pkg, "--pytest", "tests", "--reference", "legacy")
+    assert first.returncode == 0 and reused not in first.stdout, first.stdout + first.stderr
+    second = hcmigrate_verify(pkg, "--pytest", "tests", "--reference", "legacy")
+    assert second.returncode == 0 and reused in second.stdout, second.stdout + second.stderr
+    assert "15 host call(s) match" in second.stdout
+    test = pkg / "tests" / "test_dynamics.py"
+    test.write_text(test.read_text() + "\n# changed\n")
+    third = hcmigrate_verify(pkg, "--pytest", "tests", "--reference", "legacy")
+    assert third.returncode == 0 and reused not in third.stdout
+    fresh = hcmigrate_verify(pkg, "--pytest", "tests", "--reference", "legacy", "--fresh-reference")
+    assert fresh.returncode == 0 and reused not in fresh.stdout

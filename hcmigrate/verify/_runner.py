@@ -1078,6 +1078,7 @@ def main(argv=None) -> int:
     plugin = None
     pytest_version = None
     if ns.pytest:
+        os.environ["HCMIGRATE_VERIFY_PARENT"] = str(os.getpid())  # for xdist workers we start
         try:
             plugin_mod = load_pytest_plugin()
             import pytest

@@ -104,6 +104,12 @@ class LiveProgress:
     "candidate paths can be opened.",
 )
 @click.option(
+    "--fresh-reference",
+    is_flag=True,
+    help="With --pytest: run the reference again even when an earlier run recorded it for the "
+    "same sources, tests and reference (it is cached under ~/.cache/hcmigrate/reference-traces).",
+)
+@click.option(
     "--all-tests",
     is_flag=True,
     help="With --pytest: run every test on the candidate, not only those that made host calls "
@@ -169,6 +175,7 @@ def verify(
     candidate_python,
     keep,
     all_tests,
+    fresh_reference,
 ):
     """Run ORIGINAL (legacy host_callback code) on a legacy reference and the migrated program on
     current JAX, each in its own subprocess, and compare every host callback (which function,
@@ -215,6 +222,7 @@ def verify(
                 pytest_args=list(script_args),
                 all_tests=all_tests,
                 live=live,
+                fresh_reference=fresh_reference,
                 **common,
             )
         else:

@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hcmigrate.verify import reference_cache
 from hcmigrate.verify.classify import classify
 from hcmigrate.verify.compare import Comparison, Tolerance, compare_pytest_traces, compare_traces
 from hcmigrate.verify.execute import (
@@ -106,6 +107,19 @@ def _reference(sides: Sides, project: Project | None):
     )
 
 
+def _in_scratch(out: Outcome, keep: bool, run, *args) -> Outcome:
+    """run(out, *args, workdir) in a scratch folder (kept with --keep); a CannotRun becomes the
+    outcome's exit status 2 with its reason."""
+    with scratch_folder(keep) as workdir:
+        try:
+            run(out, *args, workdir)
+        except CannotRun as e:
+            out.exit_code, out.why = CANNOT_RUN, str(e)
+        if keep:
+            out.kept = str(workdir)
+    return out
+
+
 def _project(original: Path) -> Project:
     try:
         return find_project(original)
@@ -195,26 +209,20 @@ def verify(
     sides = Sides(
         reference, reference_jax, project_deps, candidate_python, platform, timeout, progress
     )
-    with scratch_folder(keep) as workdir:
-        try:
-            _verify_script(
-                out,
-                original,
-                candidate,
-                sides,
-                tolerance,
-                entries,
-                entry_file,
-                script_args,
-                reference_trace,
-                keep_traces,
-                workdir,
-            )
-        except CannotRun as e:
-            out.exit_code, out.why = CANNOT_RUN, str(e)
-        if keep:
-            out.kept = str(workdir)
-    return out
+    return _in_scratch(
+        out,
+        keep,
+        _verify_script,
+        original,
+        candidate,
+        sides,
+        tolerance,
+        entries,
+        entry_file,
+        script_args,
+        reference_trace,
+        keep_traces,
+    )
 
 
 def _verify_script(
@@ -426,6 +434,7 @@ def verify_pytest(
     keep: bool = False,
     all_tests: bool = False,
     live=None,
+    fresh_reference: bool = False,
 ) -> Outcome:
     """--pytest: run the package's tests on the reference (original) and on the candidate, each
     in one pytest process (or its xdist workers) with the recorder, and compare them test by
@@ -436,26 +445,21 @@ def verify_pytest(
     sides = Sides(
         reference, reference_jax, project_deps, candidate_python, platform, timeout, progress, live
     )
-    with scratch_folder(keep) as workdir:
-        try:
-            _verify_pytest(
-                out,
-                original,
-                tests,
-                candidate,
-                sides,
-                tolerance,
-                pytest_args,
-                reference_trace,
-                keep_traces,
-                all_tests,
-                workdir,
-            )
-        except CannotRun as e:
-            out.exit_code, out.why = CANNOT_RUN, str(e)
-        if keep:
-            out.kept = str(workdir)
-    return out
+    return _in_scratch(
+        out,
+        keep,
+        _verify_pytest,
+        original,
+        tests,
+        candidate,
+        sides,
+        tolerance,
+        pytest_args,
+        reference_trace,
+        keep_traces,
+        all_tests,
+        fresh_reference,
+    )
 
 
 def _verify_pytest(
@@ -469,6 +473,7 @@ def _verify_pytest(
     reference_trace,
     keep_traces,
     all_tests,
+    fresh_reference,
     workdir,
 ) -> None:
     if not original.exists():
@@ -548,6 +553,27 @@ def _verify_pytest(
             cwd=str(original.resolve()),
             extra_paths=[str(p) for p in source_paths(original.resolve())],
         )
+    cache_key, ref_side_ran = None, None
+    if ref_side is not None and not fresh_reference:
+        cache_key = reference_cache.reference_key(
+            original.resolve(),
+            {
+                "original": str(original.resolve()),  # the trace's paths are the original's
+                "tests": tests,
+                "args": args[1:] if config != str(workdir / "pytest.ini") else args[3:],
+                "python": ref_side.python,
+                "reference": out.reference,
+                "platform": sides.platform,
+                "paths": ref_side.extra_paths,
+            },
+        )
+        cached = reference_cache.load(cache_key)
+        if cached is not None:
+            ref_trace, ref_side_ran = cached, False
+            out.notes.append(
+                "reference: recorded by an earlier run (same sources, tests and reference; "
+                "--fresh-reference runs it again)"
+            )
     run = dict(
         script_args=args,
         entries=[],
@@ -556,15 +582,18 @@ def _verify_pytest(
         platform=sides.platform,
         progress=sides.live,
     )
-    if ref_side is not None and all_tests:
+    must_run = ref_side is not None and ref_side_ran is not False
+    if must_run and all_tests:
         ref, cand = run_sides([ref_side, cand_side], **run)
         _check_reference(ref, out)
         ref_trace = ref.trace
+        _remember(cache_key, ref_trace)
     else:
-        if ref_side is not None:
+        if must_run:
             [ref] = run_sides([ref_side], **run)
             _check_reference(ref, out)
             ref_trace = ref.trace
+            _remember(cache_key, ref_trace)
         selected = None if all_tests else _host_call_tests(ref_trace)
         if selected is not None:
             skipped = len(ref_trace.get("tests", [])) - len(selected)
@@ -614,6 +643,11 @@ def _verify_pytest(
                 ref_trace, comparison = merged, again
     _conclude(out, ref_trace, cand_trace, keep_traces, comparison)
     _classify_pytest(out, cand_trace)
+
+
+def _remember(key: str | None, trace: dict) -> None:
+    if key is not None:
+        reference_cache.store(key, trace)
 
 
 def _check_reference(ref: RunResult, out: Outcome) -> None:
@@ -895,22 +929,3 @@ def json_report(out: Outcome, *, include_traces: bool = True) -> dict:
             "candidate": clean(out.candidate_trace),
         }
     return data
-
-
-def _sides_of(results: list[RunResult], out: Outcome) -> tuple[RunResult, RunResult | None]:
-    """The candidate's and (when it ran) the reference's run; a reference run that left no
-    trace cannot be compared."""
-    by_label: dict[str, RunResult] = {r.side.label: r for r in results}
-    cand = by_label["candidate"]
-    out.candidate_stderr = cand.stderr
-    ref = by_label.get("reference")
-    if ref is not None and ref.trace is None:
-        raise CannotRun(ref.why_no_trace())
-    return cand, ref
-
-
-def _migrated_copy(original: Path, workdir: Path, out: Outcome) -> Path:
-    """Migrate a copy of `original` in `workdir` with the codemod; what it did goes to the notes."""
-    cand_root, notes = migrate_copy(original.resolve(), workdir)
-    out.notes += notes or ["the codemod changed nothing"]
-    return cand_root

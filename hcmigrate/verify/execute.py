@@ -150,7 +150,12 @@ def subprocess_env(platform: str | None = "cpu") -> dict:
     env.setdefault("PYTHONHASHSEED", "0")
     env["PYTHONUNBUFFERED"] = "1"
     env.pop("PYTHONSTARTUP", None)
-    for name in ("HCMIGRATE_VERIFY_TRACE", "HCMIGRATE_VERIFY_SELECT", "HCMIGRATE_VERIFY_OPTIONS"):
+    for name in (
+        "HCMIGRATE_VERIFY_TRACE",
+        "HCMIGRATE_VERIFY_SELECT",
+        "HCMIGRATE_VERIFY_OPTIONS",
+        "HCMIGRATE_VERIFY_PARENT",
+    ):
         env.pop(name, None)  # a verify run inside a verified test suite starts afresh
     return env
 

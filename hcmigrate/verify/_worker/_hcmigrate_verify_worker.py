@@ -18,6 +18,9 @@ import sys
 _RUNNER_NAME = "_hcmigrate_verify_runner"
 _worker = os.environ.get("PYTEST_XDIST_WORKER")
 _trace = os.environ.get("HCMIGRATE_VERIFY_TRACE")
+# Only the recorded run's own workers (its children), not a pytest a test starts in turn.
+if os.environ.get("HCMIGRATE_VERIFY_PARENT") != str(os.getppid()):
+    _worker = None
 _runner = None
 _plugin = None
 
