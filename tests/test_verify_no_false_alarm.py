@@ -152,3 +152,25 @@ def test_notebook_that_is_not_json_cannot_run(tmp_path):
     broken.write_text("{not json")
     res = hcmigrate_verify(broken, "--candidate", broken)
     assert res.returncode == 2 and "not a readable notebook" in res.stdout
+
+
+def test_notebook_cells_run_as_a_kernel_runs_them(tmp_path):
+    """In the notebook's folder (a module next to it imports), without __file__."""
+    (tmp_path / "helper_mod.py").write_text("VALUE = 41\n")
+    cell = {
+        "cell_type": "code",
+        "metadata": {},
+        "execution_count": None,
+        "outputs": [],
+        "source": [
+            "import os, helper_mod\n",
+            "print(helper_mod.VALUE + 1, os.path.basename(os.getcwd()), '__file__' in globals())",
+        ],
+    }
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4}))
+    res = hcmigrate_verify(notebook, "--keep-traces", tmp_path / "t")
+    assert res.returncode == 0, res.stdout + res.stderr
+    for side in ("reference", "candidate"):
+        trace = json.loads((tmp_path / "t" / f"{side}.json").read_text())
+        assert trace["stdout"] == f"42 {tmp_path.name} False\n"

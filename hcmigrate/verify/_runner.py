@@ -1056,9 +1056,12 @@ def main(argv=None) -> int:
     sys.modules.setdefault(RUNNER_MODULE, sys.modules[__name__])  # the pytest plugin finds us
     stream = open_stream(ns.trace, ns.side, script=os.path.abspath(ns.script), argv=ns.args)
 
-    script_dir = (
-        os.path.abspath(ns.script) if ns.pytest else os.path.dirname(os.path.abspath(ns.script))
-    )
+    if ns.pytest:
+        script_dir = os.path.abspath(ns.script)
+    elif ns.no_file:  # a notebook's cells: the kernel's folder comes first, as '' does there
+        script_dir = os.getcwd()
+    else:
+        script_dir = os.path.dirname(os.path.abspath(ns.script))
     if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(_HERE):
         sys.path[0] = script_dir
     else:
