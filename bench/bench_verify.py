@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -29,10 +30,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 
+CPU: list[float] = []  # CPU seconds of the last timed command and all it started
+
+
 def timed(cmd: list[str], cwd: Path, env: dict) -> float:
+    """Wall seconds of `cmd`; its CPU seconds (user + system, children included) go to CPU.
+    On a machine other work shares, CPU time is the steadier of the two for serial runs."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     run = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[:] = [after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime]
     if run.returncode not in (0,):
         raise SystemExit(
             f"{' '.join(cmd)} exited {run.returncode}:\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}"
@@ -89,23 +98,31 @@ def main() -> None:
         "verify -n 2 warm": [*verify, *n2],
     }
     rounds: dict[str, list[float]] = {"baseline": [], **{name: [] for name in runs}}
+    cpu: dict[str, list[float]] = {name: [] for name in rounds}
     for _ in range(ns.repeats):
         ref = timed([legacy, *plain], original, env)
+        ref_cpu = CPU[0]
         cand = timed([sys.executable, *plain], migrated, env)
         rounds["baseline"].append(ref + cand)
+        cpu["baseline"].append(ref_cpu + CPU[0])
         for name, cmd in runs.items():
             rounds[name].append(timed(cmd, REPO, env))
+            cpu[name].append(CPU[0])
     shutil.rmtree(work, ignore_errors=True)
     base = statistics.median(rounds["baseline"])
+    base_cpu = statistics.median(cpu["baseline"])
     print(
         f"package: {ns.package.relative_to(REPO)} ({n_tests} tests), {os.cpu_count()} CPU cores, "
-        f"median of {ns.repeats}"
+        f"load average {os.getloadavg()[0]:.1f}, median of {ns.repeats}"
     )
-    print(f"{'run':<18}{'seconds':>9}{'x baseline':>12}   rounds")
+    print(f"{'run':<18}{'wall s':>8}{'x base':>8}{'CPU s':>8}{'x base':>8}   wall rounds")
     for name, values in rounds.items():
-        median = statistics.median(values)
+        median, median_cpu = statistics.median(values), statistics.median(cpu[name])
         shown = " ".join(f"{v:.1f}" for v in values)
-        print(f"{name:<18}{median:>9.1f}{median / base:>12.2f}   {shown}")
+        print(
+            f"{name:<18}{median:>8.1f}{median / base:>8.2f}{median_cpu:>8.1f}"
+            f"{median_cpu / base_cpu:>8.2f}   {shown}"
+        )
 
 
 if __name__ == "__main__":
