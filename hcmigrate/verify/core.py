@@ -28,6 +28,7 @@ from hcmigrate.verify.execute import (
     resolve_reference,
     run_sides,
     scratch_folder,
+    uses_xdist,
 )
 from hcmigrate.verify.notebooks import NotebookProblem, notebook_script, relabel
 from hcmigrate.verify.project import Project, find_project, source_paths
@@ -351,6 +352,15 @@ def _verify_script(
             if again.equivalent:
                 out.notes.append(_prng_note(ref_trace))
                 ref_trace, comparison = second, again
+            elif len(again.differences) < len(comparison.differences):
+                # what still differs is not jax.random's doing: report only that
+                out.notes.append(
+                    "compared with the reference drawing jax.random numbers as JAX >= 0.5 does: "
+                    f"the plain JAX {ref_trace.get('jax')} run also differs in "
+                    f"{len(comparison.differences) - len(again.differences)} place(s) that "
+                    "vanish then"
+                )
+                ref_trace, comparison = second, again
     _conclude(out, ref_trace, cand_trace, keep_traces, comparison)
     _classify_script(out, cand_trace, ref_trace)
 
@@ -514,7 +524,10 @@ def _verify_pytest(
         config = str(workdir / "pytest.ini")
     args = [tests, "-c", config, "-q", *(pytest_args or [])]
     cand_python = _candidate_python(sides)
-    cand_append, _ = pytest_paths(cand_python, may_install=False, progress=sides.progress)
+    xdist = uses_xdist(list(pytest_args or []))
+    cand_append, _ = pytest_paths(
+        cand_python, may_install=False, progress=sides.progress, xdist=xdist
+    )
     cand_root = cand_root.resolve()
     cand_side = Side(
         "candidate",
@@ -536,7 +549,7 @@ def _verify_pytest(
     else:
         python, install_compat, description = _reference(sides, project)
         ref_append, note = pytest_paths(
-            python, may_install=(sides.reference == "legacy"), progress=sides.progress
+            python, may_install=(sides.reference == "legacy"), progress=sides.progress, xdist=xdist
         )
         if note:
             out.notes.append(note)

@@ -502,10 +502,17 @@ def _xdist_version() -> str | None:
         return None
 
 
-def _probe_pytest(python: str) -> str | None:
-    """The pytest version importable by `python` (with pytest-xdist when this interpreter has
-    it, so `-n` works on both sides), or None."""
-    check = "import xdist; " if _xdist_version() else ""
+def uses_xdist(pytest_args: list[str]) -> bool:
+    """Do these pytest arguments ask for pytest-xdist workers (`-n N`, `--numprocesses`, ...)?"""
+    return any(
+        a in ("-n", "--numprocesses", "--dist", "-d") or a.startswith(("-n", "--numprocesses="))
+        for a in pytest_args
+    )
+
+
+def _probe_pytest(python: str, xdist: bool = False) -> str | None:
+    """The pytest version importable by `python` (with pytest-xdist if asked), or None."""
+    check = "import xdist; " if xdist else ""
     probe = subprocess.run(
         [python, "-c", f"import sys, pytest; {check}sys.stdout.write(pytest.__version__)"],
         capture_output=True,
@@ -526,7 +533,9 @@ def _current_pytest_version() -> str:
         ) from None
 
 
-def pytest_paths(python: str, *, may_install: bool, progress=None) -> tuple[list[str], str | None]:
+def pytest_paths(
+    python: str, *, may_install: bool, progress=None, xdist: bool = False
+) -> tuple[list[str], str | None]:
     """Make pytest available to `python` for --pytest; returns (sys.path entries to append, note).
 
     1. pytest already importable there: nothing to do.
@@ -538,7 +547,8 @@ def pytest_paths(python: str, *, may_install: bool, progress=None) -> tuple[list
        folder holding only pytest and its dependencies, appended to sys.path.
     Otherwise: cannot run, with what to install.
     """
-    if _probe_pytest(python):
+    xdist = xdist and _xdist_version() is not None
+    if _probe_pytest(python, xdist):
         return [], None
     wanted = _current_pytest_version()
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
@@ -556,13 +566,13 @@ def pytest_paths(python: str, *, may_install: bool, progress=None) -> tuple[list
                 "--quiet",
                 "--disable-pip-version-check",
                 f"pytest=={wanted}",
-                *([f"pytest-xdist=={_xdist_version()}"] if _xdist_version() else []),
+                *([f"pytest-xdist=={_xdist_version()}"] if xdist else []),
             ],
             capture_output=True,
             text=True,
             env=subprocess_env(),
         )
-        if install.returncode == 0 and _probe_pytest(python):
+        if install.returncode == 0 and _probe_pytest(python, xdist):
             say("hcmigrate: pytest installed in the reference environment")
             return [], f"installed pytest {wanted} into {python}"
         pip_error = "\n".join(install.stderr.strip().splitlines()[-3:])
