@@ -41,12 +41,10 @@ FIXTURES = REPO / "fixtures"
 GOLDEN = REPO / "fixtures" / "golden"
 PROGRAM_MAIN = "main.py"  # entry script of a multi-module program folder
 
-# Programs whose legacy behaviour the recorder cannot capture yet: it imports jax before the
-# script runs, so a variable the script sets in os.environ before its own `import jax` is
-# read too late. Recorded once the recorder starts programs as python does.
-WAITING_FOR_RECORDER = {
-    "c08_x64_from_environ": "sets JAX_ENABLE_X64 in os.environ before importing jax",
-}
+# Programs whose legacy behaviour the recorder cannot capture yet (name -> why). The recorder
+# now starts programs as python does (nothing imported before the program's own code), so a
+# program setting JAX_ENABLE_X64 in os.environ before its `import jax` is recorded as it runs.
+WAITING_FOR_RECORDER: dict[str, str] = {}
 
 
 def runnable_fixtures() -> list[Path]:
