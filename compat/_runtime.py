@@ -35,6 +35,8 @@ from jax import tree_util
 from jax.experimental import io_callback
 from jax.interpreters import ad, batching, mlir
 
+from . import _tokens
+
 try:  # jax >= 0.4.36
     from jax.extend.core import Primitive
 except ImportError:  # pragma: no cover - very old jax
@@ -174,6 +176,7 @@ class _Internals:
     def __init__(self):
         self.ok = False
         self.error = None
+        self.apply_primitive = None
         try:
             import inspect
 
@@ -194,8 +197,13 @@ class _Internals:
                 requires_devices = getattr(dispatch, "prim_requires_devices_during_lowering", None)
             except ImportError:  # pragma: no cover
                 requires_devices = None
+            try:
+                from jax._src.dispatch import apply_primitive
+            except ImportError:  # pragma: no cover
+                apply_primitive = None
             self.hlo = hlo
             self.emit = emit
+            self.apply_primitive = apply_primitive
             self.emit_has_returns_token = "returns_token" in inspect.signature(emit).parameters
             self.sharding_impls = sharding_impls
             self.op_sharding = op_sharding
@@ -207,18 +215,13 @@ class _Internals:
 
 
 _INTERNALS = _Internals()
+TOKEN_RECOVERY = _tokens.install()
 PUBLIC_ONLY = _env_public_only() or not _INTERNALS.ok
 _OWN = None if PUBLIC_ONLY else _own_effects()
 if _OWN is not None:
     ORDERED_EFFECT, UNORDERED_EFFECT = _OWN
 else:  # public path (or no internals): io_callback's own effects
     ORDERED_EFFECT, UNORDERED_EFFECT = IO_EFFECT, IO_UNORDERED_EFFECT
-
-
-def current_effect():
-    """The effect of an outside call bound now: ordered, except inside a classic pmap on
-    JAX versions whose pmap refuses ordered effects (0.6.x/0.7.x)."""
-    return UNORDERED_EFFECT if _PMAP.in_pmap() else ORDERED_EFFECT
 
 
 def remat_supported() -> bool:
@@ -307,6 +310,7 @@ def _record_failure(callback, e):
 
     logger.error("Outside call %s threw exception %s.", callback, e)
     Failure.last = (e, traceback.format_exc())
+    _tokens.note_failure()
 
 
 def _make_runner(callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval):
@@ -353,24 +357,14 @@ def _make_runner(callback, identity, arg_treedef, transforms, result_treedef, fl
     return run
 
 
-# --------------------------------------------------------------------------- the primitive
-outside_call_p = Primitive("outside_call")
-outside_call_p.multiple_results = True
-
-
-def _abstract_eval(*avals, identity, flat_results_aval=(), **params):
-    effect = current_effect()
+# --------------------------------------------------------------------------- the primitives
+def _abstract_eval(*avals, effect, identity, flat_results_aval=(), **params):
     if identity:
         return list(avals), {effect}
     return [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval], {effect}
 
 
-outside_call_p.def_effectful_abstract_eval(_abstract_eval)
-
-_eager_cache: dict = {}
-
-
-def _impl(*args, **params):
+def _impl(prim, *args, **params):
     """Eager execution: compile the single primitive (as legacy did with apply_primitive)."""
     if jax.config.jax_disable_jit:
         arrays = [np.asarray(a) for a in args]
@@ -384,38 +378,32 @@ def _impl(*args, **params):
         )
         res = run(arrays, jax.local_devices()[params["device_index"]])
         return list(args) if params["identity"] else [jax.numpy.asarray(r) for r in res]
-    key = tuple(sorted(params.items(), key=lambda kv: kv[0]))
+    if _INTERNALS.apply_primitive is not None and _hashable(params):
+        return _INTERNALS.apply_primitive(prim, *args, **params)
+    # unhashable callback (or no JAX internals): compile without caching
+    return jax.jit(functools.partial(_bind_flat, prim, params))(*args)
+
+
+def _hashable(params) -> bool:
     try:
-        fn = _eager_cache.get(key)
-    except TypeError:  # unhashable callback: no caching
-        key, fn = None, None
-    if fn is None:
-        fn = jax.jit(functools.partial(_bind_flat, params))
-        if key is not None:
-            if len(_eager_cache) > 256:
-                _eager_cache.clear()
-            _eager_cache[key] = fn
-    return fn(*args)
+        hash(tuple(params.values()))
+        return True
+    except TypeError:
+        return False
 
 
-def _bind_flat(params, *args):
-    return outside_call_p.bind(*args, **params)
+def _bind_flat(prim, params, *args):
+    return prim.bind(*args, **params)
 
 
-outside_call_p.def_impl(_impl)
-
-
-def _jvp_rule(primals, tangents, **params):
+def _jvp_rule(prim, primals, tangents, **params):
     if not params["identity"]:
         raise NotImplementedError("JVP rule is implemented only for id_tap, not for call.")
-    out_primals = outside_call_p.bind(*primals, **params)
+    out_primals = prim.bind(*primals, **params)
     return list(out_primals), list(tangents)
 
 
-ad.primitive_jvps[outside_call_p] = _jvp_rule
-
-
-def _transpose_rule(cts, *args, **params):
+def _transpose_rule(prim, cts, *args, **params):
     if not params["identity"]:
         raise NotImplementedError(
             "differentiation rules are implemented only for id_tap, not for call."
@@ -425,22 +413,45 @@ def _transpose_rule(cts, *args, **params):
         if type(ct) is ad.Zero:
             ct = ad.instantiate_zeros(ct)
         cts_instantiated.append(ct)
-    res = outside_call_p.bind(*cts_instantiated, **_add_transform(params, "transpose"))
+    res = prim.bind(*cts_instantiated, **_add_transform(params, "transpose"))
     return [r if ad.is_undefined_primal(a) else None for r, a in zip(res, args)]
 
 
-ad.primitive_transposes[outside_call_p] = _transpose_rule
-
-
-def _batching_rule(batched_args, batch_dims, **params):
+def _batching_rule(prim, batched_args, batch_dims, **params):
     if not params["identity"]:
         raise NotImplementedError("batching rules are implemented only for id_tap, not for call.")
-    dims = tuple(None if d is None else d for d in batch_dims)
-    res = outside_call_p.bind(*batched_args, **_add_transform(params, "batch", dims))
+    res = prim.bind(*batched_args, **_add_transform(params, "batch", tuple(batch_dims)))
     return list(res), list(batch_dims)
 
 
-batching.primitive_batchers[outside_call_p] = _batching_rule
+def _make_primitive(effect):
+    """An ``outside_call`` primitive whose equations carry ``effect``.
+
+    The effect is a property of the primitive, never of the context an equation is checked
+    in: re-inferring an equation's effects (``jax_enable_checks``, jaxpr checks inside
+    ``pmap``) always gives back the effect it was bound with.
+    """
+    prim = Primitive("outside_call")
+    prim.multiple_results = True
+    prim.def_effectful_abstract_eval(functools.partial(_abstract_eval, effect=effect))
+    prim.def_impl(functools.partial(_impl, prim))
+    ad.primitive_jvps[prim] = functools.partial(_jvp_rule, prim)
+    ad.primitive_transposes[prim] = functools.partial(_transpose_rule, prim)
+    batching.primitive_batchers[prim] = functools.partial(_batching_rule, prim)
+    return prim
+
+
+# The primitive of every call, with the ordered effect.
+outside_call_p = _make_primitive(ORDERED_EFFECT)
+# Its twin with the unordered effect, bound only in the body of a classic pmap on the JAX
+# versions whose pmap refuses ordered effects (0.6.x/0.7.x); prints the same in jaxprs.
+outside_call_unordered_p = _make_primitive(UNORDERED_EFFECT)
+OUTSIDE_CALL_PRIMITIVES = (outside_call_p, outside_call_unordered_p)
+
+
+def primitive_to_bind():
+    """The primitive a call bound now uses (decided once, when the call is traced)."""
+    return outside_call_unordered_p if _PMAP.in_pmap() else outside_call_p
 
 
 # --------------------------------------------------------------------------- remat
@@ -485,7 +496,8 @@ def _install_remat_rule() -> bool:
         # recompute: run now and again when the residuals are rematerialised
         return eqn, eqn, [False] * n_out, [True] * n_out, residuals()
 
-    rules[outside_call_p] = rule
+    for prim in OUTSIDE_CALL_PRIMITIVES:
+        rules[prim] = rule
     return True
 
 
@@ -496,32 +508,60 @@ _REMAT_RULE_INSTALLED = _install_remat_rule()
 _CPU_DEVICE_INDEX_MSG = "The device_index feature on CPU works only when using outfeed."
 
 
-def _device_resolver(axis_context):
-    """Return ``resolve(replica_id, partition_id) -> jax.Device`` for this lowering."""
-    si = _INTERNALS.sharding_impls
-    devices = None
-    by_partition = False
-    try:
-        if isinstance(axis_context, si.SPMDAxisContext):
-            devices = tuple(axis_context.mesh.devices.flat)
-            by_partition = True
-        elif isinstance(axis_context, si.ShardingContext):
-            if axis_context.device_assignment:
-                devices = tuple(axis_context.device_assignment)
-                by_partition = True
-    except Exception:  # pragma: no cover - internals moved
-        devices = None
-    local = None
+class _DeviceSource:
+    """How a lowered call learns the device it runs on, from the lowering's axis context.
 
-    def resolve(replica_id: int, partition_id: int):
-        nonlocal local
-        if devices is not None and by_partition and partition_id < len(devices):
-            return devices[partition_id]
-        if local is None:
-            local = jax.local_devices()
-        return local[replica_id] if replica_id < len(local) else local[0]
+    * jit (``ShardingContext``): the call runs once, with the whole array, on the first
+      device of the computation (the maximal sharding JAX gives callbacks, as legacy did
+      under pjit); the device is known when lowering, no operand is needed. XLA refuses
+      ``partition_id`` in programs it partitions, so none is emitted there.
+    * shard_map, and pmap on JAX >= 0.8 (``SPMDAxisContext``, all axes manual): once per
+      device with its shard; ``partition_id`` indexes the mesh's devices.
+    * classic pmap (``ReplicaAxisContext``, JAX < 0.8): once per device; ``replica_id``
+      indexes the local devices, as legacy's lowering did.
 
-    return resolve
+    ``operand`` is None, ``"partition"`` or ``"replica"``; ``device(id)`` maps the
+    operand's value (ignored when there is none) to a ``jax.Device``.
+    """
+
+    __slots__ = ("operand", "_devices", "_local")
+
+    def __init__(self, axis_context):
+        si = _INTERNALS.sharding_impls
+        self.operand = "replica"
+        self._devices = None
+        self._local = None
+        try:
+            if isinstance(axis_context, si.SPMDAxisContext):
+                self.operand = "partition"
+                self._devices = tuple(axis_context.mesh.devices.flat)
+            elif isinstance(axis_context, si.ShardingContext):
+                self.operand = None
+                if axis_context.device_assignment:
+                    self._devices = (axis_context.device_assignment[0],)
+        except Exception:  # pragma: no cover - internals moved: legacy's replica rule
+            self.operand = "replica"
+
+    def device(self, index: int = 0):
+        devices = self._devices
+        if devices is not None and index < len(devices):
+            return devices[index]
+        if self._local is None:
+            self._local = jax.local_devices()
+        return self._local[index] if index < len(self._local) else self._local[0]
+
+    def operand_value(self):
+        """The MLIR value to pass to the callback (None when the device is static)."""
+        if self.operand == "partition":
+            return _INTERNALS.hlo.PartitionIdOp().result
+        if self.operand == "replica":
+            return _INTERNALS.hlo.ReplicaIdOp().result
+        return None
+
+
+def _wants_device(callback) -> bool:
+    """Whether the host function takes ``device=`` (unknown callables are given it)."""
+    return getattr(callback, "call_with_device", True)
 
 
 def _block_tokens(ctx) -> dict:
@@ -580,19 +620,29 @@ def _fast_lowering(
     run = _make_runner(
         callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval
     )
-    resolve = _device_resolver(ctx.module_context.axis_context)
     copy = np.array
+    # Only a callback that asks for the device gets it: any other call lowers to the host
+    # callback and its arrays alone.
+    source = _DeviceSource(ctx.module_context.axis_context)
+    device_operand = source.operand_value() if _wants_device(callback) else None
+    if device_operand is not None:
+        device_of = source.device
 
-    def host(replica_id, partition_id, *arrays):
-        # The buffers belong to the runtime; legacy handed out arrays the user may keep.
-        return run([copy(a) for a in arrays], resolve(int(replica_id), int(partition_id)))
+        def host(device_id, *arrays):
+            # The buffers belong to the runtime; legacy handed out arrays the user may keep.
+            return run([copy(a) for a in arrays], device_of(int(device_id)))
 
-    replica_id = I.hlo.ReplicaIdOp().result
-    partition_id = I.hlo.PartitionIdOp().result
+        operands, in_avals = [device_operand, *args], [I.u32, *ctx.avals_in]
+    else:
+        device = source.device() if _wants_device(callback) else None
+
+        def host(*arrays):
+            return run([copy(a) for a in arrays], device)
+
+        operands, in_avals = list(args), list(ctx.avals_in)
     out_avals = (
         [] if identity else [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval]
     )
-    in_avals = [I.u32, I.u32, *ctx.avals_in]
     sub_ctx = ctx.replace(avals_in=in_avals, avals_out=out_avals)
     sharding = None
     if I.op_sharding is not None:
@@ -605,9 +655,7 @@ def _fast_lowering(
     kwargs = dict(has_side_effect=True, sharding=sharding)
     if I.emit_has_returns_token:
         kwargs["returns_token"] = token is not None
-    results, token, _ = I.emit(
-        sub_ctx, host, token, [replica_id, partition_id, *args], in_avals, out_avals, **kwargs
-    )
+    results, token, _ = I.emit(sub_ctx, host, token, operands, in_avals, out_avals, **kwargs)
     if ordered:
         ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: token})))
     elif token is not None:
@@ -660,15 +708,22 @@ def _register(rule):
     kwargs = {}
     if "cacheable" in inspect.signature(mlir.register_lowering).parameters:
         kwargs["cacheable"] = False  # each lowering embeds its own host callback
-    mlir.register_lowering(outside_call_p, rule, **kwargs)
+    for prim in OUTSIDE_CALL_PRIMITIVES:
+        mlir.register_lowering(prim, rule, **kwargs)
 
 
 if not PUBLIC_ONLY:
     _register(_fast_lowering)
+    if _OWN is not None:
+        from . import _batched_while
+
+        BATCHED_WHILE_FIXED = _batched_while.install(_OWN)
     if _INTERNALS.requires_devices is not None:
         try:
-            _INTERNALS.requires_devices.add(outside_call_p)
+            _INTERNALS.requires_devices.update(OUTSIDE_CALL_PRIMITIVES)
         except Exception:  # pragma: no cover
             pass
 else:  # pragma: no cover - depends on the JAX version
     _register(_public_lowering)
+if PUBLIC_ONLY or _OWN is None:
+    BATCHED_WHILE_FIXED = False  # io_callback's effect: JAX refuses vmap of such loops

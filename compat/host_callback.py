@@ -23,12 +23,14 @@ import numpy as np
 from jax import tree_util
 
 from . import _pretty as pp
+from ._tokens import drop_failed_tokens as _drop_failed_tokens
 from ._runtime import (
     Failure as _Failure,
     ResultAval as _ResultAval,
     canonicalize_dtype as _canonicalize_dtype,
     fast_path_available,
     outside_call_p,
+    primitive_to_bind as _primitive_to_bind,
     using_fast_path,
 )
 
@@ -98,9 +100,6 @@ class _CallbackWrapper:
             and self.pass_transforms == other.pass_transforms
         )
 
-    def __repr__(self):
-        return f"<compat.host_callback._CallbackWrapper of {self.callback_func!r}>"
-
     def __call__(self, arg, device, transforms):
         f = self.callback_func
         if self.identity:
@@ -163,7 +162,7 @@ def _call(
             ) from None
         params["result_treedef"] = result_treedef
         params["flat_results_aval"] = flat_results_aval
-    flat_results = outside_call_p.bind(*flat_args, **params)
+    flat_results = _primitive_to_bind().bind(*flat_args, **params)
     if identity:
         return arg_treedef.unflatten(flat_results)
     return params["result_treedef"].unflatten(flat_results)
@@ -291,13 +290,6 @@ def call(
 _print_tap_lock = threading.Lock()
 
 
-def _legacy_device_str(device) -> str:
-    # JAX 0.4.30 printed CPU devices as TFRT_CPU_<id>; newer JAX prints cpu:<id>.
-    if getattr(device, "platform", None) == "cpu":
-        return f"TFRT_CPU_{device.id}"
-    return str(device)
-
-
 def _print_tap_func(arg, transforms, *, device=None, output_stream=None, threshold=1024, **kwargs):
     """The consumer for id_print (same output as legacy)."""
 
@@ -310,7 +302,8 @@ def _print_tap_func(arg, transforms, *, device=None, output_stream=None, thresho
     if transforms:
         kwargs["transforms"] = [(name, params) if params else name for name, params in transforms]
     if device is not None:
-        kwargs["device"] = _legacy_device_str(device)
+        # str(device), like legacy: the same text a tap or call gets from str(device)
+        kwargs["device"] = device
     kv_pairs = " ".join([f"{k}: {v}" for k, v in sorted(kwargs.items())])
 
     def pp_val(arg) -> pp.Doc:
@@ -364,11 +357,14 @@ def _print_tap_func(arg, transforms, *, device=None, output_stream=None, thresho
 def barrier_wait(logging_name: str | None = None):
     """Blocks until all pending callbacks ran; raises CallbackException for pending errors.
 
-    On CPU callbacks run synchronously and their errors are raised at the call, as in
-    legacy 0.4.30; an error that was not yet delivered (an asynchronously dispatched
-    computation nobody waited for) is raised here as ``CallbackException``.
+    On CPU a callback's error fails its computation and reaches the user through that
+    computation's outputs (at the call, or where the outputs are used), as in legacy
+    0.4.30 on CPU, whose ``barrier_wait`` then returned normally; so does this one, and
+    later calls work again (``compat._tokens``). An error ``jax.effects_barrier()`` reports
+    for any other reason is raised here as ``CallbackException``.
     """
     del logging_name
+    _drop_failed_tokens()
     try:
         jax.effects_barrier()
     except Exception as e:
@@ -383,6 +379,7 @@ def barrier_wait(logging_name: str | None = None):
 
 def stop_outfeed_receiver():
     """Waits for pending callbacks (there is no outfeed receiver to stop)."""
+    _drop_failed_tokens()
     jax.effects_barrier()
 
 
