@@ -17,10 +17,14 @@ it lowers the loop as
 
     pred = cond(carry)
     while any(pred):
-        carry = select(pred, body(carry), carry)   # per element
-        pred = cond(carry)
+        new = body(carry)
+        new_pred = cond(new)
+        carry = select(pred, new, carry)           # per element
+        pred = pred & new_pred
 
-(the condition runs once per iteration, as in legacy); every other while loop goes to
+which is what legacy's loop did (it moved the condition's taps to the end of the body and
+carried the predicate): the condition runs once per iteration and its taps see the body's
+output for the whole batch, finished elements included. Every other while loop goes to
 JAX's own lowering unchanged. Internals (``while_p``, the lowering registry) are
 version-guarded: without them nothing is installed and JAX's lowering stays.
 """
@@ -54,8 +58,9 @@ def _batched_while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     def loop_body(state):
         pred, carry = state
         new = body(*body_consts, *carry)
+        new_pred = cond(*cond_consts, *new)[0]
         carry = tuple(_select_batched(pred, n, c) for n, c in zip(new, carry))
-        return cond(*cond_consts, *carry)[0], carry
+        return lax.bitwise_and(pred, new_pred), carry
 
     pred = cond(*cond_consts, *init)[0]
     _, out = lax.while_loop(loop_cond, loop_body, (pred, init))
