@@ -26,23 +26,21 @@ Lowering has two implementations:
 from __future__ import annotations
 
 import functools
-import logging
 import os
 
 import jax
 import numpy as np
-from jax import tree_util
 from jax.experimental import io_callback
 from jax.interpreters import ad, batching, mlir
 
-from . import _tokens
+from . import _host, _tokens
+from ._host import Failure, ResultAval  # noqa: F401  (re-exported)
 
 try:  # jax >= 0.4.36
     from jax.extend.core import Primitive
 except ImportError:  # pragma: no cover - very old jax
     from jax.core import Primitive  # type: ignore[no-redef]
 
-logger = logging.getLogger("compat.host_callback")
 
 _ENV_PUBLIC_ONLY = "HCMIGRATE_COMPAT_PUBLIC_ONLY"
 
@@ -239,122 +237,27 @@ def using_fast_path() -> bool:
 
 
 # --------------------------------------------------------------------------- helpers
-class ResultAval:
-    """Shape and dtype of one expected ``call`` result leaf (prints like legacy avals)."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape, dtype):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
-
-    def __eq__(self, other):
-        return (
-            isinstance(other, ResultAval)
-            and self.shape == other.shape
-            and self.dtype == other.dtype
-        )
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype))
-
-    def __repr__(self):
-        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}])"
-
-    __str__ = __repr__
-
-
 def canonicalize_dtype(dtype) -> np.dtype:
     return np.dtype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
 
 
-def _canonicalize_value(x) -> np.ndarray:
-    x = np.asarray(x)
-    dt = canonicalize_dtype(x.dtype)
-    if dt != x.dtype:
-        x = x.astype(dt)
-    return x
-
-
-def _unpack_transforms(transforms):
-    out = []
-    for t in transforms:
-        name, *params = t
-        if name == "batch":
-            out.append((name, dict(batch_dims=params[0])))
-        else:
-            out.append((name, {}))
-    return tuple(out)
+def _make_host(params, **how):
+    """The host function of a call with these primitive params (see ``_host.make_host``)."""
+    return _host.make_host(
+        params["callback"],
+        params["identity"],
+        params["arg_treedef"],
+        params.get("transforms", ()),
+        params.get("result_treedef"),
+        params.get("flat_results_aval", ()),
+        canonicalize=canonicalize_dtype,
+        **how,
+    )
 
 
 def _add_transform(params: dict, name: str, *transform_params) -> dict:
     new_transform = (name, *transform_params)
     return dict(params, transforms=(params.get("transforms", ()) + (new_transform,)))
-
-
-def _aval_is_empty(shape) -> bool:
-    n = 1
-    for d in shape:
-        n *= d
-    return n == 0
-
-
-class Failure:
-    """Book-keeping of exceptions raised by host functions (for ``barrier_wait``)."""
-
-    last = None  # (exception, formatted traceback)
-
-
-def _record_failure(callback, e):
-    import traceback
-
-    logger.error("Outside call %s threw exception %s.", callback, e)
-    Failure.last = (e, traceback.format_exc())
-    _tokens.note_failure()
-
-
-def _make_runner(callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval):
-    """Return ``run(arrays, device) -> tuple of flat results`` for one lowered call site."""
-    unpacked = _unpack_transforms(transforms)
-    unflatten = arg_treedef.unflatten
-    if identity:
-
-        def run(arrays, device):
-            try:
-                callback(unflatten(arrays), device, unpacked)
-            except Exception as e:
-                _record_failure(callback, e)
-                raise
-            return ()
-
-        return run
-
-    expected = tuple(flat_results_aval)
-
-    def run(arrays, device):
-        try:
-            res = callback(unflatten(arrays), device, unpacked)
-            actual_flat, actual_treedef = tree_util.tree_flatten(res)
-            if actual_treedef != result_treedef:
-                raise TypeError(
-                    f"Callback func {callback} should have returned a result "
-                    f"with pytree {result_treedef} but returned {actual_treedef}"
-                )
-            canonical = tuple(_canonicalize_value(r) for r in actual_flat)
-            actual_avals = tuple(ResultAval(r.shape, r.dtype) for r in canonical)
-            if actual_avals != expected:
-                raise TypeError(
-                    f"Callback func {callback} should have returned a result "
-                    "with abstract values "
-                    f"{result_treedef.unflatten(expected)} "
-                    f"but returned {actual_treedef.unflatten(actual_avals)}"
-                )
-            return canonical
-        except Exception as e:
-            _record_failure(callback, e)
-            raise
-
-    return run
 
 
 # --------------------------------------------------------------------------- the primitives
@@ -367,16 +270,8 @@ def _abstract_eval(*avals, effect, identity, flat_results_aval=(), **params):
 def _impl(prim, *args, **params):
     """Eager execution: compile the single primitive (as legacy did with apply_primitive)."""
     if jax.config.jax_disable_jit:
-        arrays = [np.asarray(a) for a in args]
-        run = _make_runner(
-            params["callback"],
-            params["identity"],
-            params["arg_treedef"],
-            params.get("transforms", ()),
-            params.get("result_treedef"),
-            params.get("flat_results_aval", ()),
-        )
-        res = run(arrays, jax.local_devices()[params["device_index"]])
+        host = _make_host(params, device=jax.local_devices()[params["device_index"]])
+        res = host(*[np.asarray(a) for a in args])
         return list(args) if params["identity"] else [jax.numpy.asarray(r) for r in res]
     if _INTERNALS.apply_primitive is not None and _hashable(params):
         return _INTERNALS.apply_primitive(prim, *args, **params)
@@ -602,44 +497,41 @@ def _set_local_token(ctx, token):
         pass
 
 
-def _fast_lowering(
-    ctx,
-    *args,
-    callback,
-    identity,
-    arg_treedef,
-    device_index,
-    transforms=(),
-    result_treedef=None,
-    flat_results_aval=(),
-):
+def _register_direct(module_context, emitted, host) -> bool:
+    """Let the runtime call ``host`` itself instead of JAX's wrapper ``emitted``.
+
+    ``emit_python_callback`` registers a wrapper that checks and converts the callback's
+    results, and adds a frame for the token; ``host`` does those checks itself and takes
+    the token, so replacing the registered function saves that work on every call. The
+    registered list is JAX's (internal): when ``emitted`` is not in it, JAX's wrapper stays.
+    """
+    callbacks = getattr(module_context, "host_callbacks", None)
+    if not isinstance(callbacks, list):  # pragma: no cover - internals moved
+        return False
+    for i in range(len(callbacks) - 1, -1, -1):
+        if callbacks[i] is emitted:
+            callbacks[i] = host
+            return True
+    return False  # pragma: no cover
+
+
+def _fast_lowering(ctx, *args, device_index, **params):
     I = _INTERNALS
-    platforms = ctx.module_context.platforms
-    if device_index != 0 and "cpu" in platforms:
+    if device_index != 0 and "cpu" in ctx.module_context.platforms:
         raise ValueError(_CPU_DEVICE_INDEX_MSG)
-    run = _make_runner(
-        callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval
-    )
-    copy = np.array
+    params = dict(params, device_index=device_index)
+    identity, flat_results_aval = params["identity"], params.get("flat_results_aval", ())
     # Only a callback that asks for the device gets it: any other call lowers to the host
     # callback and its arrays alone.
     source = _DeviceSource(ctx.module_context.axis_context)
-    device_operand = source.operand_value() if _wants_device(callback) else None
+    wants_device = _wants_device(params["callback"])
+    device_operand = source.operand_value() if wants_device else None
     if device_operand is not None:
-        device_of = source.device
-
-        def host(device_id, *arrays):
-            # The buffers belong to the runtime; legacy handed out arrays the user may keep.
-            return run([copy(a) for a in arrays], device_of(int(device_id)))
-
         operands, in_avals = [device_operand, *args], [I.u32, *ctx.avals_in]
+        how = dict(device_operand=True, device_of=source.device)
     else:
-        device = source.device() if _wants_device(callback) else None
-
-        def host(*arrays):
-            return run([copy(a) for a in arrays], device)
-
         operands, in_avals = list(args), list(ctx.avals_in)
+        how = dict(device=source.device() if wants_device else None)
     out_avals = (
         [] if identity else [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval]
     )
@@ -655,48 +547,40 @@ def _fast_lowering(
     kwargs = dict(has_side_effect=True, sharding=sharding)
     if I.emit_has_returns_token:
         kwargs["returns_token"] = token is not None
-    results, token, _ = I.emit(sub_ctx, host, token, operands, in_avals, out_avals, **kwargs)
+    host = _make_host(params, **how)
+    results, out_token, emitted = I.emit(
+        sub_ctx, host, token, operands, in_avals, out_avals, **kwargs
+    )
+    _register_direct(
+        ctx.module_context, emitted, _make_host(params, with_token=token is not None, **how)
+    )
     if ordered:
-        ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: token})))
-    elif token is not None:
-        _set_local_token(ctx, token)
+        ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: out_token})))
+    elif out_token is not None:
+        _set_local_token(ctx, out_token)
     return list(args) if identity else list(results)
 
 
-def _public_lowering(
-    ctx,
-    *args,
-    callback,
-    identity,
-    arg_treedef,
-    device_index,
-    transforms=(),
-    result_treedef=None,
-    flat_results_aval=(),
-):
+def _public_lowering(ctx, *args, device_index, **params):
     if device_index != 0 and "cpu" in ctx.module_context.platforms:
         raise ValueError(_CPU_DEVICE_INDEX_MSG)
-    run = _make_runner(
-        callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval
-    )
-    device_cache = []
+    params = dict(params, device_index=device_index)
+    identity, flat_results_aval = params["identity"], params.get("flat_results_aval", ())
+    host = _make_host(params, device=jax.local_devices()[device_index])
 
-    def host(*arrays):
-        if not device_cache:
-            device_cache.append(jax.local_devices()[device_index])
-        res = run([np.array(a) for a in arrays], device_cache[0])
-        return None if identity else tuple(res)
+    def io_host(*arrays):
+        res = host(*[np.asarray(a) for a in arrays])
+        return None if identity else res
 
     result_shape = (
         None
         if identity
         else tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in flat_results_aval)
     )
-
     ordered = ORDERED_EFFECT in ctx.tokens_in.effects()
 
     def fun(*xs):
-        out = io_callback(host, result_shape, *xs, ordered=ordered)
+        out = io_callback(io_host, result_shape, *xs, ordered=ordered)
         return list(xs) if identity else list(out)
 
     return mlir.lower_fun(fun, multiple_results=True)(ctx, *args)

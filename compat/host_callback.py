@@ -24,9 +24,8 @@ from jax import tree_util
 
 from . import _pretty as pp
 from ._tokens import drop_failed_tokens as _drop_failed_tokens
+from ._host import Failure as _Failure, ResultAval as _ResultAval
 from ._runtime import (
-    Failure as _Failure,
-    ResultAval as _ResultAval,
     canonicalize_dtype as _canonicalize_dtype,
     fast_path_available,
     outside_call_p,
@@ -76,7 +75,8 @@ _UNSET = object()
 
 
 class _CallbackWrapper:
-    """Hashable wrapper; invoked as ``wrapper(arg, device, transforms)``."""
+    """The user's function and how legacy called it (``compat._host`` calls it so); hashable,
+    it is a parameter of the primitive."""
 
     __slots__ = ("callback_func", "identity", "call_with_device", "pass_transforms", "__weakref__")
 
@@ -99,20 +99,6 @@ class _CallbackWrapper:
             and self.call_with_device == other.call_with_device
             and self.pass_transforms == other.pass_transforms
         )
-
-    def __call__(self, arg, device, transforms):
-        f = self.callback_func
-        if self.identity:
-            if self.pass_transforms:
-                if self.call_with_device:
-                    return f(arg, transforms, device=device)
-                return f(arg, transforms)
-            if self.call_with_device:
-                return f(arg, device=device)
-            return f(arg)
-        if self.call_with_device:
-            return f(arg, device=device)
-        return f(arg)
 
 
 def _check_callable(fun):
