@@ -43,7 +43,12 @@ import types
 TRACE_VERSION = 1
 MAX_ELEMENTS = 100_000  # larger arrays are recorded as a summary (sha256 + statistics)
 
-HOST_CALLBACK_MODULES = ("jax.experimental.host_callback", "compat.host_callback")
+# compat.host_callback is hcmigrate_compat.host_callback (compat is the codemod's name for it)
+HOST_CALLBACK_MODULES = (
+    "jax.experimental.host_callback",
+    "compat.host_callback",
+    "hcmigrate_compat.host_callback",
+)
 
 _HERE = os.path.abspath(__file__)
 
@@ -439,7 +444,7 @@ def patch_host_callback_module(mod, label: str) -> None:
     d = mod.__dict__
     orig_tap = d.get("_deprecated_id_tap") or d.get("id_tap")
     orig_call = d.get("_deprecated_call") or d.get("call")
-    prefix = "compat." if label.startswith("compat") else ""
+    prefix = "compat." if label.startswith(("compat", "hcmigrate_compat")) else ""
 
     if orig_tap is not None:
 
@@ -878,11 +883,13 @@ def main(argv=None) -> int:
             try:
                 import importlib.util
 
-                spec = importlib.util.find_spec("compat")
-                if spec is not None and spec.origin:
-                    STATE.skip_dirs = STATE.skip_dirs + (
-                        os.path.dirname(os.path.abspath(spec.origin)) + os.sep,
-                    )
+                # compat and the runtime it names (hcmigrate_compat), wherever they are
+                for name in ("compat", "hcmigrate_compat"):
+                    spec = importlib.util.find_spec(name)
+                    if spec is not None and spec.origin:
+                        STATE.skip_dirs = STATE.skip_dirs + (
+                            os.path.dirname(os.path.abspath(spec.origin)) + os.sep,
+                        )
             except Exception:
                 pass
         if ns.align_modern_defaults and tuple(int(p) for p in jax.__version__.split(".")[:2]) < (

@@ -1,4 +1,4 @@
-"""The ``outside_call`` primitive behind ``compat.host_callback``.
+"""The ``outside_call`` primitive behind ``hcmigrate_compat.host_callback``.
 
 One JAX primitive carries both ``id_tap`` (``identity=True``) and ``call``
 (``identity=False``), like legacy host_callback did. Its rules reproduce the legacy ones:

@@ -3,10 +3,11 @@
 A faithful re-implementation of the host_callback API as it behaved in JAX 0.4.30 (the
 legacy, default implementation there), for code that cannot be rewritten yet::
 
-    from compat import host_callback as hcb
+    from hcmigrate_compat import host_callback as hcb   # or: from compat import ...
     hcb.id_tap(lambda arg, transforms: ..., x)
 
-or, for unmodified programs, ``compat.install()`` / ``python -m compat script.py``.
+or, for unmodified programs, ``hcmigrate_compat.install()`` / ``python -m hcmigrate_compat
+script.py`` (``compat`` is the same package under the name hcmigrate's codemod writes).
 
 Imports only jax, numpy and the standard library.
 """
@@ -75,7 +76,7 @@ _UNSET = object()
 
 
 class _CallbackWrapper:
-    """The user's function and how legacy called it (``compat._host`` calls it so); hashable,
+    """The user's function and how legacy called it (``_host`` calls it so); hashable,
     it is a parameter of the primitive."""
 
     __slots__ = ("callback_func", "identity", "call_with_device", "pass_transforms", "__weakref__")
@@ -346,7 +347,7 @@ def barrier_wait(logging_name: str | None = None):
     On CPU a callback's error fails its computation and reaches the user through that
     computation's outputs (at the call, or where the outputs are used), as in legacy
     0.4.30 on CPU, whose ``barrier_wait`` then returned normally; so does this one, and
-    later calls work again (``compat._tokens``). An error ``jax.effects_barrier()`` reports
+    later calls work again (``_tokens``). An error ``jax.effects_barrier()`` reports
     for any other reason is raised here as ``CallbackException``.
     """
     del logging_name

@@ -25,7 +25,7 @@ from jax import tree_util
 
 from . import _tokens
 
-logger = logging.getLogger("compat.host_callback")
+logger = logging.getLogger(__package__ + ".host_callback")
 
 # How the user's function is called (legacy's conventions):
 #   tap(arg, transforms) / tap(arg, transforms, device=d) / tap(arg) / tap(arg, device=d)

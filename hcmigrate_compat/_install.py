@@ -38,7 +38,7 @@ _FINDER = _HostCallbackFinder()
 
 
 def install() -> None:
-    """Make ``jax.experimental.host_callback`` resolve to ``compat.host_callback``.
+    """Make ``jax.experimental.host_callback`` resolve to ``hcmigrate_compat.host_callback``.
 
     Works whether the real module is gone (JAX >= 0.8), is a stub (0.4.35 - 0.7.x) or is
     still there. Imports JAX only if the name was already imported. Idempotent.
