@@ -99,12 +99,15 @@ def _own_effects():
         return None
 
 
+JAX_VERSION = tuple(getattr(jax, "__version_info__", (0, 0, 0)))[:2]
+
+
 # --------------------------------------------------------------------------- pmap on JAX < 0.8
 def _pmap_refuses_ordered_effects() -> bool:
     """JAX 0.6.x/0.7.x: the classic ``pmap`` raises "Ordered effects not supported in pmap"
     (unless ``jax_pmap_shmap_merge`` is on); from 0.8 pmap is built on shard_map and accepts
     them."""
-    if tuple(getattr(jax, "__version_info__", (0, 0, 0)))[:2] >= (0, 8):
+    if JAX_VERSION >= (0, 8):
         return False
     try:
         return not bool(jax.config.jax_pmap_shmap_merge)
@@ -515,6 +518,29 @@ def _register_direct(module_context, emitted, host) -> bool:
     return False  # pragma: no cover
 
 
+def _annotate_token_like_results(sharding, out_token) -> None:
+    """Give the token of a callback with results the results' device (JAX 0.6/0.7, Shardy).
+
+    There ``emit_python_callback`` annotates that token as replicated, which XLA refuses
+    for side-effecting instructions ("side-effect HLO cannot have a replicated sharding"):
+    ``call`` (and ``io_callback`` with results) under a jit over sharded inputs failed to
+    compile. JAX 0.8 annotates it with the results' device, as done here.
+    """
+    si = _INTERNALS.sharding_impls
+    try:
+        token_sharding = si.SdyArray(
+            mesh_shape=(),
+            dim_shardings=[],
+            logical_device_ids=sharding.shardings[0].logical_device_ids,
+        )
+        fixed = si.SdyArrayList([token_sharding, *sharding.shardings])
+        from jax._src.interpreters import mlir as mlir_internal
+
+        mlir_internal.set_sharding(out_token.owner, fixed)  # (op, sharding) before JAX 0.8
+    except Exception:  # pragma: no cover - internals moved: JAX's annotation stays
+        pass
+
+
 def _fast_lowering(ctx, *args, device_index, **params):
     I = _INTERNALS
     if device_index != 0 and "cpu" in ctx.module_context.platforms:
@@ -554,6 +580,13 @@ def _fast_lowering(ctx, *args, device_index, **params):
     _register_direct(
         ctx.module_context, emitted, _make_host(params, with_token=token is not None, **how)
     )
+    if (
+        out_avals
+        and out_token is not None
+        and JAX_VERSION < (0, 8)
+        and type(sharding).__name__ == "SdyArrayList"
+    ):
+        _annotate_token_like_results(sharding, out_token)
     if ordered:
         ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: out_token})))
     elif out_token is not None:
