@@ -293,43 +293,19 @@ def _print_tap_func(arg, transforms, *, device=None, output_stream=None, thresho
         kwargs["device"] = device
     kv_pairs = " ".join([f"{k}: {v}" for k, v in sorted(kwargs.items())])
 
+    def bracketed(opening, docs, closing) -> pp.Doc:
+        return pp.group(
+            pp.concat([pp.text(opening), pp.nest(2, pp.join(pp.brk(), docs)), pp.text(closing)])
+        )
+
     def pp_val(arg) -> pp.Doc:
         if isinstance(arg, tuple):
-            return pp.group(
-                pp.concat(
-                    [
-                        pp.text("( "),
-                        pp.nest(2, pp.join(pp.brk(), [pp_val(e) for e in arg])),
-                        pp.text(" )"),
-                    ]
-                )
-            )
+            return bracketed("( ", [pp_val(e) for e in arg], " )")
         elif isinstance(arg, list):
-            return pp.group(
-                pp.concat(
-                    [
-                        pp.text("[ "),
-                        pp.nest(2, pp.join(pp.brk(), [pp_val(e) for e in arg])),
-                        pp.text(" ]"),
-                    ]
-                )
-            )
+            return bracketed("[ ", [pp_val(e) for e in arg], " ]")
         elif isinstance(arg, dict):
-            return pp.group(
-                pp.concat(
-                    [
-                        pp.text("{ "),
-                        pp.nest(
-                            2,
-                            pp.join(
-                                pp.brk(),
-                                [pp.text(f"{k}=") + pp_val(v) for k, v in sorted(arg.items())],
-                            ),
-                        ),
-                        pp.text(" }"),
-                    ]
-                )
-            )
+            items = [pp.text(f"{k}=") + pp_val(v) for k, v in sorted(arg.items())]
+            return bracketed("{ ", items, " }")
         elif isinstance(arg, np.ndarray):
             return pp.text(np.array2string(arg, threshold=threshold))
         else:

@@ -24,6 +24,14 @@ REPO = Path(__file__).resolve().parent.parent
 PUBLIC = os.environ.get("HCMIGRATE_COMPAT_PUBLIC_ONLY", "") not in ("", "0")
 
 
+def python(*args, cwd=None, **env) -> subprocess.CompletedProcess:
+    """Run this interpreter on ``args`` with the repository importable; returns on success."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", **env)
+    p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd)
+    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-3000:]
+    return p
+
+
 def recorder():
     calls = []
 
@@ -289,15 +297,7 @@ def test_python_dash_m_compat_runs_script_with_argv(tmp_path):
         hcb.id_print(jnp.array([1.0, 5.0]) * 2, what="doubled")
     """)
     )
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore")
-    p = subprocess.run(
-        [sys.executable, "-m", "compat", str(script), "a", "--b"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
-    assert p.returncode == 0, p.stderr
+    p = python("-m", "compat", str(script), "a", "--b", cwd=tmp_path)
     assert p.stdout == "argv ['a', '--b'] __main__ True\nwhat: doubled\n[ 2. 10.]\n"
 
 
@@ -308,13 +308,7 @@ def test_compat_imports_only_jax_numpy_stdlib():
         "import compat.host_callback\n"
         "print([m for m in sys.modules if m.split('.')[0] in ('libcst', 'click', 'hcmigrate')])"
     )
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-    )
-    assert p.returncode == 0 and p.stdout.split() == ["False", "[]"], p.stderr
+    assert python("-c", code).stdout.split() == ["False", "[]"]
 
 
 def test_compat_is_hcmigrate_compat_one_runtime_per_process():
@@ -330,14 +324,7 @@ def test_compat_is_hcmigrate_compat_one_runtime_per_process():
         "runtime = [f for f in files if f and 'hcmigrate_compat' in f]\n"
         "print(len(runtime) == len(set(runtime)))  # no module of it loaded twice\n"
     )
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-    )
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["True"] * 6
+    assert python("-c", code).stdout.split() == ["True"] * 6
 
 
 # Runs on 4 forced CPU devices (CI has no accelerator); prints one JSON object.
@@ -397,17 +384,12 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def on_four_devices():
-    env = dict(
-        os.environ,
-        PYTHONPATH=str(REPO),
+    p = python(
+        "-c",
+        MULTI_DEVICE_PROGRAM,
         XLA_FLAGS="--xla_force_host_platform_device_count=4",
         JAX_PLATFORMS="cpu",
-        PYTHONWARNINGS="ignore",
     )
-    p = subprocess.run(
-        [sys.executable, "-c", MULTI_DEVICE_PROGRAM], capture_output=True, text=True, env=env
-    )
-    assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.splitlines()[-1])
 
 
@@ -535,24 +517,19 @@ def test_install_imports_nothing_until_the_program_imports_jax():
         "compat.uninstall(); print(compat.installed(), "
         "sys.modules.get('jax.experimental.host_callback') is h)"
     )
-    p = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env=dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore"),
-    )
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["False", "True", "True", "True", "False", "False"]
+    assert python("-c", code).stdout.split() == ["False", "True", "True", "True", "False", "False"]
 
 
 @pytest.mark.skipif(PUBLIC, reason="this is the driver of the public-only run")
 def test_public_only_path_passes_this_module():
-    env = dict(os.environ, HCMIGRATE_COMPAT_PUBLIC_ONLY="1", PYTHONPATH=str(REPO))
-    p = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", __file__],
-        capture_output=True,
-        text=True,
-        env=env,
+    python(
+        "-m",
+        "pytest",
+        "-q",
+        "-x",
+        "-p",
+        "no:cacheprovider",
+        __file__,
         cwd=REPO,
+        HCMIGRATE_COMPAT_PUBLIC_ONLY="1",
     )
-    assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-2000:]
