@@ -26,7 +26,8 @@ PUBLIC = os.environ.get("HCMIGRATE_COMPAT_PUBLIC_ONLY", "") not in ("", "0")
 
 def python(*args, cwd=None, **env) -> subprocess.CompletedProcess:
     """Run this interpreter on ``args`` with the repository importable; returns on success."""
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", **env)
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, PYTHONPATH=path, PYTHONWARNINGS="ignore", **env)
     p = subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=cwd)
     assert p.returncode == 0, p.stdout[-4000:] + p.stderr[-3000:]
     return p
