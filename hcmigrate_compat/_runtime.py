@@ -7,16 +7,18 @@ One JAX primitive carries both ``id_tap`` (``identity=True``) and ``call``
   whole batch (one host call per batch, per vmap level; innermost level first);
 * JVP: taps the primals only, tangents pass through (``call`` refuses, as legacy did);
 * transpose: taps the cotangents with ``("transpose",)`` appended;
-* effects: the ordered IO effect of ``jax.experimental.io_callback(ordered=True)``, so the
-  calls keep program order and are never removed by dead-code elimination.
+* effects: an ordered effect, so the calls keep program order and are never removed by
+  dead-code elimination (inside a classic pmap on JAX 0.6/0.7, a twin primitive with an
+  unordered effect; each equation keeps the effect of the primitive it was bound with).
 
 Lowering has two implementations:
 
-* fast (default): emits the host callback directly with
-  ``jax.interpreters.mlir.emit_python_callback`` and hands the NumPy buffers to the
-  Python side (no ``device_put`` round trip), plus the replica/partition id so that the
-  real device can be reported. It touches JAX internals (axis contexts, the stablehlo
-  dialect, ``dispatch``) and is therefore probed at import and version-guarded;
+* fast (default): emits the host callback with
+  ``jax.interpreters.mlir.emit_python_callback`` and hands the NumPy buffers to a host
+  function built for the call (``_host``), registered in place of JAX's checking wrapper;
+  a callback that takes the device gets it from the lowering's axis context. It touches
+  JAX internals (axis contexts, the stablehlo dialect, ``dispatch``) and is therefore
+  probed at import and version-guarded;
 * public: lowers through ``jax.experimental.io_callback(ordered=True)`` with
   ``jax.interpreters.mlir.lower_fun``. Selected when ``HCMIGRATE_COMPAT_PUBLIC_ONLY=1`` or
   when the fast path's internals are unavailable. Under ``pmap``/``shard_map`` it cannot tell
