@@ -12,10 +12,8 @@ environment cannot be created the test fails, it is not skipped.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "fixtures" / "compat"))
 import runner  # noqa: E402
 
+CASES = runner.path_cases()
 OLDEST_JAX = "0.6.2"  # keep in step with pyproject (jax>=0.6) and docs/compat.md
 
 
@@ -38,22 +37,11 @@ def oldest_jax_python() -> Path:
     return jax_env_python(OLDEST_JAX, "compat")
 
 
-CASES = [(n, "fast") for n in runner.scenario_names()] + [
-    (n, "public") for n in runner.scenario_names() if n not in runner.FAST_PATH_ONLY
-]
-
-
 @pytest.fixture(scope="module")
 def oldest_traces():
     python = str(oldest_jax_python())
-
-    def go(case):
-        name, path = case
-        extra = {"HCMIGRATE_COMPAT_PUBLIC_ONLY": "1" if path == "public" else "0"}
-        return case, runner.run_scenario(python, name, use_compat=True, extra_env=extra)
-
-    with ThreadPoolExecutor(max(2, min(4, os.cpu_count() or 2))) as pool:
-        return python, dict(pool.map(go, CASES))
+    jobs = max(2, min(4, os.cpu_count() or 2))
+    return python, runner.run_compat_cases(python, CASES, jobs)
 
 
 def test_oldest_jax_environment_is_the_claimed_version(oldest_traces):
@@ -66,12 +54,11 @@ def test_oldest_jax_environment_is_the_claimed_version(oldest_traces):
 def test_every_scenario_matches_legacy_on_oldest_jax(oldest_traces):
     _, traces = oldest_traces
     mismatched = []
-    for name, path in CASES:
-        expected = json.loads((runner.TRACES / f"{name}.json").read_text())
-        expected.pop("recorded_with")
-        got = traces[(name, path)]
-        if got["returncode"] != 0 or runner.comparable(got) != expected:
+    for name, devices, path in CASES:
+        got = traces[(name, devices, path)]
+        if got["returncode"] != 0 or runner.comparable(got) != runner.expected_trace(name, devices):
             mismatched.append(
-                f"{name} [{path}] rc={got['returncode']}\n{got['stderr_tail'][-1500:]}"
+                f"{runner.case_id(name, devices)} [{path}] rc={got['returncode']}\n"
+                f"{got['stderr_tail'][-1500:]}"
             )
     assert not mismatched, "\n\n".join(mismatched)

@@ -1,4 +1,4 @@
-"""The ``outside_call`` primitive behind ``compat.host_callback``.
+"""The ``outside_call`` primitive behind ``hcmigrate_compat.host_callback``.
 
 One JAX primitive carries both ``id_tap`` (``identity=True``) and ``call``
 (``identity=False``), like legacy host_callback did. Its rules reproduce the legacy ones:
@@ -7,16 +7,18 @@ One JAX primitive carries both ``id_tap`` (``identity=True``) and ``call``
   whole batch (one host call per batch, per vmap level; innermost level first);
 * JVP: taps the primals only, tangents pass through (``call`` refuses, as legacy did);
 * transpose: taps the cotangents with ``("transpose",)`` appended;
-* effects: the ordered IO effect of ``jax.experimental.io_callback(ordered=True)``, so the
-  calls keep program order and are never removed by dead-code elimination.
+* effects: an ordered effect, so the calls keep program order and are never removed by
+  dead-code elimination (inside a classic pmap on JAX 0.6/0.7, a twin primitive with an
+  unordered effect; each equation keeps the effect of the primitive it was bound with).
 
 Lowering has two implementations:
 
-* fast (default): emits the host callback directly with
-  ``jax.interpreters.mlir.emit_python_callback`` and hands the NumPy buffers to the
-  Python side (no ``device_put`` round trip), plus the replica/partition id so that the
-  real device can be reported. It touches JAX internals (axis contexts, the stablehlo
-  dialect, ``dispatch``) and is therefore probed at import and version-guarded;
+* fast (default): emits the host callback with
+  ``jax.interpreters.mlir.emit_python_callback`` and hands the NumPy buffers to a host
+  function built for the call (``_host``), registered in place of JAX's checking wrapper;
+  a callback that takes the device gets it from the lowering's axis context. It touches
+  JAX internals (axis contexts, the stablehlo dialect, ``dispatch``) and is therefore
+  probed at import and version-guarded;
 * public: lowers through ``jax.experimental.io_callback(ordered=True)`` with
   ``jax.interpreters.mlir.lower_fun``. Selected when ``HCMIGRATE_COMPAT_PUBLIC_ONLY=1`` or
   when the fast path's internals are unavailable. Under ``pmap``/``shard_map`` it cannot tell
@@ -26,21 +28,21 @@ Lowering has two implementations:
 from __future__ import annotations
 
 import functools
-import logging
 import os
 
 import jax
 import numpy as np
-from jax import tree_util
 from jax.experimental import io_callback
 from jax.interpreters import ad, batching, mlir
+
+from . import _host, _tokens
+from ._host import Failure, ResultAval  # noqa: F401  (re-exported)
 
 try:  # jax >= 0.4.36
     from jax.extend.core import Primitive
 except ImportError:  # pragma: no cover - very old jax
     from jax.core import Primitive  # type: ignore[no-redef]
 
-logger = logging.getLogger("compat.host_callback")
 
 _ENV_PUBLIC_ONLY = "HCMIGRATE_COMPAT_PUBLIC_ONLY"
 
@@ -99,12 +101,15 @@ def _own_effects():
         return None
 
 
+JAX_VERSION = tuple(getattr(jax, "__version_info__", (0, 0, 0)))[:2]
+
+
 # --------------------------------------------------------------------------- pmap on JAX < 0.8
 def _pmap_refuses_ordered_effects() -> bool:
     """JAX 0.6.x/0.7.x: the classic ``pmap`` raises "Ordered effects not supported in pmap"
     (unless ``jax_pmap_shmap_merge`` is on); from 0.8 pmap is built on shard_map and accepts
     them."""
-    if tuple(getattr(jax, "__version_info__", (0, 0, 0)))[:2] >= (0, 8):
+    if JAX_VERSION >= (0, 8):
         return False
     try:
         return not bool(jax.config.jax_pmap_shmap_merge)
@@ -174,6 +179,7 @@ class _Internals:
     def __init__(self):
         self.ok = False
         self.error = None
+        self.apply_primitive = None
         try:
             import inspect
 
@@ -194,8 +200,13 @@ class _Internals:
                 requires_devices = getattr(dispatch, "prim_requires_devices_during_lowering", None)
             except ImportError:  # pragma: no cover
                 requires_devices = None
+            try:
+                from jax._src.dispatch import apply_primitive
+            except ImportError:  # pragma: no cover
+                apply_primitive = None
             self.hlo = hlo
             self.emit = emit
+            self.apply_primitive = apply_primitive
             self.emit_has_returns_token = "returns_token" in inspect.signature(emit).parameters
             self.sharding_impls = sharding_impls
             self.op_sharding = op_sharding
@@ -207,18 +218,13 @@ class _Internals:
 
 
 _INTERNALS = _Internals()
+TOKEN_RECOVERY = _tokens.install()
 PUBLIC_ONLY = _env_public_only() or not _INTERNALS.ok
 _OWN = None if PUBLIC_ONLY else _own_effects()
 if _OWN is not None:
     ORDERED_EFFECT, UNORDERED_EFFECT = _OWN
 else:  # public path (or no internals): io_callback's own effects
     ORDERED_EFFECT, UNORDERED_EFFECT = IO_EFFECT, IO_UNORDERED_EFFECT
-
-
-def current_effect():
-    """The effect of an outside call bound now: ordered, except inside a classic pmap on
-    JAX versions whose pmap refuses ordered effects (0.6.x/0.7.x)."""
-    return UNORDERED_EFFECT if _PMAP.in_pmap() else ORDERED_EFFECT
 
 
 def remat_supported() -> bool:
@@ -236,52 +242,22 @@ def using_fast_path() -> bool:
 
 
 # --------------------------------------------------------------------------- helpers
-class ResultAval:
-    """Shape and dtype of one expected ``call`` result leaf (prints like legacy avals)."""
-
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape, dtype):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
-
-    def __eq__(self, other):
-        return (
-            isinstance(other, ResultAval)
-            and self.shape == other.shape
-            and self.dtype == other.dtype
-        )
-
-    def __hash__(self):
-        return hash((self.shape, self.dtype))
-
-    def __repr__(self):
-        return f"ShapedArray({self.dtype.name}[{','.join(map(str, self.shape))}])"
-
-    __str__ = __repr__
-
-
 def canonicalize_dtype(dtype) -> np.dtype:
     return np.dtype(jax.dtypes.canonicalize_dtype(np.dtype(dtype)))
 
 
-def _canonicalize_value(x) -> np.ndarray:
-    x = np.asarray(x)
-    dt = canonicalize_dtype(x.dtype)
-    if dt != x.dtype:
-        x = x.astype(dt)
-    return x
-
-
-def _unpack_transforms(transforms):
-    out = []
-    for t in transforms:
-        name, *params = t
-        if name == "batch":
-            out.append((name, dict(batch_dims=params[0])))
-        else:
-            out.append((name, {}))
-    return tuple(out)
+def _make_host(params, **how):
+    """The host function of a call with these primitive params (see ``_host.make_host``)."""
+    return _host.make_host(
+        params["callback"],
+        params["identity"],
+        params["arg_treedef"],
+        params.get("transforms", ()),
+        params.get("result_treedef"),
+        params.get("flat_results_aval", ()),
+        canonicalize=canonicalize_dtype,
+        **how,
+    )
 
 
 def _add_transform(params: dict, name: str, *transform_params) -> dict:
@@ -289,133 +265,45 @@ def _add_transform(params: dict, name: str, *transform_params) -> dict:
     return dict(params, transforms=(params.get("transforms", ()) + (new_transform,)))
 
 
-def _aval_is_empty(shape) -> bool:
-    n = 1
-    for d in shape:
-        n *= d
-    return n == 0
-
-
-class Failure:
-    """Book-keeping of exceptions raised by host functions (for ``barrier_wait``)."""
-
-    last = None  # (exception, formatted traceback)
-
-
-def _record_failure(callback, e):
-    import traceback
-
-    logger.error("Outside call %s threw exception %s.", callback, e)
-    Failure.last = (e, traceback.format_exc())
-
-
-def _make_runner(callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval):
-    """Return ``run(arrays, device) -> tuple of flat results`` for one lowered call site."""
-    unpacked = _unpack_transforms(transforms)
-    unflatten = arg_treedef.unflatten
-    if identity:
-
-        def run(arrays, device):
-            try:
-                callback(unflatten(arrays), device, unpacked)
-            except Exception as e:
-                _record_failure(callback, e)
-                raise
-            return ()
-
-        return run
-
-    expected = tuple(flat_results_aval)
-
-    def run(arrays, device):
-        try:
-            res = callback(unflatten(arrays), device, unpacked)
-            actual_flat, actual_treedef = tree_util.tree_flatten(res)
-            if actual_treedef != result_treedef:
-                raise TypeError(
-                    f"Callback func {callback} should have returned a result "
-                    f"with pytree {result_treedef} but returned {actual_treedef}"
-                )
-            canonical = tuple(_canonicalize_value(r) for r in actual_flat)
-            actual_avals = tuple(ResultAval(r.shape, r.dtype) for r in canonical)
-            if actual_avals != expected:
-                raise TypeError(
-                    f"Callback func {callback} should have returned a result "
-                    "with abstract values "
-                    f"{result_treedef.unflatten(expected)} "
-                    f"but returned {actual_treedef.unflatten(actual_avals)}"
-                )
-            return canonical
-        except Exception as e:
-            _record_failure(callback, e)
-            raise
-
-    return run
-
-
-# --------------------------------------------------------------------------- the primitive
-outside_call_p = Primitive("outside_call")
-outside_call_p.multiple_results = True
-
-
-def _abstract_eval(*avals, identity, flat_results_aval=(), **params):
-    effect = current_effect()
+# --------------------------------------------------------------------------- the primitives
+def _abstract_eval(*avals, effect, identity, flat_results_aval=(), **params):
     if identity:
         return list(avals), {effect}
     return [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval], {effect}
 
 
-outside_call_p.def_effectful_abstract_eval(_abstract_eval)
-
-_eager_cache: dict = {}
-
-
-def _impl(*args, **params):
+def _impl(prim, *args, **params):
     """Eager execution: compile the single primitive (as legacy did with apply_primitive)."""
     if jax.config.jax_disable_jit:
-        arrays = [np.asarray(a) for a in args]
-        run = _make_runner(
-            params["callback"],
-            params["identity"],
-            params["arg_treedef"],
-            params.get("transforms", ()),
-            params.get("result_treedef"),
-            params.get("flat_results_aval", ()),
-        )
-        res = run(arrays, jax.local_devices()[params["device_index"]])
+        host = _make_host(params, device=jax.local_devices()[params["device_index"]])
+        res = host(*[np.asarray(a) for a in args])
         return list(args) if params["identity"] else [jax.numpy.asarray(r) for r in res]
-    key = tuple(sorted(params.items(), key=lambda kv: kv[0]))
+    if _INTERNALS.apply_primitive is not None and _hashable(params):
+        return _INTERNALS.apply_primitive(prim, *args, **params)
+    # unhashable callback (or no JAX internals): compile without caching
+    return jax.jit(functools.partial(_bind_flat, prim, params))(*args)
+
+
+def _hashable(params) -> bool:
     try:
-        fn = _eager_cache.get(key)
-    except TypeError:  # unhashable callback: no caching
-        key, fn = None, None
-    if fn is None:
-        fn = jax.jit(functools.partial(_bind_flat, params))
-        if key is not None:
-            if len(_eager_cache) > 256:
-                _eager_cache.clear()
-            _eager_cache[key] = fn
-    return fn(*args)
+        hash(tuple(params.values()))
+        return True
+    except TypeError:
+        return False
 
 
-def _bind_flat(params, *args):
-    return outside_call_p.bind(*args, **params)
+def _bind_flat(prim, params, *args):
+    return prim.bind(*args, **params)
 
 
-outside_call_p.def_impl(_impl)
-
-
-def _jvp_rule(primals, tangents, **params):
+def _jvp_rule(prim, primals, tangents, **params):
     if not params["identity"]:
         raise NotImplementedError("JVP rule is implemented only for id_tap, not for call.")
-    out_primals = outside_call_p.bind(*primals, **params)
+    out_primals = prim.bind(*primals, **params)
     return list(out_primals), list(tangents)
 
 
-ad.primitive_jvps[outside_call_p] = _jvp_rule
-
-
-def _transpose_rule(cts, *args, **params):
+def _transpose_rule(prim, cts, *args, **params):
     if not params["identity"]:
         raise NotImplementedError(
             "differentiation rules are implemented only for id_tap, not for call."
@@ -425,22 +313,45 @@ def _transpose_rule(cts, *args, **params):
         if type(ct) is ad.Zero:
             ct = ad.instantiate_zeros(ct)
         cts_instantiated.append(ct)
-    res = outside_call_p.bind(*cts_instantiated, **_add_transform(params, "transpose"))
+    res = prim.bind(*cts_instantiated, **_add_transform(params, "transpose"))
     return [r if ad.is_undefined_primal(a) else None for r, a in zip(res, args)]
 
 
-ad.primitive_transposes[outside_call_p] = _transpose_rule
-
-
-def _batching_rule(batched_args, batch_dims, **params):
+def _batching_rule(prim, batched_args, batch_dims, **params):
     if not params["identity"]:
         raise NotImplementedError("batching rules are implemented only for id_tap, not for call.")
-    dims = tuple(None if d is None else d for d in batch_dims)
-    res = outside_call_p.bind(*batched_args, **_add_transform(params, "batch", dims))
+    res = prim.bind(*batched_args, **_add_transform(params, "batch", tuple(batch_dims)))
     return list(res), list(batch_dims)
 
 
-batching.primitive_batchers[outside_call_p] = _batching_rule
+def _make_primitive(effect):
+    """An ``outside_call`` primitive whose equations carry ``effect``.
+
+    The effect is a property of the primitive, never of the context an equation is checked
+    in: re-inferring an equation's effects (``jax_enable_checks``, jaxpr checks inside
+    ``pmap``) always gives back the effect it was bound with.
+    """
+    prim = Primitive("outside_call")
+    prim.multiple_results = True
+    prim.def_effectful_abstract_eval(functools.partial(_abstract_eval, effect=effect))
+    prim.def_impl(functools.partial(_impl, prim))
+    ad.primitive_jvps[prim] = functools.partial(_jvp_rule, prim)
+    ad.primitive_transposes[prim] = functools.partial(_transpose_rule, prim)
+    batching.primitive_batchers[prim] = functools.partial(_batching_rule, prim)
+    return prim
+
+
+# The primitive of every call, with the ordered effect.
+outside_call_p = _make_primitive(ORDERED_EFFECT)
+# Its twin with the unordered effect, bound only in the body of a classic pmap on the JAX
+# versions whose pmap refuses ordered effects (0.6.x/0.7.x); prints the same in jaxprs.
+outside_call_unordered_p = _make_primitive(UNORDERED_EFFECT)
+OUTSIDE_CALL_PRIMITIVES = (outside_call_p, outside_call_unordered_p)
+
+
+def primitive_to_bind():
+    """The primitive a call bound now uses (decided once, when the call is traced)."""
+    return outside_call_unordered_p if _PMAP.in_pmap() else outside_call_p
 
 
 # --------------------------------------------------------------------------- remat
@@ -485,7 +396,8 @@ def _install_remat_rule() -> bool:
         # recompute: run now and again when the residuals are rematerialised
         return eqn, eqn, [False] * n_out, [True] * n_out, residuals()
 
-    rules[outside_call_p] = rule
+    for prim in OUTSIDE_CALL_PRIMITIVES:
+        rules[prim] = rule
     return True
 
 
@@ -496,32 +408,60 @@ _REMAT_RULE_INSTALLED = _install_remat_rule()
 _CPU_DEVICE_INDEX_MSG = "The device_index feature on CPU works only when using outfeed."
 
 
-def _device_resolver(axis_context):
-    """Return ``resolve(replica_id, partition_id) -> jax.Device`` for this lowering."""
-    si = _INTERNALS.sharding_impls
-    devices = None
-    by_partition = False
-    try:
-        if isinstance(axis_context, si.SPMDAxisContext):
-            devices = tuple(axis_context.mesh.devices.flat)
-            by_partition = True
-        elif isinstance(axis_context, si.ShardingContext):
-            if axis_context.device_assignment:
-                devices = tuple(axis_context.device_assignment)
-                by_partition = True
-    except Exception:  # pragma: no cover - internals moved
-        devices = None
-    local = None
+class _DeviceSource:
+    """How a lowered call learns the device it runs on, from the lowering's axis context.
 
-    def resolve(replica_id: int, partition_id: int):
-        nonlocal local
-        if devices is not None and by_partition and partition_id < len(devices):
-            return devices[partition_id]
-        if local is None:
-            local = jax.local_devices()
-        return local[replica_id] if replica_id < len(local) else local[0]
+    * jit (``ShardingContext``): the call runs once, with the whole array, on the first
+      device of the computation (the maximal sharding JAX gives callbacks, as legacy did
+      under pjit); the device is known when lowering, no operand is needed. XLA refuses
+      ``partition_id`` in programs it partitions, so none is emitted there.
+    * shard_map, and pmap on JAX >= 0.8 (``SPMDAxisContext``, all axes manual): once per
+      device with its shard; ``partition_id`` indexes the mesh's devices.
+    * classic pmap (``ReplicaAxisContext``, JAX < 0.8): once per device; ``replica_id``
+      indexes the local devices, as legacy's lowering did.
 
-    return resolve
+    ``operand`` is None, ``"partition"`` or ``"replica"``; ``device(id)`` maps the
+    operand's value (ignored when there is none) to a ``jax.Device``.
+    """
+
+    __slots__ = ("operand", "_devices", "_local")
+
+    def __init__(self, axis_context):
+        si = _INTERNALS.sharding_impls
+        self.operand = "replica"
+        self._devices = None
+        self._local = None
+        try:
+            if isinstance(axis_context, si.SPMDAxisContext):
+                self.operand = "partition"
+                self._devices = tuple(axis_context.mesh.devices.flat)
+            elif isinstance(axis_context, si.ShardingContext):
+                self.operand = None
+                if axis_context.device_assignment:
+                    self._devices = (axis_context.device_assignment[0],)
+        except Exception:  # pragma: no cover - internals moved: legacy's replica rule
+            self.operand = "replica"
+
+    def device(self, index: int = 0):
+        devices = self._devices
+        if devices is not None and index < len(devices):
+            return devices[index]
+        if self._local is None:
+            self._local = jax.local_devices()
+        return self._local[index] if index < len(self._local) else self._local[0]
+
+    def operand_value(self):
+        """The MLIR value to pass to the callback (None when the device is static)."""
+        if self.operand == "partition":
+            return _INTERNALS.hlo.PartitionIdOp().result
+        if self.operand == "replica":
+            return _INTERNALS.hlo.ReplicaIdOp().result
+        return None
+
+
+def _wants_device(callback) -> bool:
+    """Whether the host function takes ``device=`` (unknown callables are given it)."""
+    return getattr(callback, "call_with_device", True)
 
 
 def _block_tokens(ctx) -> dict:
@@ -562,37 +502,67 @@ def _set_local_token(ctx, token):
         pass
 
 
-def _fast_lowering(
-    ctx,
-    *args,
-    callback,
-    identity,
-    arg_treedef,
-    device_index,
-    transforms=(),
-    result_treedef=None,
-    flat_results_aval=(),
-):
+def _register_direct(module_context, emitted, host) -> bool:
+    """Let the runtime call ``host`` itself instead of JAX's wrapper ``emitted``.
+
+    ``emit_python_callback`` registers a wrapper that checks and converts the callback's
+    results, and adds a frame for the token; ``host`` does those checks itself and takes
+    the token, so replacing the registered function saves that work on every call. The
+    registered list is JAX's (internal): when ``emitted`` is not in it, JAX's wrapper stays.
+    """
+    callbacks = getattr(module_context, "host_callbacks", None)
+    if not isinstance(callbacks, list):  # pragma: no cover - internals moved
+        return False
+    for i in range(len(callbacks) - 1, -1, -1):
+        if callbacks[i] is emitted:
+            callbacks[i] = host
+            return True
+    return False  # pragma: no cover
+
+
+def _annotate_token_like_results(sharding, out_token) -> None:
+    """Give the token of a callback with results the results' device (JAX 0.6/0.7, Shardy).
+
+    There ``emit_python_callback`` annotates that token as replicated, which XLA refuses
+    for side-effecting instructions ("side-effect HLO cannot have a replicated sharding"):
+    ``call`` (and ``io_callback`` with results) under a jit over sharded inputs failed to
+    compile. JAX 0.8 annotates it with the results' device, as done here.
+    """
+    si = _INTERNALS.sharding_impls
+    try:
+        token_sharding = si.SdyArray(
+            mesh_shape=(),
+            dim_shardings=[],
+            logical_device_ids=sharding.shardings[0].logical_device_ids,
+        )
+        fixed = si.SdyArrayList([token_sharding, *sharding.shardings])
+        from jax._src.interpreters import mlir as mlir_internal
+
+        mlir_internal.set_sharding(out_token.owner, fixed)  # (op, sharding) before JAX 0.8
+    except Exception:  # pragma: no cover - internals moved: JAX's annotation stays
+        pass
+
+
+def _fast_lowering(ctx, *args, device_index, **params):
     I = _INTERNALS
-    platforms = ctx.module_context.platforms
-    if device_index != 0 and "cpu" in platforms:
+    if device_index != 0 and "cpu" in ctx.module_context.platforms:
         raise ValueError(_CPU_DEVICE_INDEX_MSG)
-    run = _make_runner(
-        callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval
-    )
-    resolve = _device_resolver(ctx.module_context.axis_context)
-    copy = np.array
-
-    def host(replica_id, partition_id, *arrays):
-        # The buffers belong to the runtime; legacy handed out arrays the user may keep.
-        return run([copy(a) for a in arrays], resolve(int(replica_id), int(partition_id)))
-
-    replica_id = I.hlo.ReplicaIdOp().result
-    partition_id = I.hlo.PartitionIdOp().result
+    params = dict(params, device_index=device_index)
+    identity, flat_results_aval = params["identity"], params.get("flat_results_aval", ())
+    # Only a callback that asks for the device gets it: any other call lowers to the host
+    # callback and its arrays alone.
+    source = _DeviceSource(ctx.module_context.axis_context)
+    wants_device = _wants_device(params["callback"])
+    device_operand = source.operand_value() if wants_device else None
+    if device_operand is not None:
+        operands, in_avals = [device_operand, *args], [I.u32, *ctx.avals_in]
+        how = dict(device_operand=True, device_of=source.device)
+    else:
+        operands, in_avals = list(args), list(ctx.avals_in)
+        how = dict(device=source.device() if wants_device else None)
     out_avals = (
         [] if identity else [jax.core.ShapedArray(a.shape, a.dtype) for a in flat_results_aval]
     )
-    in_avals = [I.u32, I.u32, *ctx.avals_in]
     sub_ctx = ctx.replace(avals_in=in_avals, avals_out=out_avals)
     sharding = None
     if I.op_sharding is not None:
@@ -605,50 +575,47 @@ def _fast_lowering(
     kwargs = dict(has_side_effect=True, sharding=sharding)
     if I.emit_has_returns_token:
         kwargs["returns_token"] = token is not None
-    results, token, _ = I.emit(
-        sub_ctx, host, token, [replica_id, partition_id, *args], in_avals, out_avals, **kwargs
+    host = _make_host(params, **how)
+    results, out_token, emitted = I.emit(
+        sub_ctx, host, token, operands, in_avals, out_avals, **kwargs
     )
+    _register_direct(
+        ctx.module_context, emitted, _make_host(params, with_token=token is not None, **how)
+    )
+    if (
+        out_avals
+        and out_token is not None
+        and JAX_VERSION < (0, 8)
+        and type(sharding).__name__ == "SdyArrayList"
+    ):
+        _annotate_token_like_results(sharding, out_token)
     if ordered:
-        ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: token})))
-    elif token is not None:
-        _set_local_token(ctx, token)
+        ctx.set_tokens_out(ctx.tokens_in.update_tokens(mlir.TokenSet({ORDERED_EFFECT: out_token})))
+    elif out_token is not None:
+        _set_local_token(ctx, out_token)
     return list(args) if identity else list(results)
 
 
-def _public_lowering(
-    ctx,
-    *args,
-    callback,
-    identity,
-    arg_treedef,
-    device_index,
-    transforms=(),
-    result_treedef=None,
-    flat_results_aval=(),
-):
+def _public_lowering(ctx, *args, device_index, **params):
     if device_index != 0 and "cpu" in ctx.module_context.platforms:
         raise ValueError(_CPU_DEVICE_INDEX_MSG)
-    run = _make_runner(
-        callback, identity, arg_treedef, transforms, result_treedef, flat_results_aval
-    )
-    device_cache = []
+    params = dict(params, device_index=device_index)
+    identity, flat_results_aval = params["identity"], params.get("flat_results_aval", ())
+    host = _make_host(params, device=jax.local_devices()[device_index])
 
-    def host(*arrays):
-        if not device_cache:
-            device_cache.append(jax.local_devices()[device_index])
-        res = run([np.array(a) for a in arrays], device_cache[0])
-        return None if identity else tuple(res)
+    def io_host(*arrays):
+        res = host(*[np.asarray(a) for a in arrays])
+        return None if identity else res
 
     result_shape = (
         None
         if identity
         else tuple(jax.ShapeDtypeStruct(a.shape, a.dtype) for a in flat_results_aval)
     )
-
     ordered = ORDERED_EFFECT in ctx.tokens_in.effects()
 
     def fun(*xs):
-        out = io_callback(host, result_shape, *xs, ordered=ordered)
+        out = io_callback(io_host, result_shape, *xs, ordered=ordered)
         return list(xs) if identity else list(out)
 
     return mlir.lower_fun(fun, multiple_results=True)(ctx, *args)
@@ -660,15 +627,22 @@ def _register(rule):
     kwargs = {}
     if "cacheable" in inspect.signature(mlir.register_lowering).parameters:
         kwargs["cacheable"] = False  # each lowering embeds its own host callback
-    mlir.register_lowering(outside_call_p, rule, **kwargs)
+    for prim in OUTSIDE_CALL_PRIMITIVES:
+        mlir.register_lowering(prim, rule, **kwargs)
 
 
 if not PUBLIC_ONLY:
     _register(_fast_lowering)
+    if _OWN is not None:
+        from . import _batched_while
+
+        BATCHED_WHILE_FIXED = _batched_while.install(_OWN)
     if _INTERNALS.requires_devices is not None:
         try:
-            _INTERNALS.requires_devices.add(outside_call_p)
+            _INTERNALS.requires_devices.update(OUTSIDE_CALL_PRIMITIVES)
         except Exception:  # pragma: no cover
             pass
 else:  # pragma: no cover - depends on the JAX version
     _register(_public_lowering)
+if PUBLIC_ONLY or _OWN is None:
+    BATCHED_WHILE_FIXED = False  # io_callback's effect: JAX refuses vmap of such loops

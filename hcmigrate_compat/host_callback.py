@@ -3,10 +3,11 @@
 A faithful re-implementation of the host_callback API as it behaved in JAX 0.4.30 (the
 legacy, default implementation there), for code that cannot be rewritten yet::
 
-    from compat import host_callback as hcb
+    from hcmigrate_compat import host_callback as hcb   # or: from compat import ...
     hcb.id_tap(lambda arg, transforms: ..., x)
 
-or, for unmodified programs, ``compat.install()`` / ``python -m compat script.py``.
+or, for unmodified programs, ``hcmigrate_compat.install()`` / ``python -m hcmigrate_compat
+script.py`` (``compat`` is the same package under the name hcmigrate's codemod writes).
 
 Imports only jax, numpy and the standard library.
 """
@@ -23,12 +24,13 @@ import numpy as np
 from jax import tree_util
 
 from . import _pretty as pp
+from ._tokens import drop_failed_tokens as _drop_failed_tokens
+from ._host import Failure as _Failure, ResultAval as _ResultAval
 from ._runtime import (
-    Failure as _Failure,
-    ResultAval as _ResultAval,
     canonicalize_dtype as _canonicalize_dtype,
     fast_path_available,
     outside_call_p,
+    primitive_to_bind as _primitive_to_bind,
     using_fast_path,
 )
 
@@ -74,7 +76,8 @@ _UNSET = object()
 
 
 class _CallbackWrapper:
-    """Hashable wrapper; invoked as ``wrapper(arg, device, transforms)``."""
+    """The user's function and how legacy called it (``_host`` calls it so); hashable,
+    it is a parameter of the primitive."""
 
     __slots__ = ("callback_func", "identity", "call_with_device", "pass_transforms", "__weakref__")
 
@@ -97,23 +100,6 @@ class _CallbackWrapper:
             and self.call_with_device == other.call_with_device
             and self.pass_transforms == other.pass_transforms
         )
-
-    def __repr__(self):
-        return f"<compat.host_callback._CallbackWrapper of {self.callback_func!r}>"
-
-    def __call__(self, arg, device, transforms):
-        f = self.callback_func
-        if self.identity:
-            if self.pass_transforms:
-                if self.call_with_device:
-                    return f(arg, transforms, device=device)
-                return f(arg, transforms)
-            if self.call_with_device:
-                return f(arg, device=device)
-            return f(arg)
-        if self.call_with_device:
-            return f(arg, device=device)
-        return f(arg)
 
 
 def _check_callable(fun):
@@ -163,7 +149,7 @@ def _call(
             ) from None
         params["result_treedef"] = result_treedef
         params["flat_results_aval"] = flat_results_aval
-    flat_results = outside_call_p.bind(*flat_args, **params)
+    flat_results = _primitive_to_bind().bind(*flat_args, **params)
     if identity:
         return arg_treedef.unflatten(flat_results)
     return params["result_treedef"].unflatten(flat_results)
@@ -291,13 +277,6 @@ def call(
 _print_tap_lock = threading.Lock()
 
 
-def _legacy_device_str(device) -> str:
-    # JAX 0.4.30 printed CPU devices as TFRT_CPU_<id>; newer JAX prints cpu:<id>.
-    if getattr(device, "platform", None) == "cpu":
-        return f"TFRT_CPU_{device.id}"
-    return str(device)
-
-
 def _print_tap_func(arg, transforms, *, device=None, output_stream=None, threshold=1024, **kwargs):
     """The consumer for id_print (same output as legacy)."""
 
@@ -310,46 +289,23 @@ def _print_tap_func(arg, transforms, *, device=None, output_stream=None, thresho
     if transforms:
         kwargs["transforms"] = [(name, params) if params else name for name, params in transforms]
     if device is not None:
-        kwargs["device"] = _legacy_device_str(device)
+        # str(device), like legacy: the same text a tap or call gets from str(device)
+        kwargs["device"] = device
     kv_pairs = " ".join([f"{k}: {v}" for k, v in sorted(kwargs.items())])
+
+    def bracketed(opening, docs, closing) -> pp.Doc:
+        return pp.group(
+            pp.concat([pp.text(opening), pp.nest(2, pp.join(pp.brk(), docs)), pp.text(closing)])
+        )
 
     def pp_val(arg) -> pp.Doc:
         if isinstance(arg, tuple):
-            return pp.group(
-                pp.concat(
-                    [
-                        pp.text("( "),
-                        pp.nest(2, pp.join(pp.brk(), [pp_val(e) for e in arg])),
-                        pp.text(" )"),
-                    ]
-                )
-            )
+            return bracketed("( ", [pp_val(e) for e in arg], " )")
         elif isinstance(arg, list):
-            return pp.group(
-                pp.concat(
-                    [
-                        pp.text("[ "),
-                        pp.nest(2, pp.join(pp.brk(), [pp_val(e) for e in arg])),
-                        pp.text(" ]"),
-                    ]
-                )
-            )
+            return bracketed("[ ", [pp_val(e) for e in arg], " ]")
         elif isinstance(arg, dict):
-            return pp.group(
-                pp.concat(
-                    [
-                        pp.text("{ "),
-                        pp.nest(
-                            2,
-                            pp.join(
-                                pp.brk(),
-                                [pp.text(f"{k}=") + pp_val(v) for k, v in sorted(arg.items())],
-                            ),
-                        ),
-                        pp.text(" }"),
-                    ]
-                )
-            )
+            items = [pp.text(f"{k}=") + pp_val(v) for k, v in sorted(arg.items())]
+            return bracketed("{ ", items, " }")
         elif isinstance(arg, np.ndarray):
             return pp.text(np.array2string(arg, threshold=threshold))
         else:
@@ -364,11 +320,14 @@ def _print_tap_func(arg, transforms, *, device=None, output_stream=None, thresho
 def barrier_wait(logging_name: str | None = None):
     """Blocks until all pending callbacks ran; raises CallbackException for pending errors.
 
-    On CPU callbacks run synchronously and their errors are raised at the call, as in
-    legacy 0.4.30; an error that was not yet delivered (an asynchronously dispatched
-    computation nobody waited for) is raised here as ``CallbackException``.
+    On CPU a callback's error fails its computation and reaches the user through that
+    computation's outputs (at the call, or where the outputs are used), as in legacy
+    0.4.30 on CPU, whose ``barrier_wait`` then returned normally; so does this one, and
+    later calls work again (``_tokens``). An error ``jax.effects_barrier()`` reports
+    for any other reason is raised here as ``CallbackException``.
     """
     del logging_name
+    _drop_failed_tokens()
     try:
         jax.effects_barrier()
     except Exception as e:
@@ -383,6 +342,7 @@ def barrier_wait(logging_name: str | None = None):
 
 def stop_outfeed_receiver():
     """Waits for pending callbacks (there is no outfeed receiver to stop)."""
+    _drop_failed_tokens()
     jax.effects_barrier()
 
 

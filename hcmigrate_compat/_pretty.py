@@ -1,7 +1,7 @@
 """A tiny Wadler/Lindig pretty printer, identical in layout to the one legacy
 ``host_callback.id_print`` used (``jax._src.pretty_printer`` of JAX 0.4.30, width 80,
 no colours, no annotations). Only ``text``, ``concat``, ``brk``, ``group``, ``nest`` and
-``join`` are needed. Kept here so that ``compat`` does not depend on JAX internals.
+``join`` are needed. Kept here so that the runtime does not depend on JAX internals.
 """
 
 from __future__ import annotations

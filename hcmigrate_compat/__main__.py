@@ -1,8 +1,10 @@
-"""``python -m compat SCRIPT [ARGS]``: run a legacy host_callback program on current JAX.
+"""``python -m hcmigrate_compat SCRIPT [ARGS]`` (or ``python -m compat ...``): run a legacy
+host_callback program on current JAX.
 
-Installs ``compat.host_callback`` as ``jax.experimental.host_callback`` and runs SCRIPT
-as ``__main__`` with ``sys.argv`` set as ``python SCRIPT ARGS`` would set it.
-``python -m compat -m MODULE [ARGS]`` runs a module instead.
+Installs ``hcmigrate_compat.host_callback`` as ``jax.experimental.host_callback`` and runs
+SCRIPT as ``__main__`` with ``sys.argv`` set as ``python SCRIPT ARGS`` would set it;
+nothing of JAX is imported before the script's own code runs. ``... -m MODULE [ARGS]``
+runs a module instead.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ import os
 import runpy
 import sys
 
-USAGE = "usage: python -m compat SCRIPT [ARGS...] | python -m compat -m MODULE [ARGS...]"
+USAGE = (
+    "usage: python -m hcmigrate_compat SCRIPT [ARGS...] | python -m hcmigrate_compat -m MODULE "
+    "[ARGS...]  (python -m compat ... is the same)"
+)
 
 
 def main(argv=None) -> int:
@@ -19,9 +24,7 @@ def main(argv=None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE, file=sys.stderr if not argv else sys.stdout)
         return 2 if not argv else 0
-    # Imported from the submodule so that this also works when an outdated editable
-    # install exposes ``compat`` as a namespace package.
-    from compat._install import install
+    from hcmigrate_compat._install import install
 
     install()
     if argv[0] == "-m":
