@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Record the compat scenarios' traces under REAL legacy JAX (jax==jaxlib==0.4.30).
 
-Runs every ``fixtures/compat/scenarios/*.py`` with the legacy interpreter (see
+Runs every ``fixtures/compat_runtime/scenarios/*.py`` with the legacy interpreter (see
 ``hcmigrate.legacy_env``), on each number of CPU devices the scenario names, and writes
-``fixtures/compat/traces/NAME.json`` (one device) or ``NAME.Ndev.json`` (N devices). The tests
+``fixtures/compat_runtime/traces/NAME.json`` (one device) or ``NAME.Ndev.json`` (N devices). The tests
 run the same programs on current and oldest supported JAX with ``python -m compat`` and
 require identical traces.
 
@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "fixtures" / "compat"))
+sys.path.insert(0, str(REPO / "fixtures" / "compat_runtime"))
 
 import runner  # noqa: E402
 

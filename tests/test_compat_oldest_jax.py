@@ -21,7 +21,7 @@ import pytest
 from hcmigrate.legacy_env import is_ready, jax_env_python
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "fixtures" / "compat"))
+sys.path.insert(0, str(REPO / "fixtures" / "compat_runtime"))
 import runner  # noqa: E402
 
 CASES = runner.path_cases()

@@ -1,6 +1,6 @@
 """The compat runtime reproduces legacy host_callback traces exactly.
 
-Every scenario in fixtures/compat/scenarios runs on current JAX through
+Every scenario in fixtures/compat_runtime/scenarios runs on current JAX through
 ``python -m compat`` (fast path and public-only path), on each number of CPU devices it
 names, and its trace must equal the one ``scripts/record_compat_traces.py`` recorded under
 real jax==0.4.30.
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "fixtures" / "compat"))
+sys.path.insert(0, str(REPO / "fixtures" / "compat_runtime"))
 import runner  # noqa: E402
 
 CASES = runner.path_cases()
