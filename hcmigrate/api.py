@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hcmigrate.diagnostics import Diagnostic
+from hcmigrate.errors import MigrationError
+
+__all__ = ["MigrationError", "MigrationResult", "Options", "Strategy", "migrate_source"]
 
 Strategy = Literal["native", "compat"]
 
@@ -30,9 +33,9 @@ class MigrationResult:
     original: str
     code: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    # True when the codemod's self-check has already parsed `code` with CPython: the runner
-    # parses any other result before writing it (a result built elsewhere is not trusted).
-    parse_checked: bool = False
+    # True when the codemod's self-check has already compiled `code` with CPython: the runner
+    # compiles any other result before writing it (a result built elsewhere is not trusted).
+    compile_checked: bool = False
 
     @property
     def changed(self) -> bool:
@@ -43,20 +46,16 @@ class MigrationResult:
         return any(d.level.needs_human for d in self.diagnostics)
 
 
-class MigrationError(Exception):
-    """The source could not be migrated (e.g. it does not parse). Carries a location."""
-
-    def __init__(self, message: str, line: int = 1, col: int = 1):
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.col = col
-
-
 def migrate_source(
-    text: str, options: Options | None = None, *, filename: str = "<string>"
+    text: str,
+    options: Options | None = None,
+    *,
+    filename: str = "<string>",
+    top_level_await: bool = False,
 ) -> MigrationResult:
-    """Migrate Python source text. Raises MigrationError for text that cannot be parsed."""
+    """Migrate Python source text. Raises MigrationError for text that cannot be parsed, or
+    whose rewrite would not compile. `top_level_await`: the text may use `await` outside
+    functions (notebook cells)."""
     from hcmigrate.codemod import migrate
 
-    return migrate(text, options or Options(), filename=filename)
+    return migrate(text, options or Options(), filename=filename, top_level_await=top_level_await)

@@ -18,7 +18,8 @@ from hcmigrate import __version__
 from hcmigrate import files as fileio
 from hcmigrate.api import Options
 from hcmigrate.cache import ResultCache, cache_directory
-from hcmigrate.config import STRATEGIES, ConfigError, load_config, parse_version, pinned_jax, shown
+from hcmigrate.config import STRATEGIES, load_config, parse_version, pinned_jax, shown
+from hcmigrate.errors import ConfigError, HcmigrateError
 from hcmigrate.report import (
     FORMATS,
     Summary,
@@ -378,13 +379,8 @@ def _run_stdin(ctx, mode: str, stdin_filename: str | None, output_format: str, q
     try:
         text, encoding, bom = fileio.decode_utf8(data) if notebook else fileio.decode_python(data)
         new, diagnostics = migrate_text(text, ctx.options, name, notebook)
-    except fileio.FileError as exc:
-        loc = (
-            name
-            + (f":cell {exc.cell}" if getattr(exc, "cell", None) else "")
-            + (f":{exc.line}" if exc.line else "")
-        )
-        _err(f"error: {loc}: {exc.message}")
+    except HcmigrateError as exc:
+        _err(f"error: {exc.location(name)}: {exc.message}")
         if mode == "fix":
             out.write(data)
         return EXIT_ERROR
@@ -642,7 +638,8 @@ def _print_result(res: FileResult, mode: str, quiet: bool, verbose: int, say) ->
 def _review_one(target, res: FileResult, accept_all: bool) -> tuple[bool, bool]:
     """Ask about each hunk of one changed file, write what was accepted. Returns (all, quit)."""
     from hcmigrate.interactive import click_ask, click_echo, review
-    from hcmigrate.runner import _parses, unified_diff
+    from hcmigrate.runner import unified_diff
+    from hcmigrate.syntax import compile_error
 
     old, new = res.original, res.new
     if res.notebook:  # JSON hunks could break the notebook: ask once for the whole file
@@ -663,7 +660,7 @@ def _review_one(target, res: FileResult, accept_all: bool) -> tuple[bool, bool]:
     if chosen == old:
         res.status = UNCHANGED
         return accept_all, quit_
-    if not res.notebook and _parses(chosen) is not None:
+    if not res.notebook and compile_error(chosen) is not None:
         res.status, res.error = FAILED, "the chosen changes together do not parse; file not written"
         return accept_all, quit_
     if not res.notebook:

@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from hcmigrate.add_imports import add_imports
-from hcmigrate.api import MigrationError, MigrationResult, Options
+from hcmigrate.api import MigrationResult, Options
+from hcmigrate.errors import MigrationError
+from hcmigrate.syntax import compile_error
 from hcmigrate.comments import KeepCommentsOfRemovedLines
 from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, names_used
 from hcmigrate.diagnostics import Diagnostic, Level
@@ -797,7 +799,9 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def migrate(text: str, options: Options, *, filename: str = "<string>") -> MigrationResult:
+def migrate(
+    text: str, options: Options, *, filename: str = "<string>", top_level_await: bool = False
+) -> MigrationResult:
     """Migrate one module's source text (see hcmigrate.api.migrate_source)."""
     may_use = might_use_host_callback(text, options.reexports)
     parsed = _parse_partially(text, options, filename) if may_use else None
@@ -850,18 +854,22 @@ def migrate(text: str, options: Options, *, filename: str = "<string>") -> Migra
         raise MigrationError(
             f"internal error ({type(error).__name__}: {error}); file left unchanged — please report it"
         ) from error
-    code, printed_anew = survey.print_module(new_module)
+    code, _ = survey.print_module(new_module)
     diagnostics = sorted(command.diagnostics, key=lambda d: (d.line, d.col, d.code))
-    # Never hand back code that does not compile. The error's line is the module's: looked up
-    # in the whole output, not in the part the check parsed.
-    if code != text and _syntax_error(printed_anew, filename) is not None:
-        error = _syntax_error(code, filename) or SyntaxError("invalid syntax")
-        raise MigrationError(
-            f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
-            error.lineno or 1,
-            error.offset or 1,
-        ) from None
-    return MigrationResult(text, code, diagnostics, parse_checked=True)
+    if code != text:  # never hand back code that does not compile
+        error = compile_error(code, filename, top_level_await=top_level_await)
+        if error is not None:
+            own = compile_error(text, filename, top_level_await=top_level_await)
+            if own is not None:  # the file itself does not compile: its own error is reported
+                raise MigrationError(
+                    f"syntax error: {own.msg}", own.lineno or 1, own.offset or 1
+                ) from None
+            raise MigrationError(
+                f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
+                error.lineno or 1,
+                error.offset or 1,
+            ) from None
+    return MigrationResult(text, code, diagnostics, compile_checked=True)
 
 
 def _parse_whole(text: str, filename: str) -> cst.Module:
@@ -869,10 +877,7 @@ def _parse_whole(text: str, filename: str) -> cst.Module:
         return cst.parse_module(text)
     except cst.ParserSyntaxError as error:
         # CPython locates syntax errors more precisely than libcst's parser; prefer its words.
-        try:
-            precise = _syntax_error(text, filename)
-        except ValueError:
-            precise = None
+        precise = compile_error(text, filename)
         if precise is not None:
             raise MigrationError(
                 f"syntax error: {precise.msg}", precise.lineno or 1, precise.offset or 1
@@ -922,12 +927,3 @@ def _legacy_words(text: str, scopes: ScopeAnalysis, reexports: dict[str, str]) -
     if _STAR_IMPORT.search(text):
         words |= LEGACY_PUBLIC_NAMES  # `from jax.experimental.host_callback import *`
     return words
-
-
-def _syntax_error(code: str, filename: str) -> SyntaxError | None:
-    """What CPython's parser says of `code`, None when it parses."""
-    try:
-        compile(code, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        return error
-    return None

@@ -7,6 +7,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hcmigrate.errors import ConfigError
+
 KNOWN_KEYS = {
     "strategy": str,
     "exclude": list,
@@ -20,10 +22,6 @@ KNOWN_KEYS = {
     "respect-gitignore": bool,
 }
 STRATEGIES = ("native", "compat")
-
-
-class ConfigError(Exception):
-    pass
 
 
 def shown(path: Path) -> str:

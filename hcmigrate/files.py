@@ -21,17 +21,9 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from hcmigrate.errors import FileError
+
 TEMP_SUFFIX = ".hcmigrate-tmp"
-
-
-class FileError(Exception):
-    """A file that cannot be processed; the message says why (path added by the caller)."""
-
-    def __init__(self, message: str, line: int | None = None, col: int | None = None):
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.col = col
 
 
 @dataclass(frozen=True)

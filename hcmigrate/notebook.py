@@ -12,12 +12,13 @@ rewritten. Diagnostics carry the cell number (1-based, counting every cell).
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
 import re
 
-from hcmigrate.api import MigrationError, MigrationResult, Options, migrate_source
+from hcmigrate.api import MigrationResult, Options, migrate_source
+from hcmigrate.errors import MigrationError
+from hcmigrate.syntax import describe
 
 CELL_MARK = (
     "__hcmigrate_cell__({n})"  # a statement, so no rewrite can drop it with a neighbour's comments
@@ -28,14 +29,6 @@ _MAGIC_RE = re.compile(r"^(?P<indent>[ \t]*)pass  # __hcmigrate_magic_(?P<n>\d+)
 _LINE_MAGIC = re.compile(
     r"^[ \t]*(?:[%!]|\w+(?:\s*,\s*\w+)*\s*=\s*[%!])|^[ \t]*[\w.]+\?{1,2}\s*$|^[ \t]*\?"
 )
-
-
-class NotebookError(Exception):
-    def __init__(self, message: str, cell: int | None = None, line: int | None = None):
-        super().__init__(message)
-        self.message = message
-        self.cell = cell
-        self.line = line
 
 
 @dataclasses.dataclass
@@ -130,11 +123,13 @@ def migrate_notebook(
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise NotebookError(
-            f"not a valid notebook: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        )
+        raise MigrationError(
+            f"not a valid notebook: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
+            line=None,
+            col=None,
+        ) from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise NotebookError("not a valid notebook: no 'cells' list")
+        raise MigrationError("not a valid notebook: no 'cells' list", line=None, col=None)
     lang = (
         (nb.get("metadata", {}).get("kernelspec", {}) or {}).get("language")
         or (nb.get("metadata", {}).get("language_info", {}) or {}).get("name")
@@ -173,24 +168,13 @@ def migrate_notebook(
         return cell, max(1, line - first + 1)
 
     try:
-        result: MigrationResult = migrate_source(module, options, filename=filename)
+        result: MigrationResult = migrate_source(
+            module, options, filename=filename, top_level_await=True
+        )
     except MigrationError as exc:
-        from hcmigrate.runner import syntax_error_of
-
-        message, line, _ = syntax_error_of(module, exc)
+        message, line, _ = describe(module, exc.message, exc.line, exc.col, top_level_await=True)
         cell, line = locate(line)
-        raise NotebookError(message, cell=cell, line=line) from None
-
-    if result.changed:
-        try:
-            ast.parse(result.code)
-        except SyntaxError as exc:
-            cell, line = locate(exc.lineno or 1)
-            raise NotebookError(
-                f"the rewrite would not parse ({exc.msg}); notebook left unchanged",
-                cell=cell,
-                line=line,
-            ) from None
+        raise MigrationError(message, line=line, col=None, cell=cell) from None
     diagnostics = []
     for d in result.diagnostics:
         cell, line = locate(d.line)
@@ -210,7 +194,9 @@ def migrate_notebook(
             continue
         (new_cells[current] if current is not None else preamble).append(line)
     if sorted(new_cells) != sorted(originals):
-        raise NotebookError("the rewrite moved notebook cell boundaries; left unchanged")
+        raise MigrationError(
+            "the rewrite moved notebook cell boundaries; left unchanged", line=None, col=None
+        )
     if preamble:  # text placed before the first cell (new imports) joins the first Python cell,
         # after its leading magics (a `%%` cell magic must stay the first line of its cell).
         for idx in sorted(new_cells):
@@ -223,7 +209,9 @@ def migrate_notebook(
             new_cells[idx] = body[:k] + preamble + body[k:]
             break
         else:
-            raise NotebookError("no Python cell to hold the new imports; left unchanged")
+            raise MigrationError(
+                "no Python cell to hold the new imports; left unchanged", line=None, col=None
+            )
 
     changed_cells = []
     for idx, lines in new_cells.items():
@@ -238,11 +226,3 @@ def migrate_notebook(
     if not changed_cells:
         return NotebookResult(text, text, diagnostics, [])
     return NotebookResult(text, dump_like(nb, text), diagnostics, changed_cells)
-
-
-def notebook_roundtrips(text: str) -> bool:
-    """True when re-serialising the untouched notebook reproduces it exactly (layout detected)."""
-    try:
-        return dump_like(json.loads(text), text) == text
-    except (json.JSONDecodeError, TypeError, ValueError):
-        return False

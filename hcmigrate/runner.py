@@ -10,11 +10,9 @@ process pool are imported when a file is migrated, once in the parent before wor
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import gc
 import os
-import re
 import signal
 import sys
 from dataclasses import dataclass, field
@@ -22,9 +20,11 @@ from pathlib import Path
 from typing import Iterator
 
 from hcmigrate import files as fileio
-from hcmigrate.api import MigrationError, Options, migrate_source
+from hcmigrate.api import Options, migrate_source
 from hcmigrate.cache import Outcome, ResultCache, diagnostics_of, outcome_of, task_key
 from hcmigrate.diagnostics import Diagnostic, Level
+from hcmigrate.errors import HcmigrateError, MigrationError
+from hcmigrate.syntax import compile_error, describe, python2_hint
 
 # Status of one file after a run.
 UNCHANGED, CHANGED, FAILED, SKIPPED = "unchanged", "changed", "failed", "skipped"
@@ -66,34 +66,6 @@ class Task:
     cache_tool: str | None = None  # hcmigrate.cache's tool fingerprint, when results are cached
 
 
-_PY2 = re.compile(
-    r"^[ \t]*(print[ \t]+[\"'\w]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,[ \t]*\w+[ \t]*:)|`\w+`|^[ \t]*raise[ \t]+\w+[ \t]*,",
-    re.M,
-)
-
-
-def py2_hint(text: str) -> str:
-    return (
-        " (this looks like Python 2 code; hcmigrate only reads Python 3)"
-        if _PY2.search(text)
-        else ""
-    )
-
-
-def syntax_error_of(text: str, exc: MigrationError) -> tuple[str, int, int]:
-    """Python's own account of a syntax error (clearer, better placed) when it has one."""
-    try:
-        ast.parse(text)
-    except SyntaxError as err:
-        return f"syntax error: {err.msg}", err.lineno or exc.line, err.offset or exc.col
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    message = (
-        exc.message if exc.message.startswith("cannot parse") else f"cannot parse: {exc.message}"
-    )
-    return message, exc.line, exc.col
-
-
 def unified_diff(old: str, new: str, name: str) -> str:
     import difflib
 
@@ -104,17 +76,6 @@ def unified_diff(old: str, new: str, name: str) -> str:
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
-
-
-def _parses(code: str) -> str | None:
-    """None when `code` parses, else the error message with its line."""
-    try:
-        ast.parse(code)
-        return None
-    except SyntaxError as exc:
-        return f"line {exc.lineno}: {exc.msg}"
-    except ValueError as exc:  # e.g. NUL bytes
-        return str(exc)
 
 
 def process(task: Task) -> FileResult:
@@ -160,8 +121,8 @@ def _outcome(task: Task, text: str) -> Outcome:
     the error that leaves it unchanged."""
     try:
         new_text, diagnostics = migrate_text(text, task.options, task.display, task.notebook)
-    except fileio.FileError as exc:
-        return outcome_of(None, [], (exc.message, exc.line, getattr(exc, "cell", None)))
+    except HcmigrateError as exc:
+        return outcome_of(None, [], (exc.message, exc.line, exc.cell))
     passes_names_along = task.options.module_name is not None and any(
         key.startswith(task.options.module_name + ".") for key, _ in task.options.reexports
     )  # a link of a re-export chain (e.g. a package __init__): importers are migrated instead
@@ -208,36 +169,30 @@ def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResul
     return res
 
 
-class _CellError(fileio.FileError):
-    def __init__(self, message, line=None, cell=None):
-        super().__init__(message, line)
-        self.cell = cell
-
-
 def migrate_text(
     text: str, options: Options, display: str, notebook: bool
 ) -> tuple[str, list[Diagnostic]]:
-    """Migrate one file's text; raise FileError for anything that must leave it unchanged."""
+    """Migrate one file's text; raise an HcmigrateError for anything that leaves it unchanged."""
     if notebook:
-        from hcmigrate.notebook import NotebookError, migrate_notebook
+        from hcmigrate.notebook import migrate_notebook
 
-        try:
-            nres = migrate_notebook(text, options, filename=display)
-        except NotebookError as exc:
-            raise _CellError(exc.message, exc.line, exc.cell) from None
+        nres = migrate_notebook(text, options, filename=display)
         return nres.code, list(nres.diagnostics)
     try:
         result = migrate_source(text, options, filename=display)
     except MigrationError as exc:
-        message, line, col = syntax_error_of(text, exc)
-        raise fileio.FileError(f"{message}{py2_hint(text)}", line, col) from None
+        message, line, col = describe(text, exc.message, exc.line, exc.col)
+        raise MigrationError(f"{message}{python2_hint(text)}", line, col) from None
     except RecursionError:
-        raise fileio.FileError("cannot parse: nesting too deep") from None
-    if result.changed and not result.parse_checked:
-        problem = _parses(result.code)
-        if problem is not None and _parses(text) is None:
-            raise fileio.FileError(
-                f"the rewrite would not parse ({problem}); file left unchanged (please report)"
+        raise MigrationError("cannot parse: nesting too deep", line=None, col=None) from None
+    if result.changed and not result.compile_checked:
+        error = compile_error(result.code, display)
+        if error is not None and compile_error(text, display) is None:
+            raise MigrationError(
+                f"the rewrite would not compile (line {error.lineno}: {error.msg}); file left "
+                "unchanged (please report)",
+                line=None,
+                col=None,
             )
     return result.code, list(result.diagnostics)
 

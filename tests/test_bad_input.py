@@ -198,7 +198,8 @@ def test_file_changing_during_the_run_is_not_overwritten(tmp_path, good, monkeyp
     assert not list(tmp_path.glob(".*hcmigrate-tmp"))
 
 
-def test_rewrite_that_would_not_parse_is_never_written(tmp_path, good, monkeypatch):
+def test_rewrite_that_would_not_compile_is_never_written(tmp_path, good, monkeypatch):
+    # A result that parses but does not compile (the runner's own check is a real compile()).
     import hcmigrate.runner as runner
     from hcmigrate.api import MigrationResult
 
@@ -208,13 +209,14 @@ def test_rewrite_that_would_not_parse_is_never_written(tmp_path, good, monkeypat
 
     def broken(text, options=None, *, filename="<string>"):
         if filename.endswith("t.py"):
-            return MigrationResult(text, text.replace("def f(x):", "def f(x:"), [])
+            return MigrationResult(text, text + "return 1\n", [])
         return real(text, options, filename=filename)
 
     monkeypatch.setattr(runner, "migrate_source", broken)
     res = run(["."], tmp_path)
     assert res.exit_code == 2
-    assert "error: t.py: the rewrite would not parse" in res.stderr
+    assert "error: t.py: the rewrite would not compile (line " in res.stderr
+    assert "'return' outside function" in res.stderr
     assert target.read_text() == LEGACY
     assert_good_processed(good)
 

@@ -111,3 +111,24 @@ def test_rewrite_that_would_not_compile_is_refused_with_the_module_line(monkeypa
         migrate_source(TAP)
     assert "would not compile" in info.value.message
     assert info.value.line == len(good.splitlines()) + 1
+
+
+def test_rewrite_that_only_the_compiler_rejects_is_refused_with_its_line():
+    # `ast.parse` accepts an assignment expression in a class-body comprehension; compile()
+    # does not, and neither does the import of the module.
+    text = (
+        "from jax.experimental import host_callback as hcb\n\n"
+        "class C:\n    xs = [hcb.id_tap(tap, g()) for _ in range(3)]\n"
+    )
+    with pytest.raises(MigrationError) as info:
+        migrate_source(text)
+    assert "would not compile" in info.value.message and "class body" in info.value.message
+    assert info.value.line == 4
+
+
+def test_a_file_that_does_not_compile_is_reported_as_its_own_syntax_error():
+    text = "from jax.experimental import host_callback as hcb\n\nhcb.barrier_wait()\nreturn 1\n"
+    with pytest.raises(MigrationError) as info:
+        migrate_source(text)
+    assert info.value.message == "syntax error: 'return' outside function"
+    assert info.value.line == 4

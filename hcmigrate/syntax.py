@@ -1,0 +1,57 @@
+"""Asking CPython whether code is valid Python: the one check every self-check and message uses.
+
+The check is a real `compile()`: besides the grammar it catches what only the compiler rejects
+(an assignment expression in a class-body comprehension, `return` outside a function), which
+`ast.parse` accepts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+_PY2 = re.compile(
+    r"^[ \t]*(print[ \t]+[\"'\w]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,[ \t]*\w+[ \t]*:)|`\w+`|^[ \t]*raise[ \t]+\w+[ \t]*,",
+    re.M,
+)
+
+
+def compile_error(
+    code: str, filename: str = "<unknown>", *, top_level_await: bool = False
+) -> SyntaxError | None:
+    """What CPython's compiler says of `code` (None: it compiles). `top_level_await`: accept
+    `await` outside functions, as notebook cells may use it."""
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0
+    try:
+        compile(code, filename, "exec", flags=flags, dont_inherit=True)
+    except SyntaxError as error:
+        return error
+    except ValueError as error:  # (older Pythons: NUL bytes)
+        return SyntaxError(str(error))
+    return None
+
+
+def python2_hint(text: str) -> str:
+    """A note to add to a syntax error when the text looks like Python 2."""
+    return (
+        " (this looks like Python 2 code; hcmigrate only reads Python 3)"
+        if _PY2.search(text)
+        else ""
+    )
+
+
+def describe(
+    text: str, message: str, line: int, col: int, *, top_level_await: bool = False
+) -> tuple[str, int, int]:
+    """Python's own account of why `text` cannot be migrated (clearer and better placed than
+    libcst's), else `message` (as a parse failure unless it says otherwise); with its line and
+    column."""
+    try:
+        error = compile_error(text, top_level_await=top_level_await)
+    except (RecursionError, MemoryError):
+        error = None
+    if error is not None:
+        return f"syntax error: {error.msg}", error.lineno or line, error.offset or col
+    if not message.startswith(("cannot parse", "syntax error", "internal error")):
+        message = f"cannot parse: {message}"
+    return message, line, col
