@@ -56,6 +56,6 @@ def migrate_source(
     """Migrate Python source text. Raises MigrationError for text that cannot be parsed, or
     whose rewrite would not compile. `top_level_await`: the text may use `await` outside
     functions (notebook cells)."""
-    from hcmigrate.codemod import migrate
+    from hcmigrate.codemod.pipeline import migrate
 
     return migrate(text, options or Options(), filename=filename, top_level_await=top_level_await)

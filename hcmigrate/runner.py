@@ -286,8 +286,8 @@ def load_codemod() -> None:
     of it again and again (7-10% of migrating the fixtures), and in forked workers each walk
     would also copy the memory pages it touches. Not in a process that runs hcmigrate inside
     it (a library user, click's test runner): what is frozen is never collected."""
-    if "hcmigrate.codemod" not in sys.modules:
-        import hcmigrate.codemod  # noqa: F401
+    if "hcmigrate.codemod.pipeline" not in sys.modules:
+        import hcmigrate.codemod.pipeline  # noqa: F401
 
         if _freeze_after_import:
             gc.freeze()
@@ -306,7 +306,7 @@ def _start_context():
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["hcmigrate.codemod", "hcmigrate.runner"])
+        context.set_forkserver_preload(["hcmigrate.codemod.pipeline", "hcmigrate.runner"])
         return context
     return multiprocessing.get_context("spawn")
 

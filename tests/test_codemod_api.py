@@ -75,9 +75,9 @@ def test_copied_statements_print_as_libcst_prints_them():
     # only the others: the result must be what printing the whole rewritten module gives.
     import libcst as cst
 
-    from hcmigrate.codemod import HostCallbackMigration
-    from hcmigrate.scopes import ScopeAnalysis
-    from hcmigrate.survey import Survey
+    from hcmigrate.codemod.pipeline import HostCallbackMigration
+    from hcmigrate.codemod.scopes import ScopeAnalysis
+    from hcmigrate.codemod.node_index import NodeIndex
 
     text = (
         "import numpy as np  # kept\n\n\nclass A:\n  def g(self):\n    return 1\n\n"
@@ -85,7 +85,7 @@ def test_copied_statements_print_as_libcst_prints_them():
         + "\n# footer comment\n"
     )
     module = cst.parse_module(text)
-    survey = Survey(module, {})
+    survey = NodeIndex(module, {})
     rewritten = HostCallbackMigration(
         Options(), survey=survey, scopes=ScopeAnalysis(text)
     ).migrate_module(module)
@@ -97,16 +97,16 @@ def test_copied_statements_print_as_libcst_prints_them():
 def test_rewrite_that_would_not_compile_is_refused_with_the_module_line(monkeypatch):
     # The self-check parses only the statements printed anew; its error names the line of the
     # whole module.
-    from hcmigrate.survey import Survey
+    from hcmigrate.codemod.node_index import NodeIndex
 
     good = migrate_source(TAP).code
-    real = Survey.print_module
+    real = NodeIndex.print_module
 
     def broken(self, module):
         code, printed_anew = real(self, module)
         return code + "def broken(:\n", printed_anew + "def broken(:\n"
 
-    monkeypatch.setattr(Survey, "print_module", broken)
+    monkeypatch.setattr(NodeIndex, "print_module", broken)
     with pytest.raises(MigrationError) as info:
         migrate_source(TAP)
     assert "would not compile" in info.value.message

@@ -148,7 +148,7 @@ def test_symlinks_never_written_through(tmp_path):
 
 # --- the two-phase pre-filter ------------------------------------------------------------------
 def test_prefilter_needles_cover_the_codemods_hints():
-    from hcmigrate import codemod
+    from hcmigrate.codemod import pipeline as codemod
 
     assert {h.encode() for h in codemod.HINTS} <= set(NEEDLES)
     # The modern clean-up rule needs both words; files with only one are not changed by the codemod.

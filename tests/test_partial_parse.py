@@ -1,4 +1,4 @@
-"""hcmigrate.partial_parse: libcst parses only the top-level statements the codemod needs.
+"""hcmigrate.codemod.partial_parse: libcst parses only the top-level statements the codemod needs.
 
 The promise is that this changes nothing but the cost: the regions are cut exactly where libcst
 cuts a module into statements, the names left unparsed are those libcst would have, and a
@@ -17,12 +17,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import hcmigrate.codemod as codemod
+import hcmigrate.codemod.pipeline as codemod
 from cli_helpers import run
 from hcmigrate.api import MigrationError, Options, migrate_source
-from hcmigrate.partial_parse import VerbatimStatement, identifiers, parse_needed, top_level_regions
-from hcmigrate.scopes import ScopeAnalysis
-from hcmigrate.survey import Survey
+from hcmigrate.codemod.partial_parse import (
+    VerbatimStatement,
+    identifiers,
+    parse_needed,
+    top_level_regions,
+)
+from hcmigrate.codemod.scopes import ScopeAnalysis
+from hcmigrate.codemod.node_index import NodeIndex
 
 JAX_SOURCES = sorted(
     p for p in Path(jax.__file__).parent.rglob("*.py") if p.stat().st_size < 40_000
@@ -46,7 +51,7 @@ def _libcst_spans(text: str) -> list[tuple[int, int]]:
     """Where libcst's whole-module parse puts each top-level statement (with its leading lines);
     the first taken from 0 (the module header) and the last to the end (the footer)."""
     module = cst.parse_module(text)
-    spans = Survey(module, {})._top_level_spans()
+    spans = NodeIndex(module, {})._top_level_spans()
     found = [spans[id(statement)] for statement in module.body]
     found[0] = (0, found[0][1])
     found[-1] = (found[-1][0], len(text))

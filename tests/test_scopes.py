@@ -1,4 +1,4 @@
-"""hcmigrate.scopes: name resolution on Python's ast (what the codemod asks of it)."""
+"""hcmigrate.codemod.scopes: name resolution on Python's ast (what the codemod asks of it)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 
 from hcmigrate.api import migrate_source
-from hcmigrate.scopes import BUILTIN, IMPORT, LOCAL, QualifiedName, ScopeAnalysis
+from hcmigrate.codemod.scopes import BUILTIN, IMPORT, LOCAL, QualifiedName, ScopeAnalysis
 
 
 def qualified(source: str, needle: str, nth: int = 0) -> set[QualifiedName]:

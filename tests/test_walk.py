@@ -1,4 +1,4 @@
-"""hcmigrate.walk: the read-only walk reaches exactly the nodes libcst's own visitor reaches.
+"""hcmigrate.codemod.walk: the read-only walk reaches exactly the nodes libcst's own visitor reaches.
 
 The purity check, the tap-parameter analysis and the import-guard look-up moved from libcst
 visitors to this walk (about four times cheaper); they stay right only if no node is missed."""
@@ -12,7 +12,7 @@ import jax
 import libcst as cst
 import pytest
 
-from hcmigrate.walk import Transformer, descendants, names_used
+from hcmigrate.codemod.walk import Transformer, descendants, names_used
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures").glob("*.py"))
 JAX_SOURCES = sorted(

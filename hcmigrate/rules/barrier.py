@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import parse
+from hcmigrate.rules.nodes import parse
 from hcmigrate.rules.base import CallSite, Rule
 
 if TYPE_CHECKING:
-    from hcmigrate.codemod import Context
+    from hcmigrate.codemod.pipeline import Context
 
 BARRIER = Rule(
     code="HCB401",

@@ -49,7 +49,7 @@ class CallSite:
     def call_like(self, func: cst.BaseExpression, *args: tuple[cst.Arg, str | None]) -> cst.Call:
         """A new call laid out like this site's call; each argument that comes from a legacy
         argument keeps that argument's trailing comment."""
-        from hcmigrate.exprs import call_like
+        from hcmigrate.rules.nodes import call_like
 
         return call_like(
             self.updated,

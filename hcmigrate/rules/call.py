@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import arg, parse, string
+from hcmigrate.rules.nodes import arg, parse, string
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
 from hcmigrate.rules.base import CallSite, Rule
 
 if TYPE_CHECKING:
-    from hcmigrate.codemod import Context
+    from hcmigrate.codemod.pipeline import Context
 
 PURE = Rule(
     code="HCB301",

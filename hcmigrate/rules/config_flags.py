@@ -11,7 +11,7 @@ from hcmigrate.facts import LEGACY_CONFIG_FLAGS
 from hcmigrate.rules.base import Rule, literal_value
 
 if TYPE_CHECKING:
-    from hcmigrate.codemod import Context
+    from hcmigrate.codemod.pipeline import Context
 
 CONFIG_FLAG = Rule(
     code="HCB404",

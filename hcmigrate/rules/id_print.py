@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import arg, is_simple, parse, string
+from hcmigrate.rules.nodes import arg, is_simple, parse, string
 from hcmigrate.rules.base import CallSite, Rule, literal_value
 from hcmigrate.rules.values import with_legacy_value
 
 if TYPE_CHECKING:
-    from hcmigrate.codemod import Context
+    from hcmigrate.codemod.pipeline import Context
 
 NATIVE = Rule(
     code="HCB201",

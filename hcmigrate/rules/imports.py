@@ -12,13 +12,13 @@ from typing import Callable
 
 import libcst as cst
 
-from hcmigrate.comments import KeepCommentsOfRemovedLines
+from hcmigrate.codemod.comments import KeepCommentsOfRemovedLines
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import parse
+from hcmigrate.rules.nodes import parse
 from hcmigrate.facts import COMPAT_MODULE, LEGACY_MODULE
-from hcmigrate.resolve import dotted_name
+from hcmigrate.codemod.legacy_names import dotted_name
 from hcmigrate.rules.base import Rule
-from hcmigrate.walk import Transformer
+from hcmigrate.codemod.walk import Transformer
 
 UNUSED_IMPORT = Rule(
     code="HCB001",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import parse
+from hcmigrate.rules.nodes import parse
 from hcmigrate.facts import (
     COMPAT_INTERNALS,
     LEGACY_ENUMS,
@@ -23,11 +23,11 @@ from hcmigrate.facts import (
     LEGACY_INTERNALS,
     MODERN_EXCEPTION,
 )
-from hcmigrate.resolve import LegacyRef
+from hcmigrate.codemod.legacy_names import LegacyRef
 from hcmigrate.rules.base import Rule
 
 if TYPE_CHECKING:
-    from hcmigrate.codemod import Context
+    from hcmigrate.codemod.pipeline import Context
 
 AMBIGUOUS = Rule(
     code="HCB002",

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Callable
 
 import libcst as cst
 
-from hcmigrate.exprs import is_simple, keep_value, walrus
+from hcmigrate.rules.nodes import is_simple, keep_value, walrus
 
 if TYPE_CHECKING:
-    from hcmigrate.codemod import Context
+    from hcmigrate.codemod.pipeline import Context
     from hcmigrate.rules.base import CallSite
 
 

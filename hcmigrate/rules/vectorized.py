@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.exprs import string
+from hcmigrate.rules.nodes import string
 from hcmigrate.facts import VMAP_METHOD_FOR_VECTORIZED, VMAP_METHOD_SINCE
 from hcmigrate.rules.base import Rule, literal_value
 
 if TYPE_CHECKING:
-    from hcmigrate.codemod import Context
+    from hcmigrate.codemod.pipeline import Context
 
 VECTORIZED = Rule(
     code="HCB601",

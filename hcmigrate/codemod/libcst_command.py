@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
 from hcmigrate.api import Options
-from hcmigrate.codemod import HostCallbackMigration
+from hcmigrate.codemod.pipeline import HostCallbackMigration
 
 
 class MigrateHostCallbackCommand(CodemodCommand):

@@ -2,18 +2,18 @@
 
 libcst's parser is the largest cost of a migration (~80% of parse+print), and in a real
 module that uses host_callback most top-level statements have nothing to do with it. Python's
-own `ast` (about ten times cheaper, and needed anyway for hcmigrate.scopes) splits the module
+own `ast` (about ten times cheaper, and needed anyway for hcmigrate.codemod.scopes) splits the module
 into top-level regions (a statement with the comment and blank lines above it, as libcst
 groups them); the regions the codemod needs are parsed by libcst, the others become
 `VerbatimStatement`s that print their source text unchanged. The module built from both prints
-exactly the source, so every offset (hcmigrate.survey, hcmigrate.scopes) stays that of the
+exactly the source, so every offset (hcmigrate.codemod.node_index, hcmigrate.codemod.scopes) stays that of the
 file, and an untouched region is copied byte for byte.
 
 What the codemod reads outside the legacy call sites, hence what is parsed (`needed_regions`):
   * every region that mentions a name an import of the legacy module (or of a module that
     re-exports it) can bind, `host_callback` or `vectorized`: all sites and legacy imports;
   * every top-level import line, and the statements before the first definition (docstring,
-    `__future__`, guarded imports): hcmigrate.add_imports reuses and places imports there;
+    `__future__`, guarded imports): hcmigrate.codemod.add_imports reuses and places imports there;
   * `__all__` assignments (names other modules import);
   * the defs of functions those regions name, and so on: tap functions lose their
     `transforms` parameter, and the purity check follows the functions a callback calls.
@@ -69,7 +69,7 @@ class Region:
 
 def top_level_regions(text: str, tree: ast.Module, starts: list[int]) -> list[Region]:
     """The module cut into one region per top-level statement line (`starts`: the offset of
-    each line, as hcmigrate.scopes.ScopeAnalysis.line_starts), as libcst groups lines:
+    each line, as hcmigrate.codemod.scopes.ScopeAnalysis.line_starts), as libcst groups lines:
     comment and blank lines belong to the statement below them, except indented comment
     lines right after a block (libcst keeps them in the block's footer) and the lines after
     the last statement (the module's footer, here part of the last region)."""
@@ -167,7 +167,7 @@ def parse_needed(
 ) -> PartialModule | None:
     """The module with only the regions `needed_regions` picks parsed by libcst; None when the
     whole module should be parsed instead (see the module docstring). `starts`: the offset of
-    each line (hcmigrate.scopes.ScopeAnalysis.line_starts)."""
+    each line (hcmigrate.codemod.scopes.ScopeAnalysis.line_starts)."""
     newline = _single_newline(text)
     if newline is None or "barry_as_FLUFL" in text:
         return None
@@ -238,7 +238,7 @@ def needed_regions(text: str, regions: list[Region], seeds: tuple[str, ...]) -> 
     as plain substrings and def names as words (comments and strings included): supersets of
     the uses, so never fewer regions than needed."""
     needed: set[int] = set()
-    for index, region in enumerate(regions):  # hcmigrate.add_imports' part of the module
+    for index, region in enumerate(regions):  # hcmigrate.codemod.add_imports' part of the module
         first = region.statements[0]
         if (
             _is_import_line(region)

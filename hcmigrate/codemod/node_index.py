@@ -4,7 +4,7 @@ be legacy.
 The pass is libcst's own code generation (what printing the module costs) with hooks that
 note, for every node, its parent and the token it starts at: a visitor walk costs ~3x more,
 and libcst's ParentNodeProvider/PositionProvider far more. Positions (for diagnostics and
-for linking libcst nodes to hcmigrate.scopes, which works on character offsets) are worked
+for linking libcst nodes to hcmigrate.codemod.scopes, which works on character offsets) are worked
 out from the tokens only for the nodes asked about.
 """
 
@@ -19,7 +19,7 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
-from hcmigrate.resolve import dotted_name, import_guard_fallbacks, reexported_module
+from hcmigrate.codemod.legacy_names import dotted_name, import_guard_fallbacks, reexported_module
 
 _BLANK = " \t\r\n\f\\"
 _NO_MODULE = cst.Module(body=[])
@@ -100,7 +100,7 @@ class _Recorder(_Printer):
         self.calls, self.imports = calls, imports
 
 
-class Survey:
+class NodeIndex:
     def __init__(
         self,
         module: cst.Module,
@@ -108,7 +108,7 @@ class Survey:
         unparsed_names: Callable[[], set[str]] | None = None,
     ):
         """`unparsed_names`: for a module with statements left unparsed
-        (hcmigrate.partial_parse), what gives the names they hold (asked for only if needed)."""
+        (hcmigrate.codemod.partial_parse), what gives the names they hold (asked for only if needed)."""
         recorder = _Recorder(module)
         module._codegen(recorder)
         self.module = module

@@ -1,10 +1,10 @@
 """The codemod: a libcst transformer that rewrites host_callback uses with the rules in `rules/`.
 
 Flow for one module:
-0. survey (hcmigrate.survey, one code-generation pass): parents, positions, names, calls,
+0. survey (hcmigrate.codemod.node_index, one code-generation pass): parents, positions, names, calls,
    and the local names an import of the legacy module bound — modules where no rule can
    apply stop here;
-1. scopes (hcmigrate.scopes, on Python's ast): what every name refers to, and its uses;
+1. scopes (hcmigrate.codemod.scopes, on Python's ast): what every name refers to, and its uses;
 2. plan (read-only): find every legacy call, decide how each host function is adapted, which
    module-local `def`s lose their transforms/device parameters, and whether ordered
    io_callbacks appear (id_print then joins their chain);
@@ -14,10 +14,10 @@ Flow for one module:
    `# hcmigrate: ignore` suppressions;
 4. imports: legacy imports with no use left are removed (the uses the scope analysis found,
    minus those the rewrite replaced) and the imports the new code needs are added once at the
-   top (hcmigrate.add_imports).
+   top (hcmigrate.codemod.add_imports).
 
 Usable through libcst's runner: `python -m libcst.tool codemod codemod.MigrateHostCallbackCommand PATH`
-(hcmigrate.libcst_command, imported only when asked for: libcst.codemod costs ~170 ms to import).
+(hcmigrate.codemod.libcst_command, imported only when asked for: libcst.codemod costs ~170 ms to import).
 """
 
 from __future__ import annotations
@@ -28,14 +28,20 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from hcmigrate.add_imports import add_imports
+from hcmigrate.codemod.add_imports import add_imports
 from hcmigrate.api import MigrationResult, Options
 from hcmigrate.errors import MigrationError
 from hcmigrate.syntax import compile_error
-from hcmigrate.comments import KeepCommentsOfRemovedLines
-from hcmigrate.callbacks import Adaptation, PurityChecker, adapt, drop_params, names_used
+from hcmigrate.codemod.comments import KeepCommentsOfRemovedLines
+from hcmigrate.codemod.host_functions import (
+    Adaptation,
+    PurityChecker,
+    adapt,
+    drop_params,
+    names_used,
+)
 from hcmigrate.diagnostics import Diagnostic, Level
-from hcmigrate.exprs import parse
+from hcmigrate.rules.nodes import parse
 from hcmigrate.facts import (
     COMPAT_ALIAS,
     COMPAT_MODULE,
@@ -44,12 +50,18 @@ from hcmigrate.facts import (
     LEGACY_PUBLIC_NAMES,
     MODERN,
 )
-from hcmigrate.partial_parse import identifiers, parse_needed
-from hcmigrate.resolve import LegacyRef, classify, dotted_name, dunder_all, reexported_module
-from hcmigrate.scopes import ScopeAnalysis
-from hcmigrate.survey import Survey, root_name
-from hcmigrate.walk import Transformer
-from hcmigrate.result_shape import ShapeConverter
+from hcmigrate.codemod.partial_parse import identifiers, parse_needed
+from hcmigrate.codemod.legacy_names import (
+    LegacyRef,
+    classify,
+    dotted_name,
+    dunder_all,
+    reexported_module,
+)
+from hcmigrate.codemod.scopes import ScopeAnalysis
+from hcmigrate.codemod.node_index import NodeIndex, root_name
+from hcmigrate.codemod.walk import Transformer
+from hcmigrate.codemod.result_shape import ShapeConverter
 from hcmigrate.rules import CALL_RULES, config_flags, references, vectorized
 from hcmigrate.rules.base import (
     CallSite,
@@ -98,8 +110,8 @@ class _Plan:
 
 
 class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
-    # No libcst metadata: parents and positions come from hcmigrate.survey (one code
-    # generation pass) and names are resolved by hcmigrate.scopes on Python's ast; libcst's
+    # No libcst metadata: parents and positions come from hcmigrate.codemod.node_index (one code
+    # generation pass) and names are resolved by hcmigrate.codemod.scopes on Python's ast; libcst's
     # ScopeProvider, PositionProvider and ParentNodeProvider cost ~15x a parse per file.
     REMOVE_STATEMENT = _REMOVE_STATEMENT
 
@@ -107,10 +119,10 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
         self,
         options: Options | None = None,
         strategy: str | None = None,
-        survey: Survey | None = None,  # already taken over the very module to transform
+        survey: NodeIndex | None = None,  # already taken over the very module to transform
         scopes: ScopeAnalysis | None = None,  # of the same module
     ) -> None:
-        # A plain CSTTransformer (hcmigrate.walk.Transformer: without per-field hooks), not
+        # A plain CSTTransformer (hcmigrate.codemod.walk.Transformer: without per-field hooks), not
         # libcst's matcher-decoratable one: the matcher machinery costs a dispatch per node and
         # field that this codemod never uses.
         Transformer.__init__(self)
@@ -148,7 +160,7 @@ class HostCallbackMigration(KeepCommentsOfRemovedLines, Transformer):
     def migrate_module(self, tree: cst.Module) -> cst.Module:
         survey = self._given_survey
         if survey is None:
-            survey = Survey(tree, self._reexports)
+            survey = NodeIndex(tree, self._reexports)
         self._survey = survey
         self._lines = survey.text.splitlines()
         if not might_use_host_callback(survey.text, self.options.reexports):
@@ -791,14 +803,6 @@ def _is_binding_or_label(name: cst.Name, parent: cst.CSTNode | None) -> bool:
 Context = HostCallbackMigration  # what rules receive
 
 
-def __getattr__(name: str):
-    if name == "MigrateHostCallbackCommand":  # libcst's runner entry point, built on first use
-        from hcmigrate.libcst_command import MigrateHostCallbackCommand
-
-        return MigrateHostCallbackCommand
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def migrate(
     text: str, options: Options, *, filename: str = "<string>", top_level_await: bool = False
 ) -> MigrationResult:
@@ -811,7 +815,7 @@ def migrate(
         )  # (a file that cannot use the API still gets its syntax checked)
         if not may_use:
             return MigrationResult(text, text, [])
-        survey, scopes = Survey(module, dict(options.reexports)), None
+        survey, scopes = NodeIndex(module, dict(options.reexports)), None
     else:
         module, survey, scopes = parsed
     if survey.text != text:  # (libcst drops a blank line before a trailing indented comment)
@@ -889,9 +893,9 @@ def _parse_whole(text: str, filename: str) -> cst.Module:
 
 def _parse_partially(
     text: str, options: Options, filename: str
-) -> tuple[cst.Module, Survey, ScopeAnalysis] | None:
+) -> tuple[cst.Module, NodeIndex, ScopeAnalysis] | None:
     """Module, survey and scopes with libcst parsing only the top-level statements the codemod
-    needs (hcmigrate.partial_parse), or the whole module when that does not apply; None when
+    needs (hcmigrate.codemod.partial_parse), or the whole module when that does not apply; None when
     CPython rejects the text (the whole-module path then reports the error as it always has)."""
     try:
         tree = ast.parse(text)
@@ -902,7 +906,7 @@ def _parse_partially(
     seeds = _legacy_words(text, scopes, reexports)
     partial = parse_needed(text, tree, scopes.line_starts, seeds)
     if partial is not None:
-        survey = Survey(
+        survey = NodeIndex(
             partial.module, reexports, unparsed_names=lambda: identifiers(partial.verbatim)
         )
         # What the regions were picked by must hold: the module prints back to the very text,
@@ -910,7 +914,7 @@ def _parse_partially(
         if survey.text == text and survey.legacy_roots <= seeds:
             return partial.module, survey, scopes
     module = _parse_whole(text, filename)
-    return module, Survey(module, reexports), scopes
+    return module, NodeIndex(module, reexports), scopes
 
 
 def _legacy_words(text: str, scopes: ScopeAnalysis, reexports: dict[str, str]) -> set[str]:

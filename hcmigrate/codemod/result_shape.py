@@ -15,7 +15,7 @@ from typing import Callable
 
 import libcst as cst
 
-from hcmigrate.exprs import parse
+from hcmigrate.rules.nodes import parse
 from hcmigrate.facts import CANONICAL_DTYPE_NAMES, SCALAR_RESULT_DTYPES
 from hcmigrate.rules.base import literal_value
 

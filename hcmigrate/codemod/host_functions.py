@@ -15,7 +15,7 @@ from typing import Literal
 import libcst as cst
 
 from hcmigrate.facts import PURE_BUILTINS, PURE_METHODS, PURE_MODULE_PREFIXES
-from hcmigrate.walk import descendants, names_used
+from hcmigrate.codemod.walk import descendants, names_used
 
 Mode = Literal["as_is", "edit", "wrap", "compat"]
 _IMPURE_NODES = (cst.Yield, cst.Await, cst.NamedExpr)  # a generator, a coroutine, an assignment

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hcmigrate.exprs import parse
-from hcmigrate.resolve import dotted_name
+from hcmigrate.rules.nodes import parse
+from hcmigrate.codemod.legacy_names import dotted_name
 
 Needed = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
 

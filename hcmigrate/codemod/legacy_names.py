@@ -1,8 +1,8 @@
-"""Which expressions refer to the legacy module, from the qualified names hcmigrate.scopes gives.
+"""Which expressions refer to the legacy module, from the qualified names hcmigrate.codemod.scopes gives.
 
-Text never decides: `hcb.id_tap` is legacy only when the scope analysis (hcmigrate.scopes)
+Text never decides: `hcb.id_tap` is legacy only when the scope analysis (hcmigrate.codemod.scopes)
 says the name `hcb` was bound by an import of `jax.experimental.host_callback` (any import
-form, any alias, in any scope; queried for names hcmigrate.survey found bound by such an import). A parameter or local named `host_callback` (E2) or another module
+form, any alias, in any scope; queried for names hcmigrate.codemod.node_index found bound by such an import). A parameter or local named `host_callback` (E2) or another module
 called `host_callback` (E1) resolves to something else and is never touched.
 """
 
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from hcmigrate.facts import LEGACY_MODULE
-from hcmigrate.scopes import LOCAL, QualifiedName
-from hcmigrate.walk import descendants
+from hcmigrate.codemod.scopes import LOCAL, QualifiedName
+from hcmigrate.codemod.walk import descendants
 
 _PREFIX = LEGACY_MODULE + "."
 

@@ -10,7 +10,7 @@ does not see it, and `import a.b.c` binds the dotted name `a.b.c`: a use `a.b.c.
 it while `a.x` refers to whatever bound `a` itself.
 
 Everything is keyed by character offsets into the source text, which is what links it to
-libcst's nodes (hcmigrate.survey knows where each libcst node starts).
+libcst's nodes (hcmigrate.codemod.node_index knows where each libcst node starts).
 """
 
 from __future__ import annotations

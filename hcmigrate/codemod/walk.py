@@ -75,7 +75,7 @@ class Transformer(cst.CSTTransformer):
         hooks = [name for name in vars(cls) if _FIELD_HOOK.fullmatch(name)]
         if hooks:
             raise TypeError(
-                f"{cls.__name__} defines per-field hooks, which hcmigrate.walk.Transformer never calls: {hooks}"
+                f"{cls.__name__} defines per-field hooks, which hcmigrate.codemod.walk.Transformer never calls: {hooks}"
             )
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
