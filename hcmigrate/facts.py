@@ -84,6 +84,12 @@ LEGACY_PUBLIC_NAMES = frozenset(
     }
 )
 
+# Every spelling of `jax.config.update` (the object is reachable under these qualified names).
+CONFIG_UPDATE_NAMES = (
+    "jax.config.update",
+    "jax.config.config.update",
+    "jax._src.config.config.update",
+)
 # Config flags that only existed for host_callback; `jax.config.update` of them fails on
 # modern JAX (unknown option), and they had no effect outside host_callback.
 LEGACY_CONFIG_FLAGS = (
@@ -139,6 +145,7 @@ CANONICAL_DTYPE_NAMES = frozenset(
 # `vmap_method=` exists from jax 0.4.35; `vectorized=` was removed in 0.6 (on 0.10 it is
 # silently forwarded to the callback as a keyword argument).
 VMAP_METHOD_SINCE = (0, 4, 35)
+PURE_CALLBACK_NAMES = ("jax.pure_callback", "jax._src.callback.pure_callback")
 VMAP_METHOD_FOR_VECTORIZED = {True: "legacy_vectorized", False: "sequential"}
 DEFAULT_VMAP_METHOD = "sequential"
 

@@ -14,13 +14,10 @@ LEVEL_ORDER = [Level.FIXED, Level.FIXED_WITH_NOTE, Level.COMPAT_FALLBACK, Level.
 
 
 def all_rules() -> list:
-    """The rule registry (hcmigrate.rules.RULES), as a list sorted by code; [] if not available."""
-    try:
-        from hcmigrate.rules import RULES
-    except Exception:
-        return []
-    rules = list(RULES.values()) if isinstance(RULES, dict) else list(RULES)
-    return sorted(rules, key=lambda r: r.code)
+    """Every registered rule (hcmigrate.rules.registry), sorted by code."""
+    from hcmigrate.rules.registry import registry
+
+    return list(registry().rules)
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hcmigrate.rules import RULES
+from hcmigrate.rules.registry import registry
 
 
 def table() -> str:
@@ -10,7 +10,7 @@ def table() -> str:
         "| code | name | level | legacy form | modern form | what changes at run time |",
         "|---|---|---|---|---|---|",
     ]
-    for rule in RULES:
+    for rule in registry().rules:
         cells = [
             rule.code,
             rule.name,

@@ -166,11 +166,11 @@ def test_target_jax_option(tmp_path):
 
 
 def test_list_rules_prints_every_rule():
-    from hcmigrate.rules import RULES
+    from hcmigrate.rules.registry import registry
 
     res = run(["--list-rules"])
     assert res.exit_code == 0
-    for rule in RULES:
+    for rule in registry().rules:
         assert f"{rule.code}  {rule.name}  [{rule.level.value}]" in res.stdout
         if rule.behaviour_note:
             assert rule.behaviour_note in res.stdout

@@ -75,9 +75,9 @@ def test_copied_statements_print_as_libcst_prints_them():
     # only the others: the result must be what printing the whole rewritten module gives.
     import libcst as cst
 
-    from hcmigrate.codemod.pipeline import HostCallbackMigration
-    from hcmigrate.codemod.scopes import ScopeAnalysis
     from hcmigrate.codemod.node_index import NodeIndex
+    from hcmigrate.codemod.pipeline import migrate_module
+    from hcmigrate.codemod.scopes import ScopeAnalysis
 
     text = (
         "import numpy as np  # kept\n\n\nclass A:\n  def g(self):\n    return 1\n\n"
@@ -85,11 +85,9 @@ def test_copied_statements_print_as_libcst_prints_them():
         + "\n# footer comment\n"
     )
     module = cst.parse_module(text)
-    survey = NodeIndex(module, {})
-    rewritten = HostCallbackMigration(
-        Options(), survey=survey, scopes=ScopeAnalysis(text)
-    ).migrate_module(module)
-    code, printed_anew = survey.print_module(rewritten)
+    index = NodeIndex(module, {})
+    rewritten, _ = migrate_module(module, Options(), index, ScopeAnalysis(text))
+    code, printed_anew = index.print_module(rewritten)
     assert code == rewritten.code != text
     assert "class A" not in printed_anew and "io_callback" in printed_anew
 

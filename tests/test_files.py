@@ -148,9 +148,10 @@ def test_symlinks_never_written_through(tmp_path):
 
 # --- the two-phase pre-filter ------------------------------------------------------------------
 def test_prefilter_needles_cover_the_codemods_hints():
-    from hcmigrate.codemod import pipeline as codemod
+    from hcmigrate.rules.registry import registry
 
-    assert {h.encode() for h in codemod.HINTS} <= set(NEEDLES)
+    words = registry().words.needle_sets
+    assert {w.encode() for needles in words for w in needles} <= {*NEEDLES, *prefilter.MODERN}
     # The modern clean-up rule needs both words; files with only one are not changed by the codemod.
     assert direct_candidate(b"jax.pure_callback(f, s, x, vectorized=True)")
     assert not direct_candidate(b"np.vectorize(f)  # vectorized")

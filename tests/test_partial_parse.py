@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import hcmigrate.codemod.pipeline as codemod
+import hcmigrate.codemod.parsing as parsing
 from cli_helpers import run
 from hcmigrate.api import MigrationError, Options, migrate_source
 from hcmigrate.codemod.partial_parse import (
@@ -28,6 +28,7 @@ from hcmigrate.codemod.partial_parse import (
 )
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.node_index import NodeIndex
+from hcmigrate.rules.registry import registry
 
 JAX_SOURCES = sorted(
     p for p in Path(jax.__file__).parent.rglob("*.py") if p.stat().st_size < 40_000
@@ -140,7 +141,7 @@ def _with_legacy_code(text: str, rng: random.Random) -> str:
 
 def _migrate_whole(text: str, options: Options, monkeypatch) -> tuple[str, list[str]]:
     with monkeypatch.context() as patch:
-        patch.setattr(codemod, "parse_needed", lambda *args: None)  # the whole-module path
+        patch.setattr(parsing, "parse_needed", lambda *args: None)  # the whole-module path
         result = migrate_source(text, options)
     return result.code, [str(d) for d in result.diagnostics]
 
@@ -153,7 +154,10 @@ def test_partial_parse_migrates_real_modules_exactly_as_a_whole_parse(monkeypatc
         tree = ast.parse(source)
         scopes = ScopeAnalysis(source, tree)
         partial = parse_needed(
-            source, tree, scopes.line_starts, codemod._legacy_words(source, scopes, {})
+            source,
+            tree,
+            scopes.line_starts,
+            parsing.seed_words(source, scopes, {}, registry().words),
         )
         if partial is not None:
             partial_used += 1
@@ -275,7 +279,7 @@ def test_generated_layouts_migrate_as_with_a_whole_parse(layout, where):
     )
     source = "".join(lines[:cut]) + legacy + "".join(lines[cut:])
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(codemod, "parse_needed", lambda *args: None)
+        patch.setattr(parsing, "parse_needed", lambda *args: None)
         try:
             whole = migrate_source(source, Options())
         except MigrationError as error:  # libcst itself cannot print some layouts back

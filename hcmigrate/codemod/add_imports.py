@@ -12,7 +12,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.rules.nodes import parse
-from hcmigrate.codemod.legacy_names import dotted_name
+from hcmigrate.rules.nodes import dotted_name
 
 Needed = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from hcmigrate.facts import LEGACY_MODULE
+from hcmigrate.rules.nodes import dotted_name
 from hcmigrate.codemod.scopes import LOCAL, QualifiedName
 from hcmigrate.codemod.walk import descendants
 
@@ -83,16 +84,6 @@ def classify(
         other.extend(sorted(f"{LEGACY_MODULE}.{m}" if m else LEGACY_MODULE for m in legacy))
     (member,) = sorted(legacy, key=lambda m: m or "")[:1]
     return LegacyRef(member=member, ambiguous_with=tuple(sorted(other)))
-
-
-def dotted_name(node: cst.BaseExpression) -> str | None:
-    """`a.b.c` -> 'a.b.c' for Name/Attribute chains, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        base = dotted_name(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    return None
 
 
 def import_guard_fallbacks(node: cst.Try) -> set[str]:

@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
 from hcmigrate.api import Options
-from hcmigrate.codemod.pipeline import HostCallbackMigration
+from hcmigrate.codemod.pipeline import migrate_module
 
 
 class MigrateHostCallbackCommand(CodemodCommand):
@@ -29,4 +29,4 @@ class MigrateHostCallbackCommand(CodemodCommand):
         arg_parser.add_argument("--strategy", choices=("native", "compat"), default="native")
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        return HostCallbackMigration(self.options).migrate_module(tree)
+        return migrate_module(tree, self.options)[0]

@@ -19,7 +19,9 @@ import libcst as cst
 from libcst._nodes.internal import CodegenState
 
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
-from hcmigrate.codemod.legacy_names import dotted_name, import_guard_fallbacks, reexported_module
+from hcmigrate.codemod.legacy_names import import_guard_fallbacks, reexported_module
+from hcmigrate.codemod.triggers import call_shape_matches
+from hcmigrate.rules.nodes import dotted_name
 
 _BLANK = " \t\r\n\f\\"
 _NO_MODULE = cst.Module(body=[])
@@ -288,22 +290,18 @@ class NodeIndex:
             ):
                 self.legacy_roots.add(bound)
 
-    def worth_migrating(self) -> bool:
+    def worth_migrating(self, words) -> bool:
         """Could any rule apply? False for modules that only mention host_callback in passing
-        (comments, other names) without importing it, and call no pure_callback(vectorized=)
-        or host_callback config update: they are left alone without the costly analysis."""
+        (comments, other names) without importing it, and call nothing a modern-call trigger
+        (`words`: hcmigrate.rules.spec.TriggerWords) matches: they are left alone without the
+        costly analysis."""
         if self.legacy_roots:
             return True
         for call in self.calls:
             tail = dotted_name(call.func) or ""
-            if tail.endswith("pure_callback") and any(
-                a.keyword is not None and a.keyword.value == "vectorized" for a in call.args
-            ):
-                return True
-            if (
-                tail.endswith("update")
-                and call.args
-                and "host_callback" in _NO_MODULE.code_for_node(call.args[0].value)
+            if any(
+                tail.endswith(trigger.callee_tail) and call_shape_matches(trigger, call)
+                for trigger in words.modern
             ):
                 return True
         return False

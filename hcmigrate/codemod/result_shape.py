@@ -17,7 +17,7 @@ import libcst as cst
 
 from hcmigrate.rules.nodes import parse
 from hcmigrate.facts import CANONICAL_DTYPE_NAMES, SCALAR_RESULT_DTYPES
-from hcmigrate.rules.base import literal_value
+from hcmigrate.rules.nodes import literal_value
 
 # General conversion, valid for every legacy form (arrays, tracers, ShapeDtypeStructs,
 # Python/numpy scalars, pytrees, None). `type(leaf)` covers Python scalars: float -> float32.

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
+from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite, RuleContext
 from hcmigrate.rules.nodes import parse
-from hcmigrate.rules.base import CallSite, Rule
-
-if TYPE_CHECKING:
-    from hcmigrate.codemod.pipeline import Context
+from hcmigrate.rules.spec import LegacyCall, Rule, handles
 
 BARRIER = Rule(
     code="HCB401",
@@ -30,16 +26,17 @@ STOP_OUTFEED = Rule(
     modern="(removed)",
     summary="Modern callbacks have no outfeed receiver to stop.",
 )
-RULES = (BARRIER, STOP_OUTFEED)
 
 
-def rewrite_barrier(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
+@handles(LegacyCall("barrier_wait"), reports=(BARRIER,))
+def rewrite_barrier(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     ctx.report(BARRIER, site.original, "barrier_wait() -> jax.effects_barrier()")
-    return cst.Call(func=parse(ctx.name("effects_barrier")))
+    return cst.Call(func=parse(ctx.modern("effects_barrier")))
 
 
-def rewrite_stop_outfeed(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
+@handles(LegacyCall("stop_outfeed_receiver"), reports=(STOP_OUTFEED,))
+def rewrite_stop_outfeed(site: CallSite, ctx: RuleContext):
     ctx.report(STOP_OUTFEED, site.original, "stop_outfeed_receiver() removed: nothing to stop")
     if site.value_used:
         return cst.Name("None")
-    return ctx.REMOVE_STATEMENT
+    return REMOVE_STATEMENT

@@ -7,17 +7,14 @@ Never a pure_callback whose result is unused: the compiler drops it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.rules.nodes import arg, parse, string
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
-from hcmigrate.rules.base import CallSite, Rule
-
-if TYPE_CHECKING:
-    from hcmigrate.codemod.pipeline import Context
+from hcmigrate.rules.compat_reasons import compat_reason
+from hcmigrate.rules.context import CallSite, RuleContext
+from hcmigrate.rules.nodes import arg, literal_value, parse, string
+from hcmigrate.rules.spec import LegacyCall, Rule, handles
 
 PURE = Rule(
     code="HCB301",
@@ -45,11 +42,37 @@ COMPAT = Rule(
     modern="hcb_compat.call(...)",
     summary="No faithful modern spelling: the call site uses the compat runtime.",
 )
-RULES = (PURE, IO, COMPAT)
 
 
-def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
-    reason = ctx.compat_reason(site, device_flag="call_with_device")
+def plan(site: CallSite, planner) -> None:
+    """The callback is adapted before the rewrite; a call that becomes an ordered io_callback
+    joins the module's ordered chain."""
+    if planner.suppressed(site.original, IO):
+        return  # left as is: it joins no ordered chain
+    func = site.args.get("callback_func")
+    adaptation = planner.adapt(
+        site,
+        func,
+        passes_transforms=False,
+        passes_device=site.literal("call_with_device", False) is True,
+    )
+    native = adaptation.mode != "compat" and compat_reason(site, "call_with_device") is None
+    if native and (_no_result(site) or not site.value_used or not planner.is_pure(func)):
+        planner.joins_ordered_io()
+
+
+def _no_result(site: CallSite) -> bool:
+    shape = site.args.get("result_shape")
+    return (
+        shape is None
+        or literal_value(shape) is None
+        or (isinstance(shape, cst.Tuple) and not shape.elements)
+    )
+
+
+@handles(LegacyCall("call"), reports=(PURE, IO, COMPAT), plan=plan)
+def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
+    reason = compat_reason(site, "call_with_device")
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.mode == "compat":
         reason = f"the callback {adaptation.reason}"
@@ -68,7 +91,7 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
             extra.append(arg(string(DEFAULT_VMAP_METHOD), "vmap_method"))
         ctx.report(PURE, site.original, f"call -> jax.pure_callback{note}")
         return site.call_like(
-            parse(ctx.name("pure_callback")),
+            parse(ctx.modern("pure_callback")),
             (arg(func), "callback_func"),
             (arg(shape_expr), "result_shape"),
             (arg(value), "arg"),
@@ -82,7 +105,7 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
         why = "the callback may have side effects"
     ctx.report(IO, site.original, f"call -> io_callback(..., ordered=True): {why}{note}")
     return site.call_like(
-        parse(ctx.name("io_callback")),
+        parse(ctx.modern("io_callback")),
         (arg(func), "callback_func"),
         (arg(shape_expr), "result_shape"),
         (arg(value), "arg"),

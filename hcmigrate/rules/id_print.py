@@ -9,17 +9,14 @@ that XLA may interleave differently, and legacy kept all of them in program orde
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.rules.nodes import arg, is_simple, parse, string
-from hcmigrate.rules.base import CallSite, Rule, literal_value
+from hcmigrate.rules.compat_reasons import compat_reason
+from hcmigrate.rules.context import CallSite, RuleContext
+from hcmigrate.rules.nodes import arg, is_simple, literal_value, parse, string
+from hcmigrate.rules.spec import LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
-
-if TYPE_CHECKING:
-    from hcmigrate.codemod.pipeline import Context
 
 NATIVE = Rule(
     code="HCB201",
@@ -41,13 +38,13 @@ COMPAT = Rule(
     modern="hcb_compat.id_print(...)",
     summary="Output stream, threshold, device or computed keywords: the compat runtime prints exactly as legacy.",
 )
-RULES = (NATIVE, COMPAT)
 
 _PRINTER_ONLY = ("output_stream", "threshold")
 
 
-def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
-    reason = ctx.compat_reason(site, device_flag="tap_with_device")
+@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT))
+def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
+    reason = compat_reason(site, "tap_with_device")
     if reason is None:
         given = [
             p for p in _PRINTER_ONLY if p in site.args and literal_value(site.args[p]) is not None
@@ -78,23 +75,23 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
 
     def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
         values = [e.value for e in printed.elements] if split_tuple else [printed]
-        if ctx.io_family:
+        if ctx.module_has_ordered_io:
             printer = parse(f"lambda *values: print({string(fmt).value}.format(*values))")
             return site.call_like(
-                parse(ctx.name("io_callback")),
+                parse(ctx.modern("io_callback")),
                 (arg(printer), first_keyword),
                 (arg(cst.Name("None")), None),
                 *[(arg(v), "arg" if not split_tuple else None) for v in values],
                 (arg(cst.Name("True"), "ordered"), "result"),
             )
         return site.call_like(
-            parse(ctx.name("debug_print")),
+            parse(ctx.modern("debug_print")),
             (arg(string(fmt)), first_keyword),
             *[(arg(v), "arg" if not split_tuple else None) for v in values],
             (arg(cst.Name("True"), "ordered"), "result"),
         )
 
-    target = "io_callback(print)" if ctx.io_family else "jax.debug.print"
-    why = " (same ordered chain as this module's io_callbacks)" if ctx.io_family else ""
+    target = "io_callback(print)" if ctx.module_has_ordered_io else "jax.debug.print"
+    why = " (same ordered chain as this module's io_callbacks)" if ctx.module_has_ordered_io else ""
     ctx.report(NATIVE, site.original, f"id_print -> {target}{why}", level=Level.FIXED)
     return with_legacy_value(site, ctx, make_effect)

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
+from hcmigrate.rules.compat_reasons import compat_reason
+from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, parse
-from hcmigrate.rules.base import CallSite, Rule
+from hcmigrate.rules.spec import LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
-
-if TYPE_CHECKING:
-    from hcmigrate.codemod.pipeline import Context
 
 NATIVE = Rule(
     code="HCB101",
@@ -35,11 +32,26 @@ COMPAT = Rule(
     modern="hcb_compat.id_tap(...)",
     summary="No faithful modern spelling: the call site uses the compat runtime, which keeps legacy semantics.",
 )
-RULES = (NATIVE, COMPAT)
 
 
-def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
-    reason = ctx.compat_reason(site, device_flag="tap_with_device")
+def plan(site: CallSite, planner) -> None:
+    """The tap function is adapted before the rewrite (its def may lose parameters), and a
+    native tap joins the module's ordered io_callbacks."""
+    if planner.suppressed(site.original, NATIVE):
+        return  # left as is: it joins no ordered chain
+    adaptation = planner.adapt(
+        site,
+        site.args.get("tap_func"),
+        passes_transforms=site.literal("tap_with_transform", True) is not False,
+        passes_device=site.literal("tap_with_device", False) is True,
+    )
+    if adaptation.mode != "compat" and compat_reason(site, "tap_with_device") is None:
+        planner.joins_ordered_io()
+
+
+@handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT), plan=plan)
+def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
+    reason = compat_reason(site, "tap_with_device")
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.mode == "compat":
         reason = f"the tap function {adaptation.reason}"
@@ -50,7 +62,7 @@ def rewrite(site: CallSite, ctx: "Context") -> cst.BaseExpression | None:
     tap = ctx.adapted_function(
         site, adaptation, pass_transforms=site.literal("tap_with_transform", True) is not False
     )
-    io_callback = parse(ctx.name("io_callback"))
+    io_callback = parse(ctx.modern("io_callback"))
     level = Level.FIXED_WITH_NOTE if adaptation.transforms_used else Level.FIXED
     note = (
         " (the tap reads `transforms`; it now always gets ())" if adaptation.transforms_used else ""

@@ -2,23 +2,21 @@
 
 HCB001: with the native strategy, an import of host_callback that nothing uses any more is
 removed (a guarded `try: import ... / except ImportError: hcb = None` goes as a whole).
-HCB701: with `--strategy compat`, every import (and full dotted use) is pointed at
-`compat.host_callback`, one line per import, nothing else changes.
+HCB005/HCB007: an import other modules rely on, or a star import still used, points at the
+compat runtime instead. HCB701: with `--strategy compat`, every import (and full dotted use)
+is pointed at `compat.host_callback`, one line per import, nothing else changes.
 """
 
 from __future__ import annotations
 
-from typing import Callable
-
 import libcst as cst
 
-from hcmigrate.codemod.comments import KeepCommentsOfRemovedLines
 from hcmigrate.diagnostics import Level
-from hcmigrate.rules.nodes import parse
 from hcmigrate.facts import COMPAT_MODULE, LEGACY_MODULE
-from hcmigrate.codemod.legacy_names import dotted_name
-from hcmigrate.rules.base import Rule
-from hcmigrate.codemod.walk import Transformer
+from hcmigrate.rules.nodes import dotted_name
+from hcmigrate.rules.context import ImportContext, ImportSite
+from hcmigrate.rules.nodes import parse
+from hcmigrate.rules.spec import CompatStrategy, LegacyImport, Rule, handles
 
 UNUSED_IMPORT = Rule(
     code="HCB001",
@@ -68,12 +66,9 @@ COMPAT_IMPORT = Rule(
     modern="from compat import host_callback as hcb",
     summary="--strategy compat: point the import at the compat runtime (no behaviour change).",
 )
-RULES = (UNUSED_IMPORT, GUARD_KEPT, REEXPORT_KEPT, REEXPORT_IMPORTER, STAR_IMPORT, COMPAT_IMPORT)
 
 _PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)  # "jax.experimental", "host_callback"
 _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
-
-Report = Callable[[Rule, cst.CSTNode, str, "Level | None"], None]
 
 
 def legacy_aliases(
@@ -147,197 +142,86 @@ def _without(names, drop):
     return kept
 
 
-class RemoveUnusedLegacyImports(KeepCommentsOfRemovedLines, Transformer):
-    """Runs over the rewritten module. Whether a name is still used is answered by the
-    codemod from its first scope analysis (the uses it replaced are gone), so this pass needs
-    no second one."""
-
-    def __init__(
-        self,
-        report: Report,
-        still_used: Callable[[cst.CSTNode, str], bool],
-        name_read: Callable[[cst.CSTNode, str], bool],
-        reexports: dict[str, str] | None = None,
-        exported_here: frozenset[str] = frozenset(),
-        star_still_used: Callable[[], bool] = lambda: True,
-        imported_elsewhere: Callable[[cst.CSTNode, str], bool] = lambda node, module: False,
+@handles(
+    LegacyImport(),
+    reports=(UNUSED_IMPORT, GUARD_KEPT, REEXPORT_KEPT, REEXPORT_IMPORTER, STAR_IMPORT),
+)
+def clean_up(site: ImportSite, ctx: ImportContext):
+    """An import whose legacy names nothing uses any more goes; one other modules take legacy
+    names from stays importable."""
+    original, updated = site.original, site.updated
+    if (
+        isinstance(original, cst.ImportFrom)
+        and isinstance(original.names, cst.ImportStar)
+        and original.module is not None
+        and not original.relative
+        and dotted_name(original.module) == LEGACY_MODULE
     ):
-        super().__init__()
-        self._imported_elsewhere = (
-            imported_elsewhere  # (import node, module) -> another import binds it too
-        )
-        self._star_still_used = star_still_used
-        self._report = report
-        self._still_used = still_used  # (import node, bound name) -> bool
-        self._name_read = name_read  # (a node in the name's scope, name) -> bool
-        self._reexports = reexports or {}
-        self._exported_here = exported_here
-
-    def _unused(self, node: cst.CSTNode, bound: str) -> bool:
-        return not self._still_used(node, bound)
-
-    def _prune_star(self, original: cst.ImportFrom, updated: cst.ImportFrom):
-        if self._star_still_used() or "*" in self._exported_here:
-            self._report(
-                STAR_IMPORT,
+        return _star(original, updated, ctx)
+    unused = [
+        (alias, bound)
+        for alias, bound in legacy_aliases(original, ctx.reexports)
+        if not ctx.still_used(original, bound)
+    ]
+    exported = [bound for _, bound in unused if bound in ctx.exported_here]
+    if exported:
+        # Other modules import these names from here: keep them importable.
+        if legacy_aliases(original):
+            ctx.report(
+                REEXPORT_KEPT,
                 original,
-                f"names of the star import are still used: pointed at {COMPAT_MODULE}",
-                None,
+                f"{', '.join(sorted(exported))} imported from this module by other modules: pointed at {COMPAT_MODULE}",
             )
-            return updated.with_changes(module=parse(COMPAT_MODULE))
-        self._report(UNUSED_IMPORT, original, "unused star import of host_callback removed", None)
-        return cst.RemovalSentinel.REMOVE
-
-    def _prune(self, original, updated):
-        if (
-            isinstance(original, cst.ImportFrom)
-            and isinstance(original.names, cst.ImportStar)
-            and original.module is not None
-            and not original.relative
-            and dotted_name(original.module) == LEGACY_MODULE
-        ):
-            return self._prune_star(original, updated)
-        unused = [
-            (alias, bound)
-            for alias, bound in legacy_aliases(original, self._reexports)
-            if self._unused(original, bound)
-        ]
-        exported = [bound for _, bound in unused if bound in self._exported_here]
-        if exported:
-            # Other modules import these names from here: keep them importable.
-            if legacy_aliases(original):
-                self._report(
-                    REEXPORT_KEPT,
-                    original,
-                    f"{', '.join(sorted(exported))} imported from this module by other modules: pointed at {COMPAT_MODULE}",
-                    None,
-                )
-                return import_to_compat(original, updated)
-            return updated
-        drop = [alias for alias, _ in unused]
-        if not drop:
-            return updated
-        names = [a.evaluated_name for a in drop]
-        self._report(UNUSED_IMPORT, original, f"unused import of {', '.join(names)} removed", None)
-        keep = _without(
-            updated.names,
-            [u for o, u in zip(original.names, updated.names) if any(o is d for d in drop)],
-        )
-        if not keep:
-            if (
-                isinstance(original, cst.Import)
-                and any(dotted_name(a.name) == LEGACY_MODULE and not a.asname for a in drop)
-                and not self._imported_elsewhere(original, "jax")
-            ):
-                # `import jax.experimental.host_callback` also bound `jax`; keep that binding.
-                return updated.with_changes(names=[cst.ImportAlias(name=cst.Name("jax"))])
-            return cst.RemovalSentinel.REMOVE
-        return updated.with_changes(names=keep)
-
-    def leave_Import(self, original_node, updated_node):
-        return self._prune(original_node, updated_node)
-
-    def leave_ImportFrom(self, original_node, updated_node):
-        return self._prune(original_node, updated_node)
-
-    def leave_Try(self, original_node: cst.Try, updated_node: cst.Try):
-        """I7: drop a guard whose import is gone and whose fallback name nobody reads."""
-        body_left = [s for s in updated_node.body.body if not _is_pass(s)]
-        if (
-            body_left
-            or updated_node.orelse
-            or updated_node.finalbody
-            or len(updated_node.body.body) == len(original_node.body.body)
-        ):
-            return updated_node
-        anchor = next(
-            (
-                small
-                for line in original_node.body.body
-                if isinstance(line, cst.SimpleStatementLine)
-                for small in line.body
-            ),
-            None,
-        )
-        for handler in updated_node.handlers:
-            for stmt in handler.body.body:
-                if _is_pass(stmt):
-                    continue
-                target = _none_assignment_target(stmt)
-                if target is None or anchor is None or self._name_read(anchor, target):
-                    return updated_node
-        kept = [line for line in original_node.leading_lines if line.comment is not None]
-        if kept:
-            self._orphans().setdefault(self._block_of(original_node), []).extend(kept)
-        return cst.RemovalSentinel.REMOVE
-
-
-def _is_pass(stmt: cst.BaseStatement) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(s, cst.Pass) for s in stmt.body
+            return import_to_compat(original, updated)
+        return None
+    drop = [alias for alias, _ in unused]
+    if not drop:
+        return None
+    names = [a.evaluated_name for a in drop]
+    ctx.report(UNUSED_IMPORT, original, f"unused import of {', '.join(names)} removed")
+    keep = _without(
+        updated.names,
+        [u for o, u in zip(original.names, updated.names) if any(o is d for d in drop)],
     )
-
-
-def _none_assignment_target(stmt: cst.BaseStatement) -> str | None:
-    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
-        small = stmt.body[0]
+    if not keep:
         if (
-            isinstance(small, cst.Assign)
-            and len(small.targets) == 1
-            and isinstance(small.targets[0].target, cst.Name)
+            isinstance(original, cst.Import)
+            and any(dotted_name(a.name) == LEGACY_MODULE and not a.asname for a in drop)
+            and not ctx.imported_elsewhere(original, "jax")
         ):
-            if isinstance(small.value, cst.Name) and small.value.value == "None":
-                return small.targets[0].target.value
-    return None
+            # `import jax.experimental.host_callback` also bound `jax`; keep that binding.
+            return updated.with_changes(names=[cst.ImportAlias(name=cst.Name("jax"))])
+        return cst.RemovalSentinel.REMOVE
+    return updated.with_changes(names=keep)
 
 
-class PointImportsAtCompat(Transformer):
-    """--strategy compat: imports and full dotted uses point at compat.host_callback."""
-
-    def __init__(
-        self,
-        report: Report,
-        suppressed: Callable[[cst.CSTNode, str], bool],
-        used: Callable[[cst.CSTNode], bool],
-        qualified: Callable[[cst.CSTNode], set[str]],
-    ):
-        super().__init__()
-        self._qualified = qualified  # node -> the qualified names it may refer to
-        self._report = report
-        self._suppressed = suppressed
-        self._used = (
-            used  # an import nothing uses is removed (by the clean-up), not pointed at compat
+def _star(original: cst.ImportFrom, updated: cst.ImportFrom, ctx: ImportContext):
+    if ctx.star_names_still_used() or "*" in ctx.exported_here:
+        ctx.report(
+            STAR_IMPORT,
+            original,
+            f"names of the star import are still used: pointed at {COMPAT_MODULE}",
         )
-        self.needs_dotted_import = False
+        return updated.with_changes(module=parse(COMPAT_MODULE))
+    ctx.report(UNUSED_IMPORT, original, "unused star import of host_callback removed")
+    return cst.RemovalSentinel.REMOVE
 
-    def _point(self, original_node, updated_node):
-        if (
-            not legacy_aliases(original_node)
-            or not self._used(original_node)
-            or self._suppressed(original_node, COMPAT_IMPORT.code)
-        ):
-            return updated_node
-        self._report(COMPAT_IMPORT, original_node, f"import pointed at {COMPAT_MODULE}", None)
-        return import_to_compat(original_node, updated_node)
 
-    # Import nodes are not descended into: they stay the very nodes the scope analysis saw.
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
-        return self._point(original_node, updated_node)
-
-    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
-        return self._point(original_node, updated_node)
-
-    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
-        if dotted_name(original_node) == LEGACY_MODULE:
-            if LEGACY_MODULE in self._qualified(original_node) and not self._suppressed(
-                original_node, COMPAT_IMPORT.code
-            ):
-                self.needs_dotted_import = True
-                return parse(COMPAT_MODULE)
-        return updated_node
+@handles(CompatStrategy(), reports=(COMPAT_IMPORT,))
+def point_at_compat(site: ImportSite, ctx: ImportContext):
+    """--strategy compat: imports (used ones: the clean-up removes the others) and spelled-out
+    uses of the legacy module point at the compat runtime."""
+    node = site.original
+    if isinstance(node, cst.Attribute):  # `jax.experimental.host_callback.id_tap(...)`
+        if LEGACY_MODULE in ctx.qualified(node) and not ctx.suppressed(node, COMPAT_IMPORT.code):
+            ctx.import_module(COMPAT_MODULE)
+            return parse(COMPAT_MODULE)
+        return None
+    if (
+        not legacy_aliases(node)
+        or not any(ctx.still_used(node, bound) for _, bound in legacy_aliases(node, ctx.reexports))
+        or ctx.suppressed(node, COMPAT_IMPORT.code)
+    ):
+        return None
+    ctx.report(COMPAT_IMPORT, node, f"import pointed at {COMPAT_MODULE}")
+    return import_to_compat(node, site.updated)

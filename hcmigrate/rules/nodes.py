@@ -1,4 +1,4 @@
-"""Small builders for the expressions rules generate."""
+"""Small builders for the expressions rules generate, and the literal values rules read."""
 
 from __future__ import annotations
 
@@ -22,6 +22,16 @@ def dotted(name: str) -> cst.Name | cst.Attribute:
     for part in rest:
         node = cst.Attribute(value=node, attr=cst.Name(part))
     return node
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` -> 'a.b.c' for Name/Attribute chains, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted_name(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
 
 
 def string(value: str) -> cst.SimpleString:
@@ -186,3 +196,24 @@ def _comments(arg: cst.Arg) -> list[cst.Comment]:
                 found.append(ws.first_line.comment)
             found.extend(line.comment for line in ws.empty_lines if line.comment is not None)
     return found
+
+
+def literal_value(node: cst.BaseExpression):
+    """Python value of a simple literal node, or Ellipsis when it is not a literal."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary)):
+        return node.evaluated_value
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    if isinstance(node, cst.ConcatenatedString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else ...
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = literal_value(node.expression)
+        return (
+            -inner
+            if isinstance(inner, (int, float, complex)) and not isinstance(inner, bool)
+            else ...
+        )
+    return ...

@@ -9,12 +9,9 @@ HCB002 a name that may mean several things; HCB003 a call whose arguments cannot
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.rules.nodes import parse
 from hcmigrate.facts import (
     COMPAT_INTERNALS,
     LEGACY_ENUMS,
@@ -23,11 +20,9 @@ from hcmigrate.facts import (
     LEGACY_INTERNALS,
     MODERN_EXCEPTION,
 )
-from hcmigrate.codemod.legacy_names import LegacyRef
-from hcmigrate.rules.base import Rule
-
-if TYPE_CHECKING:
-    from hcmigrate.codemod.pipeline import Context
+from hcmigrate.rules.context import ReferenceSite, RuleContext, UnbindableSite
+from hcmigrate.rules.nodes import parse
+from hcmigrate.rules.spec import LegacyReference, Rule, UnbindableCall, handles
 
 AMBIGUOUS = Rule(
     code="HCB002",
@@ -70,13 +65,19 @@ COMPAT_REFERENCE = Rule(
     modern="hcb_compat.id_tap, hcb_compat.CallbackFlavor, hcb_compat.id_tap_dep_p, hcb_compat",
     summary="Uses that are not plain calls keep legacy semantics through the compat runtime.",
 )
-RULES = (AMBIGUOUS, UNBINDABLE, EXCEPTION, INTERNAL, COMPAT_REFERENCE)
 
 
-def rewrite_reference(
-    node: cst.BaseExpression, ref: LegacyRef, ctx: "Context"
-) -> cst.BaseExpression | None:
+@handles(UnbindableCall(), reports=(UNBINDABLE,))
+def report_unbindable(site: UnbindableSite, ctx: RuleContext) -> None:
+    ctx.report(
+        UNBINDABLE, site.original, f"{site.function}(...): {site.why}; left alone", Level.MANUAL
+    )
+
+
+@handles(LegacyReference(), reports=(AMBIGUOUS, EXCEPTION, INTERNAL, COMPAT_REFERENCE))
+def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpression | None:
     """A legacy name in a position other than a rewritten call's callee."""
+    node, ref = site.original, site.ref
     if ref.is_ambiguous:
         ctx.report(AMBIGUOUS, node, f"may mean {', '.join(ref.ambiguous_with)}; left alone")
         return None
@@ -87,7 +88,7 @@ def rewrite_reference(
             node,
             f"{member} -> {MODERN_EXCEPTION} (raised at the call, not by barrier_wait)",
         )
-        return parse(ctx.name_of_dotted(MODERN_EXCEPTION))
+        return parse(ctx.dotted(MODERN_EXCEPTION))
     if member in COMPAT_INTERNALS:
         ctx.report(
             COMPAT_REFERENCE,

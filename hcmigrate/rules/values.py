@@ -13,13 +13,12 @@ import libcst as cst
 from hcmigrate.rules.nodes import is_simple, keep_value, walrus
 
 if TYPE_CHECKING:
-    from hcmigrate.codemod.pipeline import Context
-    from hcmigrate.rules.base import CallSite
+    from hcmigrate.rules.context import CallSite, RuleContext
 
 
 def with_legacy_value(
-    site: "CallSite",
-    ctx: "Context",
+    site: CallSite,
+    ctx: RuleContext,
     make_effect: Callable[[cst.BaseExpression], cst.BaseExpression],
 ) -> cst.BaseExpression:
     """Build `make_effect(arg)` and make the whole expression evaluate to `result` or `arg`.
@@ -40,23 +39,23 @@ def with_legacy_value(
     value = result if result is not None else (arg if is_simple(arg) else None)
     if value is not None:
         if own_statement:
-            ctx.run_before_statement(site.original, cst.Expr(make_effect(arg)))
+            ctx.insert_before(site.original, cst.Expr(make_effect(arg)))
             if isinstance(value, cst.Name) and ctx.assignment_target(site.original) == value.value:
-                ctx.drop_statement(site.original)  # `x = id_tap(f, x)`: no `x = x` left behind
+                ctx.replace_statement(site.original)  # `x = id_tap(f, x)`: no `x = x` left
             return value
         return keep_value(make_effect(arg), value)
     target = ctx.assignment_target(site.original)
     if target is not None:
         # `y = id_print(x * 2)` -> `y = x * 2`, then the callback on `y`.
-        ctx.run_after_statement(site.original, make_effect(cst.Name(target)))
+        ctx.insert_after(site.original, cst.Expr(make_effect(cst.Name(target))))
         return arg
     if ctx.is_returned(site.original):
         # `return id_print(x * 2)` -> `value = x * 2`, the callback on `value`, `return value`.
         name = ctx.fresh_name("value")
-        ctx.run_before_statement(
+        ctx.insert_before(
             site.original, cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=arg)
         )
-        ctx.run_before_statement(site.original, cst.Expr(make_effect(cst.Name(name))))
+        ctx.insert_before(site.original, cst.Expr(make_effect(cst.Name(name))))
         return cst.Name(name)
     name = ctx.fresh_name("_hcb_value")
     return keep_value(make_effect(walrus(name, arg)), cst.Name(name))

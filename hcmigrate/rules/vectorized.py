@@ -5,17 +5,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.rules.nodes import string
-from hcmigrate.facts import VMAP_METHOD_FOR_VECTORIZED, VMAP_METHOD_SINCE
-from hcmigrate.rules.base import Rule, literal_value
-
-if TYPE_CHECKING:
-    from hcmigrate.codemod.pipeline import Context
+from hcmigrate.facts import PURE_CALLBACK_NAMES, VMAP_METHOD_FOR_VECTORIZED, VMAP_METHOD_SINCE
+from hcmigrate.rules.context import ModernCallSite, RuleContext
+from hcmigrate.rules.nodes import literal_value, string
+from hcmigrate.rules.spec import ModernCall, Rule, handles
 
 VECTORIZED = Rule(
     code="HCB601",
@@ -25,27 +21,26 @@ VECTORIZED = Rule(
     modern='jax.pure_callback(f, S, x, vmap_method="legacy_vectorized")',
     summary="Modernise pure_callback's removed `vectorized=` keyword.",
 )
-RULES = (VECTORIZED,)
-
-PURE_CALLBACK = ("jax.pure_callback", "jax._src.callback.pure_callback")
 
 
-def rewrite(call: cst.Call, qualified_names: set[str], ctx: "Context") -> cst.Call | None:
-    if not (qualified_names & set(PURE_CALLBACK)) or not ctx.target_at_least(VMAP_METHOD_SINCE):
+@handles(ModernCall(PURE_CALLBACK_NAMES, keyword="vectorized"), reports=(VECTORIZED,))
+def rewrite(site: ModernCallSite, ctx: RuleContext) -> cst.Call | None:
+    if not ctx.target_at_least(VMAP_METHOD_SINCE):
         return None
+    call = site.updated
     for i, a in enumerate(call.args):
         if a.keyword is not None and a.keyword.value == "vectorized":
             value = literal_value(a.value)
             if value not in VMAP_METHOD_FOR_VECTORIZED:
                 ctx.report(
                     VECTORIZED,
-                    call,
+                    site.original,
                     "`vectorized=` is not a literal True/False; set vmap_method= by hand",
                     level=Level.MANUAL,
                 )
                 return None
             method = VMAP_METHOD_FOR_VECTORIZED[value]
-            ctx.report(VECTORIZED, call, f'vectorized={value} -> vmap_method="{method}"')
+            ctx.report(VECTORIZED, site.original, f'vectorized={value} -> vmap_method="{method}"')
             new_arg = a.with_changes(keyword=cst.Name("vmap_method"), value=string(method))
             return call.with_changes(args=[*call.args[:i], new_arg, *call.args[i + 1 :]])
     return None

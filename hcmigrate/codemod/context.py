@@ -1,0 +1,252 @@
+"""The context a rule's rewrite receives (hcmigrate.rules.context.RuleContext), for one module.
+
+Each site runs as a small transaction (`run_site`): the diagnostics, imports and statement edits
+its rewrite asks for are kept only if the site is handled (a rule reported or rewrote it), and
+only while the rewrite's result is still part of the module: when an enclosing site's rewrite
+drops the node an inner site produced (`barrier_wait(logging_name=str(hcb.CallbackFlavor.X))`
+loses its argument), the inner site's diagnostics, imports and edits are dropped with it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from hcmigrate.api import Options
+from hcmigrate.codemod.dispatch import Dispatch
+from hcmigrate.codemod.host_functions import Adaptation, drop_params
+from hcmigrate.codemod.node_index import NodeIndex
+from hcmigrate.codemod.plan import Plan, is_pure
+from hcmigrate.codemod.reporting import Reporter, SiteSkipped
+from hcmigrate.codemod.resolution import Resolver
+from hcmigrate.codemod.result_shape import ShapeConverter
+from hcmigrate.codemod.scopes import ScopeAnalysis
+from hcmigrate.codemod.statement_edits import StatementEdits
+from hcmigrate.codemod.walk import descendants, names_used
+from hcmigrate.diagnostics import Diagnostic, Level
+from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
+from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite
+from hcmigrate.rules.nodes import literal_value, parse
+from hcmigrate.rules.registry import Registry
+from hcmigrate.rules.spec import Handler, Rule
+
+_COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
+
+Import = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
+
+
+@dataclass(eq=False)
+class SiteRecord:
+    """What one handled site asked for, and what its rewrite produced."""
+
+    original: cst.CSTNode
+    output: cst.CSTNode | None = None  # None: the statement holding it was removed
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+    queued: list[cst.CSTNode] = field(default_factory=list)  # statements it added
+    inner: list["SiteRecord"] = field(default_factory=list)  # sites whose output it kept
+    retracted: bool = False
+
+    def retract(self) -> None:
+        self.retracted = True
+        for record in self.inner:
+            record.retract()
+
+
+class ModuleContext:
+    def __init__(
+        self, index: NodeIndex, scopes: ScopeAnalysis, options: Options, registry: Registry
+    ):
+        self.options = options
+        self.resolver = Resolver(index, scopes, dict(options.reexports))
+        self.reporter = Reporter(index, options)
+        self.edits = StatementEdits()
+        self.plan = Plan()
+        self.dispatch = Dispatch(self, registry)
+        self.replaced: set[int] = set()  # ids of original nodes a rewrite replaced or removed
+        self.rebuilt: dict[int, cst.CSTNode] = {}  # id(node of the rewritten tree) -> original
+        self._records: list[SiteRecord] = []
+        self._open: list[SiteRecord] = []  # handled sites no enclosing site has handled yet
+        self._record: SiteRecord | None = None  # the site being rewritten
+        self._site: cst.CSTNode | None = None  # (positions of nodes a rule built)
+        self._module_imports: list[Import] = []
+        self._module_diagnostics: list[Diagnostic] = []
+        self._names: set[str] | None = None
+
+    # ------------------------------------------------------------------ sites
+    def run_site(self, handlers: list[Handler], site, original, updated):
+        """The first of `handlers` that reports or rewrites the site handles it; the result is
+        the site's new node (`updated`: unchanged), or REMOVE_STATEMENT."""
+        self._site = original
+        for handler in handlers:
+            record = self._record = SiteRecord(original)
+            try:
+                result = handler(site, self)
+            except SiteSkipped:
+                record.retracted = True
+                return updated
+            finally:
+                self._record = None
+            if result is None and not record.diagnostics:
+                record.retracted = True  # declined: the next handler may take the site
+                continue
+            if result is REMOVE_STATEMENT or (result is not None and result is not updated):
+                self.replaced.add(id(original))
+            record.output = (
+                None if result is REMOVE_STATEMENT else updated if result is None else result
+            )
+            self._close_inner_sites(record)
+            self._records.append(record)
+            self._open.append(record)
+            return updated if result is None else result
+        return updated
+
+    def _close_inner_sites(self, outer: SiteRecord) -> None:
+        """Sites are handled children first: the open ones inside `outer` are the last ones.
+        Those whose output `outer`'s rewrite no longer holds are retracted."""
+        inner = []
+        while self._open and self.resolver.inside(self._open[-1].original, outer.original):
+            inner.append(self._open.pop())
+        if not inner:
+            return
+        roots = [*([outer.output] if outer.output is not None else []), *outer.queued]
+        kept = [node for root in roots for node in descendants(root)]
+        kept_ids = {id(node) for node in kept}
+        for record in inner:
+            output = record.output
+            if output is not None and (
+                id(output) in kept_ids
+                # (a rewrite may rebuild what it keeps from its text: same nodes, new objects)
+                or any(type(node) is type(output) and node.deep_equals(output) for node in kept)
+            ):
+                outer.inner.append(record)
+            else:
+                record.retract()
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        live = [d for r in self._records if not r.retracted for d in r.diagnostics]
+        return live + self._module_diagnostics
+
+    @property
+    def imports(self) -> list[Import]:
+        """The imports the kept rewrites need, in the order they were asked for."""
+        live = [i for r in self._records if not r.retracted for i in r.imports]
+        return live + self._module_imports
+
+    def note_rebuilt(self, original: cst.CSTNode, result) -> None:
+        """What the rewrite rebuilt from `original` (the clean-up finds the imports through it)."""
+        for node in result.nodes if isinstance(result, cst.FlattenSentinel) else (result,):
+            if node is not original and isinstance(node, cst.CSTNode):
+                self.rebuilt[id(node)] = original
+
+    # ------------------------------------------------------------------ RuleContext: reports
+    def report(
+        self, rule: Rule, node: cst.CSTNode, message: str, level: Level | None = None
+    ) -> None:
+        self.reporter.check(rule, node)
+        diagnostic = self.reporter.diagnostic(rule, node, message, level, self._site)
+        self._record.diagnostics.append(diagnostic)
+        if diagnostic.level is Level.MANUAL and self.options.add_todos:
+            statement = self.resolver.enclosing_statement(node)
+            if statement is not None:
+                self.edits.add_todo(statement, f"{rule.code} {message}", self._record)
+
+    def report_for_module(
+        self, rule: Rule, node: cst.CSTNode | None, message: str, level: Level | None = None
+    ) -> None:
+        """A diagnostic that no site owns (import clean-up): shown if the rule is selected."""
+        if self.reporter.selected(rule.code):
+            self._module_diagnostics.append(
+                self.reporter.diagnostic(rule, node, message, level, self._site)
+            )
+
+    def import_module(self, module: str) -> None:
+        self._module_imports.append((module, None, None))
+
+    # ------------------------------------------------------------------ RuleContext: names
+    def modern(self, key: str) -> str:
+        modern = MODERN[key]
+        self._record.imports.append((modern.import_module, modern.import_name, None))
+        return modern.dotted
+
+    def dotted(self, name: str) -> str:
+        self._record.imports.append((name.split(".", 1)[0], None, None))
+        return name
+
+    def compat(self, member: str | None) -> cst.BaseExpression:
+        self._record.imports.append((_COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
+        return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
+
+    def fresh_name(self, base: str) -> str:
+        if self._names is None:
+            self._names = self.resolver.index.names
+        name, i = base, 1
+        while name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+    # ------------------------------------------------------------------ RuleContext: statements
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.resolver.parent(node)
+
+    def assignment_target(self, node: cst.CSTNode) -> str | None:
+        return self.resolver.assignment_target(node)
+
+    def is_returned(self, node: cst.CSTNode) -> bool:
+        return self.resolver.is_returned(node)
+
+    def insert_before(self, node: cst.CSTNode, statement: cst.BaseSmallStatement) -> None:
+        self.edits.insert_before(self.resolver.enclosing_statement(node), statement, self._record)
+        self._record.queued.append(statement)
+
+    def insert_after(self, node: cst.CSTNode, statement: cst.BaseSmallStatement) -> None:
+        self.edits.insert_after(self.resolver.enclosing_statement(node), statement, self._record)
+        self._record.queued.append(statement)
+
+    def replace_statement(self, node: cst.CSTNode) -> None:
+        self.edits.replace(self.resolver.enclosing_statement(node), self._record)
+
+    # ------------------------------------------------------------------ RuleContext: the rest
+    def adaptation(self, site: CallSite) -> Adaptation:
+        return self.plan.adaptations.get(id(site.original), Adaptation("as_is"))
+
+    def adapted_function(
+        self, site: CallSite, adaptation: Adaptation, pass_transforms: bool
+    ) -> cst.BaseExpression:
+        key = "tap_func" if site.function == "id_tap" else "callback_func"
+        func = site.args[key]
+        if adaptation.mode == "edit" and isinstance(func, cst.Lambda):
+            return func.with_changes(params=drop_params(func.params, adaptation.drop))
+        if adaptation.mode == "wrap":
+            device_flag = "tap_with_device" if site.function == "id_tap" else "call_with_device"
+            param = "arg" if "arg" not in names_used(func) else self.fresh_name("arg")
+            extra = ", ()" if pass_transforms else ""
+            extra += (
+                ", device=None"
+                if literal_value(site.args.get(device_flag, cst.Name("False"))) is True
+                else ""
+            )
+            code = cst.Module(body=[]).code_for_node(func)
+            if not isinstance(func, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+                code = f"({code})"
+            return parse(f"lambda {param}: {code}({param}{extra})")
+        return func
+
+    def is_pure(self, func: cst.BaseExpression) -> bool:
+        return is_pure(self.resolver, func)
+
+    @property
+    def module_has_ordered_io(self) -> bool:
+        return self.plan.module_has_ordered_io
+
+    @property
+    def shapes(self) -> ShapeConverter:
+        return ShapeConverter(
+            self.modern, self.resolver.qualified, x64_possible="x64" in self.resolver.index.text
+        )
+
+    def target_at_least(self, version: tuple[int, ...]) -> bool:
+        return self.options.target_jax is None or tuple(self.options.target_jax) >= version

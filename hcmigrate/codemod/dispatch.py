@@ -1,0 +1,92 @@
+"""Which handlers a site goes to: the registry's triggers matched against the module's nodes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hcmigrate.codemod.binding import CannotBind, bind_argument_nodes
+from hcmigrate.facts import LEGACY_FUNCTIONS
+from hcmigrate.rules.context import CallSite, ModernCallSite, ReferenceSite, UnbindableSite
+from hcmigrate.codemod.triggers import modern_call_matches
+from hcmigrate.rules.nodes import dotted_name
+from hcmigrate.rules.registry import Registry
+from hcmigrate.rules.spec import Handler
+
+
+class Dispatch:
+    def __init__(self, ctx, registry: Registry):
+        self._ctx = ctx  # hcmigrate.codemod.context.ModuleContext
+        self._registry = registry
+        self._tails = tuple(sorted(registry.words.callee_tails))
+
+    # ---------------------------------------------------------------- legacy calls
+    def legacy_function(self, call: cst.Call) -> str | None:
+        """The legacy function `call` calls, when it is one the rules may rewrite."""
+        ref = self._ctx.resolver.legacy_ref(call.func)
+        if ref is None or ref.is_ambiguous or ref.member not in LEGACY_FUNCTIONS:
+            return None
+        return ref.member
+
+    def plans(self, function: str) -> bool:
+        return any(h.plan is not None for h in self._registry.calls.get(function, ()))
+
+    def call_site(self, original: cst.Call, updated: cst.Call, function: str) -> CallSite:
+        """The site with its arguments bound; raises CannotBind."""
+        nodes, extra = bind_argument_nodes(function, updated)
+        original_nodes, _ = bind_argument_nodes(function, original)
+        return CallSite(
+            function,
+            original,
+            updated,
+            {k: a.value for k, a in nodes.items()},
+            {k: a.value for k, a in extra.items()},
+            self._ctx.resolver.value_used(original),
+            {k: a.value for k, a in original_nodes.items()},
+            {**extra, **nodes},
+        )
+
+    def call_handlers(self, site: CallSite) -> list[Handler]:
+        """The function's handlers whose keyword, if any, the call passes."""
+        return [
+            h
+            for h in self._registry.calls.get(site.function, ())
+            if h.trigger.keyword is None
+            or h.trigger.keyword in site.args
+            or h.trigger.keyword in site.extra_keywords
+        ]
+
+    def legacy_call(self, original: cst.Call, updated: cst.Call):
+        function = self.legacy_function(original)
+        try:
+            site = self.call_site(original, updated, function)
+        except CannotBind as why:
+            unbindable = UnbindableSite(function, original, updated, str(why))
+            return self._ctx.run_site(self._registry.unbindable, unbindable, original, updated)
+        return self._ctx.run_site(self.call_handlers(site), site, original, updated)
+
+    # ---------------------------------------------------------------- other legacy names
+    def reference(self, original: cst.BaseExpression, updated: cst.BaseExpression):
+        ref = self._ctx.resolver.legacy_ref(original)
+        if ref is None:
+            return updated
+        site = ReferenceSite(original, updated, ref, self._ctx.resolver.is_guard_fallback(original))
+        return self._ctx.run_site(self._registry.references(ref.member), site, original, updated)
+
+    # ---------------------------------------------------------------- modern calls
+    def may_be_modern_call(self, call: cst.Call) -> bool:
+        """Could a modern-call trigger match `call`? (Its callee's spelling ends right.)"""
+        return bool(self._tails) and (dotted_name(call.func) or "").endswith(self._tails)
+
+    def modern_call(self, original: cst.Call, updated: cst.Call):
+        if not self.may_be_modern_call(original):
+            return updated
+        names = self._ctx.resolver.qualified(original.func)
+        handlers = [
+            h
+            for h in self._registry.modern_calls
+            if modern_call_matches(h.trigger, original, names)
+        ]
+        if not handlers:
+            return updated
+        site = ModernCallSite(original, updated, names, self._ctx.resolver.value_used(original))
+        return self._ctx.run_site(handlers, site, original, updated)

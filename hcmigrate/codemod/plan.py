@@ -1,0 +1,139 @@
+"""The plan: what the rules decide about the module's legacy calls before any rewrite.
+
+A rule whose rewrite depends on the whole module says so with a `plan` hook on its handler
+(hcmigrate.rules.spec.handles). Each legacy call is offered to the plan hooks of the handlers
+its trigger matches, through a `Planner`: how each host function is adapted to be called as
+`f(arg)` (hcmigrate.codemod.host_functions), which module-local defs therefore lose their
+`transforms`/`device` parameters (only defs used as nothing but such callbacks, all in the
+same way), and whether the module will have ordered io_callbacks (id_print then joins their
+chain).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from hcmigrate.codemod.binding import CannotBind
+from hcmigrate.codemod.host_functions import Adaptation, PurityChecker, adapt
+from hcmigrate.codemod.reporting import Reporter
+from hcmigrate.codemod.resolution import Resolver
+from hcmigrate.rules.context import CallSite
+from hcmigrate.rules.spec import Rule
+
+
+@dataclass
+class Plan:
+    adaptations: dict[int, Adaptation] = field(default_factory=dict)  # id(original Call) ->
+    def_drops: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(FunctionDef) ->
+    defs: dict[int, cst.FunctionDef] = field(default_factory=dict)  # id(FunctionDef) -> it
+    module_has_ordered_io: bool = False
+
+
+class Planner:
+    """What a rule's plan hook may ask and decide."""
+
+    def __init__(self, resolver: Resolver, reporter: Reporter):
+        self._resolver = resolver
+        self._reporter = reporter
+        self._plan = Plan()
+        self._uses: dict[int, list[tuple[cst.Call, cst.Name, Adaptation]]] = {}
+
+    def suppressed(self, node: cst.CSTNode, rule: Rule) -> bool:
+        """Is `node` kept from `rule` by a suppression comment?"""
+        return self._reporter.suppressed(node, rule.code)
+
+    def is_pure(self, func: cst.BaseExpression) -> bool:
+        return is_pure(self._resolver, func)
+
+    def joins_ordered_io(self) -> None:
+        """The site becomes an ordered io_callback."""
+        self._plan.module_has_ordered_io = True
+
+    def adapt(
+        self,
+        site: CallSite,
+        func: cst.BaseExpression | None,
+        *,
+        passes_transforms: bool,
+        passes_device: bool,
+    ) -> Adaptation:
+        """How the site's host function `func` becomes callable as `f(arg)`, legacy having
+        passed it `transforms` and/or `device` too; recorded for the rewrite."""
+        adaptation = self._adaptation_of(func, passes_transforms, passes_device)
+        if isinstance(func, cst.Name) and adaptation.mode == "edit":
+            fdef = self._resolver.function_def(func)
+            self._plan.defs[id(fdef)] = fdef
+            self._uses.setdefault(id(fdef), []).append((site.original, func, adaptation))
+        self._plan.adaptations[id(site.original)] = adaptation
+        return adaptation
+
+    def _adaptation_of(self, func, passes_transforms: bool, passes_device: bool) -> Adaptation:
+        if not passes_transforms and not passes_device:
+            return Adaptation("as_is")
+        if isinstance(func, cst.Lambda):
+            return adapt(
+                func.params,
+                func.body,
+                passes_transforms=passes_transforms,
+                passes_device=passes_device,
+            )
+        if isinstance(func, cst.Name):
+            fdef = self._resolver.function_def(func)
+            if fdef is not None and not fdef.decorators:
+                return adapt(
+                    fdef.params,
+                    fdef.body,
+                    passes_transforms=passes_transforms,
+                    passes_device=passes_device,
+                )
+        if passes_device:
+            return Adaptation(
+                "compat", reason="may use the `device` argument (it is not defined in this module)"
+            )
+        return Adaptation("wrap", reason="is not defined in this module")
+
+    def finish(self) -> Plan:
+        """The plan, with the defs whose every reference is such a callback losing their
+        parameters (each such use then passes the def as it is); a def used otherwise keeps
+        its signature and is wrapped at each site."""
+        plan, index, scopes = self._plan, self._resolver.index, self._resolver.scopes
+        for key, uses in self._uses.items():
+            fdef = plan.defs[key]
+            offset = index.start_offset(fdef.name)
+            references = {
+                access
+                for binding in scopes.bindings_at(offset, fdef.name.value)
+                for access in binding.accesses
+            }
+            tap_nodes = {index.start_offset(func) for _, func, _ in uses}
+            drops = {adaptation.drop for _, _, adaptation in uses}
+            if references <= tap_nodes and len(drops) == 1:
+                plan.def_drops[key] = drops.pop()
+            else:
+                for call, _, _ in uses:
+                    plan.adaptations[id(call)] = Adaptation("wrap", reason="is used elsewhere too")
+        return plan
+
+
+def is_pure(resolver: Resolver, func: cst.BaseExpression) -> bool:
+    """Is the host function `func` visibly free of side effects?"""
+    return PurityChecker(resolver.qualified, resolver.function_def).function(func)
+
+
+def make_plan(resolver: Resolver, reporter: Reporter, dispatch) -> Plan:
+    """Offer every legacy call of the module to the plan hooks its handlers have."""
+    planner = Planner(resolver, reporter)
+    for call in resolver.index.calls:
+        function = dispatch.legacy_function(call)
+        if function is None or not dispatch.plans(function):
+            continue
+        try:
+            site = dispatch.call_site(call, call, function)
+        except CannotBind:
+            continue
+        for handler in dispatch.call_handlers(site):
+            if handler.plan is not None:
+                handler.plan(site, planner)
+    return planner.finish()

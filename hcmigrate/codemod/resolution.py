@@ -1,0 +1,118 @@
+"""What the module's nodes refer to, and where they stand: the questions every stage asks.
+
+No libcst metadata: parents and positions come from hcmigrate.codemod.node_index (one code
+generation pass) and names are resolved by hcmigrate.codemod.scopes on Python's ast, at a
+fraction of what libcst's ScopeProvider, PositionProvider and ParentNodeProvider cost.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hcmigrate.codemod.legacy_names import LegacyRef, classify
+from hcmigrate.codemod.node_index import NodeIndex, root_name
+from hcmigrate.codemod.scopes import QualifiedName, ScopeAnalysis
+from hcmigrate.facts import LEGACY_PUBLIC_NAMES
+from hcmigrate.rules.nodes import dotted_name
+
+
+class Resolver:
+    def __init__(self, index: NodeIndex, scopes: ScopeAnalysis, reexports: dict[str, str]):
+        self.index = index
+        self.scopes = scopes
+        self.reexports = reexports
+        self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
+
+    # ---------------------------------------------------------------- names
+    def qualified_names(self, node: cst.CSTNode) -> set[QualifiedName]:
+        while isinstance(node, (cst.Call, cst.Subscript)):
+            node = node.func if isinstance(node, cst.Call) else node.value
+        full = dotted_name(node)
+        if full is None:
+            return set()
+        while isinstance(node, cst.Attribute):
+            node = node.value
+        offset = self.index.start_offset(node)
+        return set() if offset is None else self.scopes.qualified_names(offset, full)
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        return {q.name for q in self.qualified_names(node)}
+
+    def legacy_ref(self, node: cst.CSTNode) -> LegacyRef | None:
+        """What `node` is of the legacy API (None: nothing)."""
+        if root_name(node) not in self.index.legacy_roots:
+            return None  # cannot be bound to the legacy module: skip the scope query
+        names = self.qualified_names(node)
+        if not names:
+            if (
+                self.index.legacy_star
+                and isinstance(node, cst.Name)
+                and node.value in LEGACY_PUBLIC_NAMES
+            ):
+                # bound by nothing but `from jax.experimental.host_callback import *`
+                self.star_refs[id(node)] = node
+                return LegacyRef(member=node.value)
+            return None
+        return classify(names, self.index.guard_fallbacks, self.reexports)
+
+    def is_guard_fallback(self, node: cst.CSTNode) -> bool:
+        """Is `node`'s root name one an import guard sets (`except ImportError: hcb = None`)?"""
+        return root_name(node) in self.index.guard_fallbacks
+
+    def function_def(self, name: cst.Name) -> cst.FunctionDef | None:
+        """The module's one `def` that `name` refers to, if it refers to exactly one."""
+        offset = self.index.start_offset(name)
+        bindings = self.scopes.bindings_at(offset, name.value) if offset is not None else []
+        if len(bindings) != 1 or not bindings[0].is_def:
+            return None
+        node = self.parent(self.index.name_at(bindings[0].offset))
+        return node if isinstance(node, cst.FunctionDef) else None
+
+    # ---------------------------------------------------------------- where nodes stand
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.index.parents.get(id(node))
+
+    def value_used(self, call: cst.Call) -> bool:
+        return not isinstance(self.parent(call), cst.Expr)
+
+    def enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        while node is not None and not isinstance(
+            node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ):
+            node = self.parent(node)
+        return node
+
+    def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        """Is the original `node` below `ancestor` (or `ancestor` itself)?"""
+        while node is not None:
+            if node is ancestor:
+                return True
+            node = self.parent(node)
+        return False
+
+    def assignment_target(self, node: cst.CSTNode) -> str | None:
+        assign = self.parent(node)
+        if (
+            not isinstance(assign, cst.Assign)
+            or len(assign.targets) != 1
+            or not isinstance(assign.targets[0].target, cst.Name)
+        ):
+            return None
+        line = self.parent(assign)
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return None
+        return assign.targets[0].target.value
+
+    def is_returned(self, node: cst.CSTNode) -> bool:
+        ret = self.parent(node)
+        line = self.parent(ret) if isinstance(ret, cst.Return) else None
+        return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+
+    def with_ancestors(self, nodes) -> set[int]:
+        """Ids of `nodes` (original ones) and of every node above them, up to the module."""
+        found: set[int] = set()
+        for node in nodes:
+            while node is not None and id(node) not in found:
+                found.add(id(node))
+                node = self.parent(node)
+        return found

@@ -1,0 +1,85 @@
+"""Statements the rules add around the statement that holds a site, and TODO comments.
+
+Edits are keyed by the original statement and applied when the rewrite leaves it (all sites
+inside it are done by then). Each edit belongs to the site that asked for it: an edit of a site
+whose rewrite an enclosing rewrite dropped (see hcmigrate.codemod.context) is not applied.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+TODO_PREFIX = "# TODO(hcmigrate): "
+
+
+class StatementEdits:
+    def __init__(self):
+        # id(original statement) -> [(owner, small statement or TODO text)]; owner: a site
+        # record (hcmigrate.codemod.context.SiteRecord), None for edits no site owns
+        self._before: dict[int, list] = {}
+        self._after: dict[int, list] = {}
+        self._replaced: dict[int, list] = {}
+        self._todos: dict[int, list] = {}
+
+    def insert_before(self, statement: cst.CSTNode, small, owner=None) -> None:
+        self._before.setdefault(id(statement), []).append((owner, small))
+
+    def insert_after(self, statement: cst.CSTNode, small, owner=None) -> None:
+        self._after.setdefault(id(statement), []).append((owner, small))
+
+    def replace(self, statement: cst.CSTNode, owner=None) -> None:
+        """The statement is replaced by what insert_before queued."""
+        self._replaced.setdefault(id(statement), []).append((owner, True))
+
+    def add_todo(self, statement: cst.CSTNode, text: str, owner=None) -> None:
+        self._todos.setdefault(id(statement), []).append((owner, text))
+
+    @staticmethod
+    def _live(entries) -> list:
+        return [item for owner, item in entries if owner is None or not owner.retracted]
+
+    def apply(self, original: cst.CSTNode, result):
+        """The statement with the TODO comments and the statements queued around it (or what
+        replaces it); anything else unchanged."""
+        if isinstance(
+            result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+        ) and not isinstance(result, cst.FunctionDef):
+            result = self.with_todos(original, result)
+        key = id(original)
+        before = self._live(self._before.get(key, ()))
+        after = self._live(self._after.get(key, ()))
+        if not (before or after) or not isinstance(result, cst.SimpleStatementLine):
+            return result
+        if self._live(self._replaced.get(key, ())):
+            # the queued lines replace the statement; its comments go with them
+            lines = [
+                result.with_changes(body=[s])
+                if i == len(before) - 1
+                else cst.SimpleStatementLine(body=[s])
+                for i, s in enumerate(before)
+            ]
+            lines[0] = lines[0].with_changes(leading_lines=result.leading_lines)
+        elif before:  # the comments above the statement stay above the first new line
+            first = cst.SimpleStatementLine(body=[before[0]], leading_lines=result.leading_lines)
+            lines = [
+                first,
+                *(cst.SimpleStatementLine(body=[s]) for s in before[1:]),
+                result.with_changes(leading_lines=[]),
+            ]
+        else:
+            lines = [result]
+        return cst.FlattenSentinel([*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)])
+
+    def with_todos(self, original: cst.CSTNode, updated):
+        messages = self._live(self._todos.get(id(original), ()))
+        if not messages or not hasattr(updated, "leading_lines"):
+            return updated
+        existing = {
+            line.comment.value for line in updated.leading_lines if line.comment is not None
+        }
+        new = [
+            cst.EmptyLine(comment=cst.Comment(TODO_PREFIX + m))
+            for m in dict.fromkeys(messages)
+            if TODO_PREFIX + m not in existing
+        ]
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *new])

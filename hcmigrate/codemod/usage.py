@@ -1,0 +1,74 @@
+"""What is still used once the rewrite is done, from the one scope analysis taken before it.
+
+A use is gone when it lies inside a node the rewrite replaced or removed; no second scope
+analysis of the rewritten module is needed.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hcmigrate.api import Options
+from hcmigrate.codemod.legacy_names import dunder_all
+from hcmigrate.codemod.resolution import Resolver
+
+
+class Usage:
+    def __init__(self, resolver: Resolver, replaced: set[int], options: Options, module):
+        self._resolver = resolver
+        self._index = resolver.index
+        self._scopes = resolver.scopes
+        self._replaced = replaced  # ids of original nodes the rewrite replaced or removed
+        self.reexports = resolver.reexports
+        self.exported_here = _exported_here(module, options)
+
+    def gone(self, node: cst.CSTNode) -> bool:
+        while node is not None:
+            if id(node) in self._replaced:
+                return True
+            node = self._resolver.parent(node)
+        return False
+
+    def _still_used(self, bindings) -> bool:
+        return any(self._use_left(offset) for binding in bindings for offset in binding.accesses)
+
+    def _use_left(self, offset: int) -> bool:
+        name = self._index.name_at(offset)
+        return name is None or not self.gone(name)
+
+    def still_used(self, import_node: cst.CSTNode, bound: str) -> bool:
+        offset = self._index.start_offset(import_node)
+        if offset is None:
+            return True
+        return self._still_used(b for b in self._scopes.imports.get(offset, ()) if b.key == bound)
+
+    def imported_elsewhere(self, import_node: cst.CSTNode, module: str) -> bool:
+        offset = self._index.start_offset(import_node)
+        if offset is None:
+            return False
+        return any(
+            b.real == module and b.statement != offset
+            for b in self._scopes.bindings_at_statement(offset, module)
+        )
+
+    def name_still_read(self, anchor: cst.CSTNode, name: str) -> bool:
+        """Is `name`, as bound in the scope of `anchor`, still read anywhere (any scope)?"""
+        offset = self._index.start_offset(anchor)
+        return offset is None or self._still_used(self._scopes.bindings_at(offset, name))
+
+    def star_names_still_used(self) -> bool:
+        return any(not self.gone(n) for n in self._resolver.star_refs.values())
+
+
+def _exported_here(module: cst.Module, options: Options) -> frozenset[str]:
+    """Names of this module that other modules import: listed in `__all__`, or imported from
+    it by another module of the migrated tree."""
+    names = set(dunder_all(module))
+    prefix = f"{options.module_name}." if options.module_name else None
+    if prefix is not None:
+        names |= {
+            k[len(prefix) :]
+            for k in dict(options.reexports)
+            if k.startswith(prefix) and "." not in k[len(prefix) :]
+        }
+    return frozenset(names)

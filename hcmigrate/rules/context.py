@@ -1,0 +1,216 @@
+"""What a rule's rewrite receives: the site it rewrites and a context.
+
+A context is everything a rule may ask about the module or do to it: `RuleContext` for the
+sites of the rewrite, `ImportContext` for import statements once the rewrite is done,
+`ReportContext` at the module's end. hcmigrate.codemod implements them; a rule never holds on
+to one after it returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import libcst as cst
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.rules.nodes import call_like, literal_value
+
+if TYPE_CHECKING:
+    from hcmigrate.codemod.host_functions import Adaptation
+    from hcmigrate.codemod.legacy_names import LegacyRef
+    from hcmigrate.api import Options
+    from hcmigrate.codemod.result_shape import ShapeConverter
+    from hcmigrate.diagnostics import Diagnostic
+    from hcmigrate.rules.spec import Rule
+
+
+class Remove:
+    """Returned by a rewrite of a call that is a statement of its own: the statement goes."""
+
+    def __repr__(self) -> str:
+        return "REMOVE_STATEMENT"
+
+
+REMOVE_STATEMENT = Remove()
+
+
+@dataclass
+class CallSite:
+    """A call of a legacy function, with its arguments bound to the legacy parameter names."""
+
+    function: str  # the legacy function ("id_tap")
+    original: cst.Call  # the node as parsed (positions, names, the plan refer to it)
+    updated: cst.Call  # the same call with the rewrites inside it already applied
+    args: dict[str, cst.BaseExpression]  # updated argument values by legacy parameter name
+    extra_keywords: dict[str, cst.BaseExpression] = field(default_factory=dict)  # id_print's
+    value_used: bool = True  # False when the call is a statement of its own
+    original_args: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    arg_nodes: dict[str, cst.Arg] = field(default_factory=dict)  # updated Args (layout, comments)
+
+    def call_like(self, func: cst.BaseExpression, *args: tuple[cst.Arg, str | None]) -> cst.Call:
+        """A new call laid out like this site's call; each argument that comes from a legacy
+        argument (named by its parameter) keeps that argument's trailing comment."""
+        return call_like(
+            self.updated,
+            func,
+            [a for a, _ in args],
+            [self.arg_nodes.get(o) if o else None for _, o in args],
+        )
+
+    def literal(self, param: str, default=None):
+        """The Python value of a literal argument (True/False/None/number/str), else `...`."""
+        if param not in self.args:
+            return default
+        return literal_value(self.args[param])
+
+
+@dataclass
+class UnbindableSite:
+    """A call of a legacy function whose arguments cannot be bound statically."""
+
+    function: str
+    original: cst.Call
+    updated: cst.Call
+    why: str
+
+
+@dataclass
+class ReferenceSite:
+    """A use of a legacy name other than as the callee of a rewritten call."""
+
+    original: cst.BaseExpression
+    updated: cst.BaseExpression
+    ref: LegacyRef
+    guard_fallback: bool  # its name is also what an import guard sets (`except: hcb = None`)
+
+
+@dataclass
+class ModernCallSite:
+    """A call of a modern API object that a rule's trigger matched."""
+
+    original: cst.Call
+    updated: cst.Call
+    qualified_names: set[str]
+    value_used: bool
+
+
+@dataclass
+class ImportSite:
+    """An import statement binding legacy names (with --strategy compat, also a spelled-out
+    use of the legacy module, `jax.experimental.host_callback.id_tap`)."""
+
+    original: cst.Import | cst.ImportFrom | cst.Attribute
+    updated: cst.Import | cst.ImportFrom | cst.Attribute
+
+
+@dataclass
+class ModuleSite:
+    """A whole module, once it is migrated."""
+
+    options: Options
+    diagnostics: list[Diagnostic]  # what the module's sites reported
+
+
+class ReportContext(Protocol):
+    def report(
+        self, rule: Rule, node: cst.CSTNode | None, message: str, level: Level | None = None
+    ) -> None:
+        """Record a diagnostic at `node` (None: the module's first line), if `rule` is
+        selected."""
+
+
+class ImportContext(ReportContext, Protocol):
+    """What an import rule may ask once the rewrite is done. Imports are cleaned up whatever
+    rules are selected: deselecting a rule only hides its diagnostics."""
+
+    reexports: dict[str, str]  # re-exported legacy names of the tree: "pkg.mod.name" -> legacy
+    exported_here: frozenset[str]  # names other modules import from this one
+
+    def still_used(self, import_node: cst.CSTNode, bound: str) -> bool:
+        """Is `bound`, as this import binds it, still used after the rewrite?"""
+
+    def imported_elsewhere(self, import_node: cst.CSTNode, module: str) -> bool:
+        """Does another import in the same scope bind `module` as such (`import jax`)?"""
+
+    def star_names_still_used(self) -> bool:
+        """Is a name the legacy star import provides still used after the rewrite?"""
+
+    def suppressed(self, node: cst.CSTNode, code: str) -> bool:
+        """Do `# noqa` / `# hcmigrate: ignore` comments keep `node` from rule `code`?"""
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """The qualified names an expression may refer to."""
+
+    def import_module(self, module: str) -> None:
+        """Add `import module` to the module."""
+
+
+class RuleContext(Protocol):
+    """What a rule may ask about the module and do to it, while it rewrites one site."""
+
+    # ---- reporting
+    def report(
+        self, rule: Rule, node: cst.CSTNode, message: str, level: Level | None = None
+    ) -> None:
+        """Record a diagnostic at `node`. The one gate of --select/--ignore and `# noqa` /
+        `# hcmigrate: ignore`: for a site the rule may not touch it ends the rewrite (the site
+        stays as it is, and nothing the rewrite asked for is kept)."""
+
+    # ---- names and imports
+    def modern(self, key: str) -> str:
+        """How the module spells the modern API object `facts.MODERN[key]`; its import is
+        added if the site is rewritten."""
+
+    def dotted(self, name: str) -> str:
+        """`name` (`jax.errors.JaxRuntimeError`), its root module imported if the site is
+        rewritten."""
+
+    def compat(self, member: str | None) -> cst.BaseExpression:
+        """The compat runtime's `member` (None: the module), imported if the site is
+        rewritten."""
+
+    def fresh_name(self, base: str) -> str:
+        """A name no statement of the module uses yet (`base`, `base_1`, ...)."""
+
+    # ---- where the site stands, and statements around it
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The node enclosing an original node."""
+
+    def assignment_target(self, node: cst.CSTNode) -> str | None:
+        """`name` when `node` is the whole value of a plain `name = node` statement line."""
+
+    def is_returned(self, node: cst.CSTNode) -> bool:
+        """`node` is the whole value of a `return` statement line of its own."""
+
+    def insert_before(self, node: cst.CSTNode, statement: cst.BaseSmallStatement) -> None:
+        """Run `statement` before the statement that holds `node`."""
+
+    def insert_after(self, node: cst.CSTNode, statement: cst.BaseSmallStatement) -> None:
+        """Run `statement` after the statement that holds `node`."""
+
+    def replace_statement(self, node: cst.CSTNode) -> None:
+        """The statement that holds `node` is replaced by what insert_before queued."""
+
+    # ---- host functions, purity, shapes, target
+    def adaptation(self, site: CallSite) -> Adaptation:
+        """How the plan adapts the site's host function (hcmigrate.codemod.host_functions)."""
+
+    def adapted_function(
+        self, site: CallSite, adaptation: Adaptation, pass_transforms: bool
+    ) -> cst.BaseExpression:
+        """The site's host function, made callable as `f(arg)` as `adaptation` says."""
+
+    def is_pure(self, func: cst.BaseExpression) -> bool:
+        """Is the host function visibly free of side effects?"""
+
+    @property
+    def module_has_ordered_io(self) -> bool:
+        """Does the plan turn some legacy call of this module into an ordered io_callback?"""
+
+    @property
+    def shapes(self) -> ShapeConverter:
+        """Converts a legacy `result_shape` into ShapeDtypeStruct leaves."""
+
+    def target_at_least(self, version: tuple[int, ...]) -> bool:
+        """May the generated code use what JAX `version` introduced?"""

@@ -1,0 +1,48 @@
+"""The engine's promises to rules (hcmigrate.codemod.context): a site's diagnostics, imports and
+statement edits stay only while what its rewrite produced is still part of the module."""
+
+from __future__ import annotations
+
+from hcmigrate import migrate_source
+
+HEADER = "from jax.experimental import host_callback as hcb\n\n"
+
+
+def _migrated(body: str) -> tuple[str, list[str]]:
+    result = migrate_source(HEADER + body)
+    return result.code, [d.format("m.py") for d in result.diagnostics]
+
+
+def test_a_rewrite_dropped_by_an_enclosing_one_leaves_no_import_and_no_diagnostic():
+    # barrier_wait's rewrite drops its argument, and with it the compat reference inside.
+    code, diagnostics = _migrated("hcb.barrier_wait(logging_name=str(hcb.CallbackFlavor.PURE))\n")
+    assert code == "import jax\n\njax.effects_barrier()\n"
+    assert diagnostics == [
+        "m.py:1:1: HCB001 [fixed] unused import of host_callback removed",
+        "m.py:3:1: HCB401 [fixed] barrier_wait() -> jax.effects_barrier()",
+    ]
+
+
+def test_a_dropped_inner_legacy_call_is_not_reported():
+    code, diagnostics = _migrated("x = hcb.barrier_wait(hcb.id_print(3))\n")
+    assert code == "import jax\n\nx = jax.effects_barrier()\n"
+    assert [d.split()[1] for d in diagnostics] == ["HCB001", "HCB401"]
+
+
+def test_an_inner_rewrite_the_enclosing_one_keeps_is_reported_with_its_import():
+    # The value id_print returns is kept (printed and returned): so is the compat reference.
+    code, diagnostics = _migrated("def f(x):\n    return hcb.id_print(hcb.CallbackFlavor.PURE)\n")
+    assert "from compat import host_callback as hcb_compat" in code
+    assert code.count("hcb_compat.CallbackFlavor.PURE") == 2
+    assert [d.split()[1] for d in diagnostics] == ["HCB001", "HCB201", "HCB502"]
+
+
+def test_an_inner_rewrite_kept_through_a_rebuilt_expression_is_reported():
+    # A tap not defined in the module is wrapped in a lambda built from its text: the inner
+    # rewrite survives as new nodes of the same shape.
+    code, diagnostics = _migrated(
+        "def f(x):\n    hcb.id_tap(make_tap(hcb.CallbackFlavor.PURE), x)\n"
+    )
+    assert "lambda arg: make_tap(hcb_compat.CallbackFlavor.PURE)(arg, ())" in code
+    assert "from compat import host_callback as hcb_compat" in code
+    assert [d.split()[1] for d in diagnostics] == ["HCB001", "HCB101", "HCB502"]
