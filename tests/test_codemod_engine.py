@@ -46,3 +46,20 @@ def test_an_inner_rewrite_kept_through_a_rebuilt_expression_is_reported():
     assert "lambda arg: make_tap(hcb_compat.CallbackFlavor.PURE)(arg, ())" in code
     assert "from compat import host_callback as hcb_compat" in code
     assert [d.split()[1] for d in diagnostics] == ["HCB001", "HCB101", "HCB502"]
+
+
+GUARD = "try:\n    import jax.experimental.host_callback as hcb\nexcept ImportError:\n    hcb = None\n\n"
+
+
+def test_a_guard_name_still_tested_is_left_for_a_human_and_keeps_its_import():
+    for test in ("hcb is not None", "hcb", "not hcb", "None != hcb"):
+        result = migrate_source(GUARD + f"if {test}:\n    hcb.barrier_wait()\n")
+        assert [d.code for d in result.diagnostics] == ["HCB004", "HCB401"], test
+        assert f"if {test}:\n    jax.effects_barrier()" in result.code
+        assert "except ImportError:\n    hcb = None" in result.code
+
+
+def test_a_guard_name_used_as_a_value_goes_to_the_compat_runtime():
+    result = migrate_source(GUARD + "register(hcb)\n")
+    assert [d.code for d in result.diagnostics] == ["HCB001", "HCB502"]
+    assert "register(hcb_compat)" in result.code and "ImportError" not in result.code

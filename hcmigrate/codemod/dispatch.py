@@ -69,8 +69,10 @@ class Dispatch:
         ref = self._ctx.resolver.legacy_ref(original)
         if ref is None:
             return updated
-        site = ReferenceSite(original, updated, ref, self._ctx.resolver.is_guard_fallback(original))
-        return self._ctx.run_site(self._registry.references(ref.member), site, original, updated)
+        guard_fallback = self._ctx.resolver.is_guard_fallback(original)
+        site = ReferenceSite(original, updated, ref, guard_fallback)
+        handlers = self._registry.references(ref.member, guard_fallback)
+        return self._ctx.run_site(handlers, site, original, updated)
 
     # ---------------------------------------------------------------- modern calls
     def may_be_modern_call(self, call: cst.Call) -> bool:

@@ -26,14 +26,6 @@ UNUSED_IMPORT = Rule(
     modern="(removed)",
     summary="The import fails on JAX >= 0.8; once no use is left it is removed.",
 )
-GUARD_KEPT = Rule(
-    code="HCB004",
-    name="guarded-import-still-used",
-    level=Level.MANUAL,
-    legacy="try: import ...host_callback as hcb / except ImportError: hcb = None, with `hcb` still tested",
-    modern="(left alone)",
-    summary="On JAX >= 0.8 the guarded name is always None: code guarded by it silently stops running.",
-)
 REEXPORT_KEPT = Rule(
     code="HCB005",
     name="reexported-import-kept",
@@ -144,7 +136,7 @@ def _without(names, drop):
 
 @handles(
     LegacyImport(),
-    reports=(UNUSED_IMPORT, GUARD_KEPT, REEXPORT_KEPT, REEXPORT_IMPORTER, STAR_IMPORT),
+    reports=(UNUSED_IMPORT, REEXPORT_KEPT, REEXPORT_IMPORTER, STAR_IMPORT),
 )
 def clean_up(site: ImportSite, ctx: ImportContext):
     """An import whose legacy names nothing uses any more goes; one other modules take legacy

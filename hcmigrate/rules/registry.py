@@ -41,11 +41,16 @@ class Registry:
         def of(kind) -> list[Handler]:
             return [h for h in handlers if isinstance(h.trigger, kind)]
 
-        # Handlers with a narrower trigger come first (a keyword, a member); then by code.
+        # Handlers with a narrower trigger come first (a keyword, members, guard names); then
+        # by code.
         def order(handler: Handler):
             trigger = handler.trigger
-            narrow = getattr(trigger, "keyword", None) or getattr(trigger, "members", None)
-            return (narrow is None, handler.reports[0].code if handler.reports else "")
+            narrow = (
+                getattr(trigger, "keyword", None)
+                or getattr(trigger, "members", None)
+                or getattr(trigger, "guard_fallback", False)
+            )
+            return (not narrow, handler.reports[0].code if handler.reports else "")
 
         self.calls: dict[str, list[Handler]] = {}
         for handler in sorted(of(LegacyCall), key=order):
@@ -58,10 +63,14 @@ class Registry:
         self.module_end = sorted(of(ModuleEnd), key=order)
         self.words = TriggerWords([h.trigger for h in handlers])
 
-    def references(self, member: str | None) -> list[Handler]:
-        """The handlers for a use of `member` (None: the module), the narrower first."""
+    def references(self, member: str | None, guard_fallback: bool) -> list[Handler]:
+        """The handlers for a use of `member` (None: the module), the narrower first;
+        `guard_fallback`: the name is also what an import guard sets."""
         return [
-            h for h in self._references if h.trigger.members is None or member in h.trigger.members
+            h
+            for h in self._references
+            if (h.trigger.members is None or member in h.trigger.members)
+            and (guard_fallback or not h.trigger.guard_fallback)
         ]
 
 

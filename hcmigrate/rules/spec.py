@@ -65,10 +65,12 @@ class UnbindableCall:
 @dataclass(frozen=True)
 class LegacyReference:
     """Any other use of a legacy name: the module or a member used as a value, an attribute of
-    it, an exception class. With `members`: only those (None: the module itself); such
-    handlers are tried before the general ones."""
+    it, an exception class. With `members`: only those (None: the module itself); with
+    `guard_fallback`: only names an import guard also sets (`except ImportError: hcb = None`).
+    Such narrower handlers are tried before the general ones."""
 
     members: tuple[str | None, ...] | None = None
+    guard_fallback: bool = False
 
 
 @dataclass(frozen=True)
