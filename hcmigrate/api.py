@@ -26,6 +26,10 @@ class Options:
     # working for importers by pointing them at the compat runtime instead of removing them).
     reexports: tuple[tuple[str, str], ...] = ()
     module_name: str | None = None
+    # Modules of the tree this module imports that re-export legacy names, with those names
+    # (("mypkg.taps", ("id_tap",)),): a module that uses them in ways the codemod cannot
+    # follow is reported (HCB006).
+    reexporters_imported: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass

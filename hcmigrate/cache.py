@@ -60,11 +60,9 @@ def _version(package: str) -> str:
         return "?"
 
 
-def task_key(fingerprint: str, text: str, options, reexports, notebook: bool) -> str:
+def task_key(fingerprint: str, text: str, options, notebook: bool) -> str:
     """The cache key of migrating `text` with these options (hcmigrate.api.Options)."""
-    described = json.dumps(
-        [fingerprint, asdict(options), reexports, notebook], sort_keys=True, default=sorted
-    )
+    described = json.dumps([fingerprint, asdict(options), notebook], sort_keys=True, default=sorted)
     digest = hashlib.blake2b(described.encode(), digest_size=16)
     digest.update(text.encode("utf-8", "surrogatepass"))
     return digest.hexdigest()

@@ -513,12 +513,12 @@ def _run_paths(
                 options = dataclasses.replace(
                     options, reexports=reexport_table, module_name=module_name(t.display)
                 )
+            if i in reexport_of:
+                options = dataclasses.replace(options, reexporters_imported=reexport_of[i])
             tasks.append(
                 (
                     i,
-                    Task(
-                        t.display, t.display, t.notebook, task_mode, options, reexport_of.get(i, ())
-                    ),
+                    Task(t.display, t.display, t.notebook, task_mode, options),
                 )
             )
     passed = len(targets) - len(results) - len(tasks)

@@ -22,7 +22,7 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.api import Options, migrate_source
 from hcmigrate.cache import Outcome, ResultCache, diagnostics_of, outcome_of, task_key
-from hcmigrate.diagnostics import Diagnostic, Level
+from hcmigrate.diagnostics import Diagnostic
 from hcmigrate.errors import HcmigrateError, MigrationError
 from hcmigrate.syntax import compile_error, describe, python2_hint
 
@@ -62,7 +62,6 @@ class Task:
     notebook: bool
     mode: str  # "fix" | "check" | "diff" | "review"
     options: Options
-    reexports: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (module, names) this file imports
     cache_tool: str | None = None  # hcmigrate.cache's tool fingerprint, when results are cached
 
 
@@ -101,7 +100,7 @@ def _process(task: Task, cache: ResultCache | None = None) -> FileResult | None:
         res.status, res.error, res.error_line = FAILED, exc.message, exc.line
         return res
     key = (
-        task_key(task.cache_tool, src.text, task.options, task.reexports, task.notebook)
+        task_key(task.cache_tool, src.text, task.options, task.notebook)
         if task.cache_tool
         else None
     )
@@ -123,23 +122,6 @@ def _outcome(task: Task, text: str) -> Outcome:
         new_text, diagnostics = migrate_text(text, task.options, task.display, task.notebook)
     except HcmigrateError as exc:
         return outcome_of(None, [], (exc.message, exc.line, exc.cell))
-    passes_names_along = task.options.module_name is not None and any(
-        key.startswith(task.options.module_name + ".") for key, _ in task.options.reexports
-    )  # a link of a re-export chain (e.g. a package __init__): importers are migrated instead
-    if task.reexports and not diagnostics and not passes_names_along:
-        from hcmigrate.rules.imports import REEXPORT_IMPORTER
-
-        for module, names in task.reexports:
-            diagnostics.append(
-                Diagnostic(
-                    REEXPORT_IMPORTER.code,
-                    f"may use legacy host_callback names re-exported by module `{module}` ({', '.join(names)}); "
-                    "hcmigrate rewrites that module, check this file's uses by hand",
-                    Level.MANUAL,
-                    1,
-                    1,
-                )
-            )
     return outcome_of(None if new_text == text else new_text, diagnostics)
 
 

@@ -134,25 +134,26 @@ def test_an_unwritable_cache_does_not_fail_the_run(tree, tmp_path):
 
 
 def test_keys_depend_on_text_options_and_reexports():
-    base = task_key("tool", "x = 1\n", Options(), (), False)
-    assert base == task_key("tool", "x = 1\n", Options(), (), False)
+    base = task_key("tool", "x = 1\n", Options(), False)
+    assert base == task_key("tool", "x = 1\n", Options(), False)
     assert (
         len(
             {
                 base,
-                task_key("tool2", "x = 1\n", Options(), (), False),
-                task_key("tool", "x = 2\n", Options(), (), False),
-                task_key("tool", "x = 1\n", Options(strategy="compat"), (), False),
-                task_key("tool", "x = 1\n", Options(ignore=frozenset({"HCB101"})), (), False),
+                task_key("tool2", "x = 1\n", Options(), False),
+                task_key("tool", "x = 2\n", Options(), False),
+                task_key("tool", "x = 1\n", Options(strategy="compat"), False),
+                task_key("tool", "x = 1\n", Options(ignore=frozenset({"HCB101"})), False),
                 task_key(
                     "tool",
                     "x = 1\n",
                     Options(reexports=(("m.hcb", "jax.experimental.host_callback"),)),
-                    (),
                     False,
                 ),
-                task_key("tool", "x = 1\n", Options(), (("m", ("hcb",)),), False),
-                task_key("tool", "x = 1\n", Options(), (), True),
+                task_key(
+                    "tool", "x = 1\n", Options(reexporters_imported=(("m", ("hcb",)),)), False
+                ),
+                task_key("tool", "x = 1\n", Options(), True),
             }
         )
         == 8

@@ -61,3 +61,19 @@ def test_names_in_dunder_all_stay_importable():
     text = "from jax.experimental.host_callback import id_tap, id_print\n__all__ = ['id_tap']\n"
     code = migrate_source(text).code
     assert code == "from compat.host_callback import id_tap, id_print\n__all__ = ['id_tap']\n"
+
+
+def test_a_module_using_reexported_names_out_of_sight_is_reported_by_the_library_too():
+    from hcmigrate import Options, migrate_source
+
+    text = "import other.exporter as ex\n\nex.tap(print, 1)\n"
+    options = Options(reexporters_imported=(("other.exporter", ("hcb", "tap")),))
+    result = migrate_source(text, options)
+    assert result.code == text
+    assert [d.format("m.py") for d in result.diagnostics] == [
+        "m.py:1:1: HCB006 [manual] may use legacy host_callback names re-exported by module "
+        "`other.exporter` (hcb, tap); hcmigrate rewrites that module, check this file's uses by hand"
+    ]
+    # like every rule, it can be deselected
+    ignored = migrate_source(text, Options(**{**options.__dict__, "ignore": frozenset({"HCB006"})}))
+    assert ignored.diagnostics == []

@@ -35,9 +35,12 @@ from hcmigrate.codemod.plan import make_plan
 from hcmigrate.codemod.rewrite import Rewriter
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.usage import Usage
-from hcmigrate.diagnostics import Diagnostic
+from hcmigrate.codemod.reporting import selected
+from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.errors import MigrationError
+from hcmigrate.rules.context import ModuleSite
 from hcmigrate.rules.registry import Registry, registry as the_registry
+from hcmigrate.rules.spec import Rule
 from hcmigrate.syntax import compile_error
 
 
@@ -52,14 +55,14 @@ def migrate(
         # (a file that cannot use the API still gets its syntax checked)
         module = parse_whole(text, filename)
         if not may_use:
-            return MigrationResult(text, text, [])
+            return _result(text, text, [], options, registry)
         index, scopes = NodeIndex(module, dict(options.reexports)), None
     else:
         module, index, scopes = parsed
     if index.text != text:  # (libcst drops a blank line before a trailing indented comment)
         raise printed_back_error(text, index.text)
-    if not index.worth_migrating(registry.words):
-        return MigrationResult(text, text, [])  # e.g. "host_callback" only in a comment
+    if not index.worth_migrating(registry.words):  # e.g. "host_callback" only in a comment
+        return _result(text, text, [], options, registry)
     if scopes is None:
         try:
             scopes = ScopeAnalysis(text)
@@ -92,7 +95,32 @@ def migrate(
                 error.lineno or 1,
                 error.offset or 1,
             ) from None
-    return MigrationResult(text, code, diagnostics, compile_checked=True)
+    return _result(text, code, diagnostics, options, registry)
+
+
+def _result(
+    text: str, code: str, diagnostics: list[Diagnostic], options: Options, registry: Registry
+) -> MigrationResult:
+    """The result, with what the module-end rules add to the diagnostics."""
+    ctx = ModuleEndContext(options)
+    site = ModuleSite(options, diagnostics)
+    for handler in registry.module_end:
+        handler(site, ctx)
+    return MigrationResult(text, code, diagnostics + ctx.diagnostics, compile_checked=True)
+
+
+class ModuleEndContext:
+    """hcmigrate.rules.context.ReportContext for the module-end rules."""
+
+    def __init__(self, options: Options):
+        self._options = options
+        self.diagnostics: list[Diagnostic] = []
+
+    def report(
+        self, rule: Rule, node: cst.CSTNode | None, message: str, level: Level | None = None
+    ) -> None:
+        if selected(self._options, rule.code):
+            self.diagnostics.append(Diagnostic(rule.code, message, level or rule.level, 1, 1))
 
 
 def migrate_module(

@@ -3,7 +3,8 @@
 HCB001: with the native strategy, an import of host_callback that nothing uses any more is
 removed (a guarded `try: import ... / except ImportError: hcb = None` goes as a whole).
 HCB005/HCB007: an import other modules rely on, or a star import still used, points at the
-compat runtime instead. HCB701: with `--strategy compat`, every import (and full dotted use)
+compat runtime instead. HCB006: a module that imports re-exported legacy names and in which no
+rule found a site is reported. HCB701: with `--strategy compat`, every import (and full dotted use)
 is pointed at `compat.host_callback`, one line per import, nothing else changes.
 """
 
@@ -14,9 +15,9 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import COMPAT_MODULE, LEGACY_MODULE
 from hcmigrate.rules.nodes import dotted_name
-from hcmigrate.rules.context import ImportContext, ImportSite
+from hcmigrate.rules.context import ImportContext, ImportSite, ModuleSite, ReportContext
 from hcmigrate.rules.nodes import parse
-from hcmigrate.rules.spec import CompatStrategy, LegacyImport, Rule, handles
+from hcmigrate.rules.spec import CompatStrategy, LegacyImport, ModuleEnd, Rule, handles
 
 UNUSED_IMPORT = Rule(
     code="HCB001",
@@ -136,7 +137,7 @@ def _without(names, drop):
 
 @handles(
     LegacyImport(),
-    reports=(UNUSED_IMPORT, REEXPORT_KEPT, REEXPORT_IMPORTER, STAR_IMPORT),
+    reports=(UNUSED_IMPORT, REEXPORT_KEPT, STAR_IMPORT),
 )
 def clean_up(site: ImportSite, ctx: ImportContext):
     """An import whose legacy names nothing uses any more goes; one other modules take legacy
@@ -217,3 +218,22 @@ def point_at_compat(site: ImportSite, ctx: ImportContext):
         return None
     ctx.report(COMPAT_IMPORT, node, f"import pointed at {COMPAT_MODULE}")
     return import_to_compat(node, site.updated)
+
+
+@handles(ModuleEnd(), reports=(REEXPORT_IMPORTER,))
+def report_reexport_importer(site: ModuleSite, ctx: ReportContext) -> None:
+    """A module that imports names other modules of the tree re-export from the legacy API, and
+    in which no rule found anything: its uses are out of the codemod's sight."""
+    options = site.options
+    passes_names_along = options.module_name is not None and any(
+        key.startswith(options.module_name + ".") for key, _ in options.reexports
+    )  # a link of a re-export chain (e.g. a package __init__): importers are migrated instead
+    if site.diagnostics or passes_names_along:
+        return
+    for module, names in options.reexporters_imported:
+        ctx.report(
+            REEXPORT_IMPORTER,
+            None,
+            f"may use legacy host_callback names re-exported by module `{module}` "
+            f"({', '.join(names)}); hcmigrate rewrites that module, check this file's uses by hand",
+        )
