@@ -33,12 +33,16 @@ from pathlib import Path
 from functools import partial
 from typing import Callable, Iterator
 
-NEEDLE = b"host_callback"
-# The codemod also modernises `pure_callback(..., vectorized=True)` (hcmigrate.codemod.HINTS
-# lists "vectorized"); `vectorized` alone is common (numpy, scipy), so that rule's files must
-# contain both words.
-NEEDLES = (NEEDLE, b"vectorized")
-MODERN = (b"pure_callback", b"vectorized")
+from hcmigrate.rules.spec import LEGACY_WORD, TriggerWords
+from hcmigrate.rules.trigger_table import TRIGGERS
+
+# What a file must contain for a rule to apply, from the rules' own triggers (the table is
+# generated from them: this module must not import the rules, which import libcst): every use
+# of the legacy module spells `host_callback`; a modern-call rule's file holds all the words of
+# its trigger (`pure_callback` and `vectorized`: either alone is common).
+WORDS = TriggerWords(TRIGGERS)
+NEEDLE = LEGACY_WORD.encode()
+NEEDLE_SETS = tuple(tuple(word.encode() for word in words) for words in WORDS.needle_sets)
 GENERATED_MARKER = b"@gen" + b"erated"
 LEGACY = "jax.experimental.host_callback"
 
@@ -90,16 +94,38 @@ def _import_words_superset(data: bytes) -> set[bytes]:
     return {b"from", b"import", *text.translate(_NON_WORD_TO_SPACE).split()}
 
 
+def _shared_part(needle_sets) -> bytes:
+    """The longest text every needle set has a word containing (at least 4 characters)."""
+    first, *others = needle_sets
+    parts = sorted(
+        {w[i:j] for w in first for i in range(len(w)) for j in range(i + 4, len(w) + 1)},
+        key=len,
+        reverse=True,
+    )
+    return next((p for p in parts if all(any(p in w for w in o) for o in others)), b"")
+
+
+def _words_pattern(words, before: bytes, after: bytes) -> re.Pattern[bytes] | None:
+    if not words:
+        return None
+    return re.compile(before + b"|".join(re.escape(w.encode()) for w in sorted(words)) + after)
+
+
+_SHARED = _shared_part(NEEDLE_SETS)
+
+
 def direct_candidate(data: bytes) -> bool:
-    # Both needles contain "_callback": one scan rules out almost every file.
-    return b"_callback" in data and (NEEDLE in data or all(n in data for n in MODERN))
+    # One scan for a part every needle set shares ("_callback") rules out almost every file.
+    return _SHARED in data and any(all(n in data for n in needles) for needles in NEEDLE_SETS)
 
 
 # What `_tree_uses_api` looks for, as text: `host_callback` after a dot (an attribute, a dotted
 # module name; blanks, line continuations and comments may stand between them) or as a word
-# of an import statement; `vectorized=` as a keyword argument.
+# of an import statement; a trigger's keyword as a keyword argument (`vectorized=`), a
+# trigger's first argument as a string literal (`"jax_host_callback_inline"`).
 _DOTTED_NEEDLE = re.compile(rb"\.(?:\s|\\|#[^\n]*)*host_callback\b")
-_VECTORIZED_KEYWORD = re.compile(rb"\bvectorized(?:\s|\\)*=(?!=)")
+_KEYWORD = _words_pattern(WORDS.keywords, rb"\b(?:", rb")(?:\s|\\)*=(?!=)")
+_STRING = _words_pattern(WORDS.first_arguments, rb"[\"'](?:", rb")[\"']")
 
 
 def _may_use_api(data: bytes) -> bool:
@@ -110,7 +136,7 @@ def _may_use_api(data: bytes) -> bool:
         _DOTTED_NEEDLE.search(data) or b"host_callback" in _import_words_superset(data)
     ):
         return True
-    return _VECTORIZED_KEYWORD.search(data) is not None
+    return any(pattern.search(data) for pattern in (_KEYWORD, _STRING) if pattern is not None)
 
 
 def _is_plain_text(data: bytes) -> bool:
@@ -161,7 +187,9 @@ def _names_api(node: ast.AST) -> bool:
     if isinstance(node, ast.ImportFrom):
         return bool(node.module) and "host_callback" in node.module
     if isinstance(node, ast.keyword):
-        return node.arg == "vectorized"
+        return node.arg in WORDS.keywords
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value in WORDS.first_arguments
     return False
 
 

@@ -1,16 +1,32 @@
-"""Print the README's rule table from the rule registry (tests check the README matches)."""
+"""Write what is derived from the rule records: README's rule table and the pre-filter's trigger
+table (hcmigrate/rules/trigger_table.py, which must not import the rules: they import libcst).
+
+    python scripts/rules_table.py            # print the README table
+    python scripts/rules_table.py --write    # rewrite the derived files
+
+tests/test_rule_docs.py fails when a derived file is not what this writes.
+"""
 
 from __future__ import annotations
 
-from hcmigrate.rules.registry import registry
+import re
+import sys
+from pathlib import Path
+
+from hcmigrate.rules.registry import Registry, registry
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+TRIGGER_TABLE = REPO / "hcmigrate" / "rules" / "trigger_table.py"
+_README_TABLE = re.compile(r"(<!-- rules-table:start -->\n)(.*)(<!-- rules-table:end -->)", re.S)
 
 
-def table() -> str:
+def readme_table(rules: Registry) -> str:
     rows = [
         "| code | name | level | legacy form | modern form | what changes at run time |",
         "|---|---|---|---|---|---|",
     ]
-    for rule in registry().rules:
+    for rule in rules.rules:
         cells = [
             rule.code,
             rule.name,
@@ -23,5 +39,49 @@ def table() -> str:
     return "\n".join(rows) + "\n"
 
 
+def readme(rules: Registry, text: str) -> str:
+    """README.md's text with the rule table of `rules`."""
+    return _README_TABLE.sub(lambda m: m.group(1) + readme_table(rules) + m.group(3), text)
+
+
+def trigger_table(rules: Registry) -> str:
+    triggers = sorted({repr(handler.trigger) for handler in rules.handlers})
+    kinds = sorted({t.split("(", 1)[0] for t in triggers})
+    lines = [
+        '"""The trigger of every rewrite of every rule, for the pre-filter (hcmigrate.prefilter),',
+        "which runs before libcst is imported and so cannot import the rules.",
+        "",
+        "Written by `python scripts/rules_table.py --write` from the rule modules; do not edit.",
+        '"""',
+        "",
+        f"from hcmigrate.rules.spec import {', '.join(kinds)}",
+        "",
+        "TRIGGERS = (",
+        *(f"    {t}," for t in triggers),
+        ")",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def derived_files(rules: Registry) -> dict[Path, str]:
+    """Each derived file and the text it must have."""
+    return {
+        README: readme(rules, README.read_text(encoding="utf-8")),
+        TRIGGER_TABLE: trigger_table(rules),
+    }
+
+
+def main(argv: list[str]) -> int:
+    rules = registry()
+    if "--write" not in argv:
+        print(readme_table(rules), end="")
+        return 0
+    for path, text in derived_files(rules).items():
+        if (path.read_text(encoding="utf-8") if path.exists() else None) != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(REPO)}")
+    return 0
+
+
 if __name__ == "__main__":
-    print(table(), end="")
+    sys.exit(main(sys.argv[1:]))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 from hcmigrate.api import migrate_source
-from hcmigrate.prefilter import NEEDLES, direct_candidate, legacy_bindings, scan
+from hcmigrate.prefilter import direct_candidate, legacy_bindings, scan
 from hcmigrate import prefilter
 from cli_helpers import run
 
@@ -147,11 +147,11 @@ def test_symlinks_never_written_through(tmp_path):
 
 
 # --- the two-phase pre-filter ------------------------------------------------------------------
-def test_prefilter_needles_cover_the_codemods_hints():
+def test_prefilter_reads_the_rules_own_triggers():
     from hcmigrate.rules.registry import registry
 
-    words = registry().words.needle_sets
-    assert {w.encode() for needles in words for w in needles} <= {*NEEDLES, *prefilter.MODERN}
+    # (the table is written from the rules: tests/test_rule_docs.py checks it is up to date)
+    assert prefilter.WORDS.needle_sets == registry().words.needle_sets
     # The modern clean-up rule needs both words; files with only one are not changed by the codemod.
     assert direct_candidate(b"jax.pure_callback(f, s, x, vectorized=True)")
     assert not direct_candidate(b"np.vectorize(f)  # vectorized")
@@ -160,6 +160,17 @@ def test_prefilter_needles_cover_the_codemods_hints():
         "import jax\njax.pure_callback(f, s, x)\n",
     ):
         assert not migrate_source(text).changed
+
+
+def test_a_file_whose_only_site_is_a_legacy_config_flag_is_migrated(tmp_path):
+    # No import of host_callback: the flag's name is the file's only trace of the legacy API.
+    (tmp_path / "cfg.py").write_text(
+        "import jax\njax.config.update('jax_host_callback_inline', True)\n"
+    )
+    (tmp_path / "other.py").write_text("x = 'jax_host_callback_inline'  # a mention, not a site\n")
+    res = run(["--check", "-v", "."], tmp_path)
+    assert "cfg.py:2:1: HCB404 [fixed-with-behaviour-note]" in res.stdout
+    assert "2 of 2 files passed the pre-filter" in res.stderr and "unchanged other.py" in res.stdout
 
 
 def test_every_fixture_passes_the_prefilter():

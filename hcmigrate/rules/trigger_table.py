@@ -1,0 +1,23 @@
+"""The trigger of every rewrite of every rule, for the pre-filter (hcmigrate.prefilter),
+which runs before libcst is imported and so cannot import the rules.
+
+Written by `python scripts/rules_table.py --write` from the rule modules; do not edit.
+"""
+
+from hcmigrate.rules.spec import CompatStrategy, LegacyCall, LegacyImport, LegacyReference, ModernCall, ModuleEnd, UnbindableCall
+
+TRIGGERS = (
+    CompatStrategy(),
+    LegacyCall(function='barrier_wait', keyword=None),
+    LegacyCall(function='call', keyword=None),
+    LegacyCall(function='id_print', keyword=None),
+    LegacyCall(function='id_tap', keyword=None),
+    LegacyCall(function='stop_outfeed_receiver', keyword=None),
+    LegacyImport(),
+    LegacyReference(members=None, guard_fallback=False),
+    LegacyReference(members=None, guard_fallback=True),
+    ModernCall(callees=('jax.config.update', 'jax.config.config.update', 'jax._src.config.config.update'), keyword=None, first_argument=('jax_host_callback_inline', 'jax_host_callback_outfeed', 'jax_host_callback_max_queue_byte_size', 'jax_host_callback_legacy', 'jax_host_callback_ad_transforms')),
+    ModernCall(callees=('jax.pure_callback', 'jax._src.callback.pure_callback'), keyword='vectorized', first_argument=()),
+    ModuleEnd(),
+    UnbindableCall(),
+)
