@@ -33,6 +33,11 @@ class Diagnostic:
             return f"{filename}:cell {self.cell}:{self.line}:{self.col}"
         return f"{filename}:{self.line}:{self.col}"
 
+    def brief(self) -> str:
+        """`line:col CODE [level] message`, as rule examples and fixtures' `.diagnostics` files
+        spell the diagnostics they expect."""
+        return f"{self.line}:{self.col} {self.code} [{self.level.value}] {self.message}"
+
     def format(self, filename: str) -> str:
         return f"{self.location(filename)}: {self.code} [{self.level.value}] {self.message}"
 

@@ -1,4 +1,4 @@
-"""Write fixtures/NAME.out.py from NAME.in.py with the current codemod.
+"""Write fixtures/NAME.out.py and NAME.diagnostics from NAME.in.py with the current codemod.
 
 Expected outputs of the codemod are reviewed by a human after regeneration (git diff); the
 runtime behaviour of runnable fixtures is checked against golden traces recorded from real
@@ -21,11 +21,11 @@ def main(names: list[str]) -> int:
         if names and name not in names:
             continue
         result = migrate_source(source.read_text(), Options(), filename=source.name)
-        target = FIXTURES / f"{name}.out.py"
-        target.write_text(result.code)
+        (FIXTURES / f"{name}.out.py").write_text(result.code)
+        (FIXTURES / f"{name}.diagnostics").write_text(
+            "".join(d.brief() + "\n" for d in result.diagnostics)
+        )
         print(f"{name}: {len(result.diagnostics)} diagnostics")
-        for d in result.diagnostics:
-            print("   ", d.format(source.name))
     return 0
 
 

@@ -1,5 +1,6 @@
-"""Every fixtures/NAME.in.py is migrated to exactly NAME.out.py; the output parses,
-compiles, and a second run changes nothing (idempotence). Discovered, not listed."""
+"""Every fixtures/NAME.in.py is migrated to exactly NAME.out.py with exactly the diagnostics of
+NAME.diagnostics; the output parses, compiles, and a second run changes nothing (idempotence).
+Discovered, not listed; scripts/regen_codemod_fixtures.py writes the expected files."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ def test_fixture_output_matches(source: Path):
     expected = source.with_name(_name(source) + ".out.py").read_text()
     result = migrate_source(source.read_text(), Options(), filename=source.name)
     assert result.code == expected
+    diagnostics = source.with_name(_name(source) + ".diagnostics").read_text().splitlines()
+    assert [d.brief() for d in result.diagnostics] == diagnostics
     cst.parse_module(result.code)
     compile(result.code, source.name, "exec")
 

@@ -7,7 +7,7 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite, RuleContext
 from hcmigrate.rules.nodes import parse
-from hcmigrate.rules.spec import LegacyCall, Rule, handles
+from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 
 BARRIER = Rule(
     code="HCB401",
@@ -17,6 +17,26 @@ BARRIER = Rule(
     modern="jax.effects_barrier()",
     summary="Wait for pending callbacks with jax.effects_barrier().",
     behaviour_note="Errors raised in callbacks surface at the call as jax.errors.JaxRuntimeError, not from the barrier as CallbackException.",
+    examples=(
+        Example(
+            before="""\
+from jax.experimental import host_callback as hcb
+
+run(data)
+hcb.barrier_wait()
+""",
+            after="""\
+import jax
+
+run(data)
+jax.effects_barrier()
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "4:1 HCB401 [fixed] barrier_wait() -> jax.effects_barrier()",
+            ),
+        ),
+    ),
 )
 STOP_OUTFEED = Rule(
     code="HCB402",
@@ -25,6 +45,31 @@ STOP_OUTFEED = Rule(
     legacy="stop_outfeed_receiver()",
     modern="(removed)",
     summary="Modern callbacks have no outfeed receiver to stop.",
+    examples=(
+        Example(
+            title="the statement goes; its comments stay",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def shutdown():
+    # nothing to flush any more
+    hcb.stop_outfeed_receiver()
+    close_files()
+""",
+            after="""\
+
+
+def shutdown():
+    # nothing to flush any more
+    close_files()
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "6:5 HCB402 [fixed] stop_outfeed_receiver() removed: nothing to stop",
+            ),
+        ),
+    ),
 )
 
 

@@ -14,7 +14,7 @@ from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
 from hcmigrate.rules.compat_reasons import compat_reason
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, literal_value, parse, string
-from hcmigrate.rules.spec import LegacyCall, Rule, handles
+from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 
 PURE = Rule(
     code="HCB301",
@@ -24,6 +24,31 @@ PURE = Rule(
     modern='jax.pure_callback(f, SDS(S), arg, vmap_method="sequential")',
     summary="A pure host computation becomes pure_callback; result_shape becomes ShapeDtypeStruct leaves.",
     behaviour_note="The callback receives jax.Array leaves; under vmap it now runs per element (legacy call failed under vmap).",
+    examples=(
+        Example(
+            title="a numpy function whose result is used; the scalar `result_shape` becomes a float32[] leaf",
+            before="""\
+import numpy as np
+from jax.experimental import host_callback as hcb
+
+
+def norm(x):
+    return hcb.call(np.linalg.norm, x, result_shape=1.0)
+""",
+            after="""\
+import numpy as np
+import jax
+
+
+def norm(x):
+    return jax.pure_callback(np.linalg.norm, jax.ShapeDtypeStruct((), "float32"), x, vmap_method="sequential")
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "6:12 HCB301 [fixed] call -> jax.pure_callback",
+            ),
+        ),
+    ),
 )
 IO = Rule(
     code="HCB302",
@@ -33,6 +58,43 @@ IO = Rule(
     modern="io_callback(f, SDS(S), arg, ordered=True)",
     summary="A host call with side effects (or an unused result) becomes an ordered io_callback.",
     behaviour_note="The callback receives jax.Array leaves; like legacy call, it fails under vmap and grad.",
+    examples=(
+        Example(
+            title="a callback with side effects",
+            before="""\
+import jax
+import numpy as np
+from jax.experimental import host_callback as hcb
+
+
+def save(x):
+    np.save("x.npy", x)
+    return x
+
+
+def step(x):
+    return hcb.call(save, x, result_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))
+""",
+            after="""\
+import jax
+import numpy as np
+from jax.experimental import io_callback
+
+
+def save(x):
+    np.save("x.npy", x)
+    return x
+
+
+def step(x):
+    return io_callback(save, jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)), x, ordered=True)
+""",
+            diagnostics=(
+                "3:1 HCB001 [fixed] unused import of host_callback removed",
+                "12:12 HCB302 [fixed] call -> io_callback(..., ordered=True): the callback may have side effects",
+            ),
+        ),
+    ),
 )
 COMPAT = Rule(
     code="HCB303",
@@ -41,6 +103,31 @@ COMPAT = Rule(
     legacy="call(f, arg, call_with_device=True) using the device; device_index != 0; callback_flavor=",
     modern="hcb_compat.call(...)",
     summary="No faithful modern spelling: the call site uses the compat runtime.",
+    examples=(
+        Example(
+            title="a call on another device's host",
+            before="""\
+import numpy as np
+from jax.experimental import host_callback as hcb
+
+
+def norm(x):
+    return hcb.call(np.linalg.norm, x, result_shape=1.0, device_index=1)
+""",
+            after="""\
+import numpy as np
+from compat import host_callback as hcb_compat
+
+
+def norm(x):
+    return hcb_compat.call(np.linalg.norm, x, result_shape=1.0, device_index=1)
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "6:12 HCB303 [compat-fallback] call kept on the compat runtime: device_index= picks which device's host runs the callback",
+            ),
+        ),
+    ),
 )
 
 

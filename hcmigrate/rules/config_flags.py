@@ -8,7 +8,7 @@ from hcmigrate.diagnostics import Level
 from hcmigrate.facts import CONFIG_UPDATE_NAMES, LEGACY_CONFIG_FLAGS
 from hcmigrate.rules.context import REMOVE_STATEMENT, ModernCallSite, RuleContext
 from hcmigrate.rules.nodes import literal_value
-from hcmigrate.rules.spec import ModernCall, Rule, handles
+from hcmigrate.rules.spec import Example, ModernCall, Rule, handles
 
 CONFIG_FLAG = Rule(
     code="HCB404",
@@ -18,6 +18,21 @@ CONFIG_FLAG = Rule(
     modern="(removed)",
     summary="host_callback's config flags are gone; updating them raises on modern JAX.",
     behaviour_note="The flag tuned the legacy implementation only (inline vs outfeed, queue size); modern callbacks have no such knob.",
+    examples=(
+        Example(
+            before="""\
+import jax
+
+jax.config.update("jax_host_callback_inline", True)
+""",
+            after="""\
+import jax
+""",
+            diagnostics=(
+                "3:1 HCB404 [fixed-with-behaviour-note] `jax_host_callback_inline` no longer exists; the update is removed",
+            ),
+        ),
+    ),
 )
 
 

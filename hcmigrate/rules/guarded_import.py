@@ -12,7 +12,7 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.context import ReferenceSite, RuleContext
-from hcmigrate.rules.spec import LegacyReference, Rule, handles
+from hcmigrate.rules.spec import Example, LegacyReference, Rule, handles
 
 GUARD_KEPT = Rule(
     code="HCB004",
@@ -21,6 +21,40 @@ GUARD_KEPT = Rule(
     legacy="try: import ...host_callback as hcb / except ImportError: hcb = None, with `hcb` still tested",
     modern="(left alone)",
     summary="On JAX >= 0.8 the guarded name is always None: code guarded by it silently stops running.",
+    examples=(
+        Example(
+            title="a guarded import's name still tested",
+            before="""\
+try:
+    import jax.experimental.host_callback as hcb
+except ImportError:
+    hcb = None
+
+
+def trace(x):
+    if hcb is not None:
+        hcb.id_print(x)
+    return x
+""",
+            after="""\
+import jax
+try:
+    import jax.experimental.host_callback as hcb
+except ImportError:
+    hcb = None
+
+
+def trace(x):
+    if hcb is not None:
+        jax.debug.print("{}", x, ordered=True)
+    return x
+""",
+            diagnostics=(
+                "8:8 HCB004 [manual] `hcb` tells whether host_callback could be imported: on JAX >= 0.8 it never can, so the code this test guards no longer runs; decide by hand",
+                "9:9 HCB201 [fixed] id_print -> jax.debug.print",
+            ),
+        ),
+    ),
 )
 
 _NONE_TESTS = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)

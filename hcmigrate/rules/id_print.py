@@ -15,7 +15,7 @@ from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import compat_reason
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, is_simple, literal_value, parse, string
-from hcmigrate.rules.spec import LegacyCall, Rule, handles
+from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
 
 NATIVE = Rule(
@@ -29,6 +29,31 @@ NATIVE = Rule(
         "Under vmap jax.debug.print prints once per element (legacy: once, with a `transforms:` "
         "header); a non-literal pytree argument is formatted by str() instead of `( a b )`."
     ),
+    examples=(
+        Example(
+            title="the legacy header (`what: x`) is kept in the format string",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def step(x):
+    hcb.id_print(x, what="x")
+    return x
+""",
+            after="""\
+import jax
+
+
+def step(x):
+    jax.debug.print("what: x\\n{}", x, ordered=True)
+    return x
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:5 HCB201 [fixed] id_print -> jax.debug.print",
+            ),
+        ),
+    ),
 )
 COMPAT = Rule(
     code="HCB202",
@@ -37,6 +62,34 @@ COMPAT = Rule(
     legacy="id_print(x, output_stream=s) / threshold= / tap_with_device=True / non-literal keywords",
     modern="hcb_compat.id_print(...)",
     summary="Output stream, threshold, device or computed keywords: the compat runtime prints exactly as legacy.",
+    examples=(
+        Example(
+            title="a print to another stream",
+            before="""\
+import sys
+
+from jax.experimental import host_callback as hcb
+
+
+def step(x):
+    hcb.id_print(x, output_stream=sys.stderr)
+    return x
+""",
+            after="""\
+import sys
+from compat import host_callback as hcb_compat
+
+
+def step(x):
+    hcb_compat.id_print(x, output_stream=sys.stderr)
+    return x
+""",
+            diagnostics=(
+                "3:1 HCB001 [fixed] unused import of host_callback removed",
+                "7:5 HCB202 [compat-fallback] id_print kept on the compat runtime: `output_stream=` has no jax.debug.print equivalent",
+            ),
+        ),
+    ),
 )
 
 _PRINTER_ONLY = ("output_stream", "threshold")

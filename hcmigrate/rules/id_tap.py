@@ -8,7 +8,7 @@ from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import compat_reason
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, parse
-from hcmigrate.rules.spec import LegacyCall, Rule, handles
+from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
 
 NATIVE = Rule(
@@ -23,6 +23,60 @@ NATIVE = Rule(
         "vmapped or differentiated (legacy tapped the whole batch once, or the primal); a tap that "
         "reads `transforms` now always gets ()."
     ),
+    examples=(
+        Example(
+            title="a tap defined in the module loses its `transforms` parameter; the value flows by name",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def show(x, transforms):
+    print(x)
+
+
+def step(x):
+    x = hcb.id_tap(show, x)
+    return x * 2
+""",
+            after="""\
+from jax.experimental import io_callback
+
+
+def show(x):
+    print(x)
+
+
+def step(x):
+    io_callback(show, None, x, ordered=True)
+    return x * 2
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "9:9 HCB101 [fixed] id_tap -> io_callback(..., ordered=True)",
+            ),
+        ),
+        Example(
+            title="inside an expression the new code still evaluates to the tapped value",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def step(i):
+    return jax.lax.cond(i > 0, lambda v: hcb.id_tap(show, v), lambda v: v, i)
+""",
+            after="""\
+from jax.experimental import io_callback
+
+
+def step(i):
+    return jax.lax.cond(i > 0, lambda v: (io_callback(lambda arg: show(arg, ()), None, v, ordered=True), v)[1], lambda v: v, i)
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:42 HCB101 [fixed] id_tap -> io_callback(..., ordered=True)",
+            ),
+        ),
+    ),
 )
 COMPAT = Rule(
     code="HCB102",
@@ -31,6 +85,39 @@ COMPAT = Rule(
     legacy="id_tap(tap, arg, tap_with_device=True) using the device; device_index != 0; callback_flavor=",
     modern="hcb_compat.id_tap(...)",
     summary="No faithful modern spelling: the call site uses the compat runtime, which keeps legacy semantics.",
+    examples=(
+        Example(
+            title="a tap that uses its `device` argument",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def show(x, transforms, device):
+    print(device, x)
+
+
+def step(x):
+    hcb.id_tap(show, x, tap_with_device=True)
+    return x
+""",
+            after="""\
+from compat import host_callback as hcb_compat
+
+
+def show(x, transforms, device):
+    print(device, x)
+
+
+def step(x):
+    hcb_compat.id_tap(show, x, tap_with_device=True)
+    return x
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "9:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function uses the `device` argument",
+            ),
+        ),
+    ),
 )
 
 

@@ -17,7 +17,7 @@ from hcmigrate.facts import COMPAT_MODULE, LEGACY_MODULE
 from hcmigrate.rules.nodes import dotted_name
 from hcmigrate.rules.context import ImportContext, ImportSite, ModuleSite, ReportContext
 from hcmigrate.rules.nodes import parse
-from hcmigrate.rules.spec import CompatStrategy, LegacyImport, ModuleEnd, Rule, handles
+from hcmigrate.rules.spec import Example, CompatStrategy, LegacyImport, ModuleEnd, Rule, handles
 
 UNUSED_IMPORT = Rule(
     code="HCB001",
@@ -26,6 +26,29 @@ UNUSED_IMPORT = Rule(
     legacy="import jax.experimental.host_callback as hcb (nothing left uses it)",
     modern="(removed)",
     summary="The import fails on JAX >= 0.8; once no use is left it is removed.",
+    examples=(
+        Example(
+            title="an import nothing uses after the rewrite goes",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def shutdown():
+    hcb.barrier_wait()
+""",
+            after="""\
+import jax
+
+
+def shutdown():
+    jax.effects_barrier()
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:5 HCB401 [fixed] barrier_wait() -> jax.effects_barrier()",
+            ),
+        ),
+    ),
 )
 REEXPORT_KEPT = Rule(
     code="HCB005",
@@ -34,6 +57,24 @@ REEXPORT_KEPT = Rule(
     legacy="from jax.experimental.host_callback import id_tap  # imported from here by other modules",
     modern="from compat.host_callback import id_tap",
     summary="A legacy name other modules import from this one is pointed at the compat runtime instead of removed, so importers outside the migrated tree keep working.",
+    examples=(
+        Example(
+            title="`mypkg.taps` re-exports `id_tap` to other modules of the tree",
+            before="""\
+from jax.experimental.host_callback import id_tap
+""",
+            after="""\
+from compat.host_callback import id_tap
+""",
+            diagnostics=(
+                "1:1 HCB005 [compat-fallback] id_tap imported from this module by other modules: pointed at compat.host_callback",
+            ),
+            options={
+                "reexports": (("mypkg.taps.id_tap", "jax.experimental.host_callback.id_tap"),),
+                "module_name": "mypkg.taps",
+            },
+        ),
+    ),
 )
 REEXPORT_IMPORTER = Rule(
     code="HCB006",
@@ -42,6 +83,25 @@ REEXPORT_IMPORTER = Rule(
     legacy="from mypkg.taps import id_tap  # mypkg.taps re-exports a legacy name",
     modern="(reported)",
     summary="The file imports legacy names through another module in a way the codemod could not follow; check its uses by hand.",
+    examples=(
+        Example(
+            title="a module that takes `id_tap` from `mypkg.taps`, which re-exports it, and uses it out of the codemod's sight",
+            before="""\
+import mypkg.taps as taps
+
+LOGGERS = {"tap": taps.id_tap}
+""",
+            after="""\
+import mypkg.taps as taps
+
+LOGGERS = {"tap": taps.id_tap}
+""",
+            diagnostics=(
+                "1:1 HCB006 [manual] may use legacy host_callback names re-exported by module `mypkg.taps` (id_tap); hcmigrate rewrites that module, check this file's uses by hand",
+            ),
+            options={"reexporters_imported": (("mypkg.taps", ("id_tap",)),)},
+        ),
+    ),
 )
 STAR_IMPORT = Rule(
     code="HCB007",
@@ -50,6 +110,29 @@ STAR_IMPORT = Rule(
     legacy="from jax.experimental.host_callback import *  (a name from it still used)",
     modern="from compat.host_callback import *",
     summary="Uses resolved through the star import are rewritten; if one is left, the star import is pointed at the compat runtime.",
+    examples=(
+        Example(
+            title="a name of the star import is still used (a call left for a human)",
+            before="""\
+from jax.experimental.host_callback import *
+
+
+def log(*args):
+    return id_tap(*args)
+""",
+            after="""\
+from compat.host_callback import *
+
+
+def log(*args):
+    return id_tap(*args)
+""",
+            diagnostics=(
+                "1:1 HCB007 [compat-fallback] names of the star import are still used: pointed at compat.host_callback",
+                "5:12 HCB003 [manual] id_tap(...): `*` arguments cannot be bound statically; left alone",
+            ),
+        ),
+    ),
 )
 COMPAT_IMPORT = Rule(
     code="HCB701",
@@ -58,6 +141,28 @@ COMPAT_IMPORT = Rule(
     legacy="from jax.experimental import host_callback as hcb",
     modern="from compat import host_callback as hcb",
     summary="--strategy compat: point the import at the compat runtime (no behaviour change).",
+    examples=(
+        Example(
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def step(x):
+    hcb.id_print(x)
+    return x
+""",
+            after="""\
+from compat import host_callback as hcb
+
+
+def step(x):
+    hcb.id_print(x)
+    return x
+""",
+            diagnostics=("1:1 HCB701 [fixed] import pointed at compat.host_callback",),
+            options={"strategy": "compat"},
+        ),
+    ),
 )
 
 _PARENT, _LEAF = LEGACY_MODULE.rsplit(".", 1)  # "jax.experimental", "host_callback"

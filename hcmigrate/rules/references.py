@@ -22,7 +22,7 @@ from hcmigrate.facts import (
 )
 from hcmigrate.rules.context import ReferenceSite, RuleContext, UnbindableSite
 from hcmigrate.rules.nodes import parse
-from hcmigrate.rules.spec import LegacyReference, Rule, UnbindableCall, handles
+from hcmigrate.rules.spec import Example, LegacyReference, Rule, UnbindableCall, handles
 
 AMBIGUOUS = Rule(
     code="HCB002",
@@ -31,6 +31,28 @@ AMBIGUOUS = Rule(
     legacy="a name bound to host_callback on one path and to something else on another",
     modern="(left alone)",
     summary="The tool does not guess: the site is reported for a human.",
+    examples=(
+        Example(
+            title="a name that is host_callback on one path and another module on the other is left alone",
+            before="""\
+try:
+    from jax.experimental import host_callback as hcb
+except ImportError:
+    import my_taps as hcb
+
+hcb.id_tap(show, x)
+""",
+            after="""\
+try:
+    from jax.experimental import host_callback as hcb
+except ImportError:
+    import my_taps as hcb
+
+hcb.id_tap(show, x)
+""",
+            diagnostics=("6:1 HCB002 [manual] may mean my_taps.id_tap; left alone",),
+        ),
+    ),
 )
 UNBINDABLE = Rule(
     code="HCB003",
@@ -39,6 +61,28 @@ UNBINDABLE = Rule(
     legacy="id_tap(*args, **kwargs) and other calls whose arguments cannot be bound statically",
     modern="(left alone)",
     summary="Arguments cannot be matched to the legacy signature without running the code.",
+    examples=(
+        Example(
+            title="arguments that cannot be matched to the legacy signature",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def log(*args):
+    return hcb.id_tap(*args)
+""",
+            after="""\
+from jax.experimental import host_callback as hcb
+
+
+def log(*args):
+    return hcb.id_tap(*args)
+""",
+            diagnostics=(
+                "5:12 HCB003 [manual] id_tap(...): `*` arguments cannot be bound statically; left alone",
+            ),
+        ),
+    ),
 )
 EXCEPTION = Rule(
     code="HCB403",
@@ -48,6 +92,33 @@ EXCEPTION = Rule(
     modern=f"except {MODERN_EXCEPTION}",
     summary="Errors raised in host callbacks now surface as jax.errors.JaxRuntimeError at the call.",
     behaviour_note="Raised at the jitted call (or block_until_ready), not by barrier_wait().",
+    examples=(
+        Example(
+            before="""\
+from jax.experimental import host_callback as hcb
+
+try:
+    run(data)
+    hcb.barrier_wait()
+except hcb.CallbackException as error:
+    print("a tap failed:", error)
+""",
+            after="""\
+import jax
+
+try:
+    run(data)
+    jax.effects_barrier()
+except jax.errors.JaxRuntimeError as error:
+    print("a tap failed:", error)
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:5 HCB401 [fixed] barrier_wait() -> jax.effects_barrier()",
+                "6:8 HCB403 [fixed-with-behaviour-note] CallbackException -> jax.errors.JaxRuntimeError (raised at the call, not by barrier_wait)",
+            ),
+        ),
+    ),
 )
 INTERNAL = Rule(
     code="HCB501",
@@ -56,6 +127,23 @@ INTERNAL = Rule(
     legacy="hcb.outside_call_p",
     modern="(left alone)",
     summary="Private primitives of the legacy implementation have no modern counterpart.",
+    examples=(
+        Example(
+            before="""\
+from jax.experimental import host_callback as hcb
+
+PRIMITIVE = hcb.outside_call_p
+""",
+            after="""\
+from jax.experimental import host_callback as hcb
+
+PRIMITIVE = hcb.outside_call_p
+""",
+            diagnostics=(
+                "3:13 HCB501 [manual] `outside_call_p` is a private primitive of the legacy implementation; port this by hand",
+            ),
+        ),
+    ),
 )
 COMPAT_REFERENCE = Rule(
     code="HCB502",
@@ -64,6 +152,28 @@ COMPAT_REFERENCE = Rule(
     legacy="hcb.id_tap used as a value (functools.partial(hcb.id_tap, ...)), hcb.CallbackFlavor, hcb.id_tap_dep_p, the module as a value",
     modern="hcb_compat.id_tap, hcb_compat.CallbackFlavor, hcb_compat.id_tap_dep_p, hcb_compat",
     summary="Uses that are not plain calls keep legacy semantics through the compat runtime.",
+    examples=(
+        Example(
+            title="a legacy function passed around as a value",
+            before="""\
+import functools
+
+from jax.experimental import host_callback as hcb
+
+tap_to = functools.partial(hcb.id_tap, device_index=1)
+""",
+            after="""\
+import functools
+from compat import host_callback as hcb_compat
+
+tap_to = functools.partial(hcb_compat.id_tap, device_index=1)
+""",
+            diagnostics=(
+                "3:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:28 HCB502 [compat-fallback] id_tap used as a value: pointed at the compat runtime",
+            ),
+        ),
+    ),
 )
 
 

@@ -11,7 +11,7 @@ from hcmigrate.diagnostics import Level
 from hcmigrate.facts import PURE_CALLBACK_NAMES, VMAP_METHOD_FOR_VECTORIZED, VMAP_METHOD_SINCE
 from hcmigrate.rules.context import ModernCallSite, RuleContext
 from hcmigrate.rules.nodes import literal_value, string
-from hcmigrate.rules.spec import ModernCall, Rule, handles
+from hcmigrate.rules.spec import Example, ModernCall, Rule, handles
 
 VECTORIZED = Rule(
     code="HCB601",
@@ -20,6 +20,21 @@ VECTORIZED = Rule(
     legacy="jax.pure_callback(f, S, x, vectorized=True)",
     modern='jax.pure_callback(f, S, x, vmap_method="legacy_vectorized")',
     summary="Modernise pure_callback's removed `vectorized=` keyword.",
+    examples=(
+        Example(
+            before="""\
+import jax
+
+y = jax.pure_callback(f, shape, x, vectorized=True)
+""",
+            after="""\
+import jax
+
+y = jax.pure_callback(f, shape, x, vmap_method="legacy_vectorized")
+""",
+            diagnostics=('3:5 HCB601 [fixed] vectorized=True -> vmap_method="legacy_vectorized"',),
+        ),
+    ),
 )
 
 
