@@ -1,4 +1,18 @@
-"""Library API under the CLI: migrate one source text, get code and diagnostics back."""
+"""The library API: everything the command line does.
+
+One text: `migrate_source(text, Options())` gives the new code and the diagnostics.
+
+A run over files and folders, as `hcmigrate PATH...` does it:
+
+    settings = resolve_settings(["src"], select=["HCB1"])    # command-line values and config
+    plan = plan_run(["src"], settings, mode="fix", jobs=2)   # files, pre-filter, re-exports
+    for result in migrate_files(plan, jobs=2):               # in file order; "fix" writes
+        print(result.display, result.status, result.diagnostics)
+
+`migrate_stream` does it for bytes read from standard input, `review_change` asks about and
+writes one change hunk by hunk (--interactive), `write_atomic` replaces a file safely. These are
+imported when first used (they pull in the file walking, the pre-filter and the runner).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +22,18 @@ from typing import Literal
 from hcmigrate.diagnostics import Diagnostic
 from hcmigrate.errors import MigrationError
 
-__all__ = ["MigrationError", "MigrationResult", "Options", "Strategy", "migrate_source"]
+# The run-level part of the API, by the module that implements it (imported on first use).
+_RUN_API = {
+    "Settings": "hcmigrate.settings",
+    "resolve_settings": "hcmigrate.settings",
+    "plan_run": "hcmigrate.project",
+    "migrate_files": "hcmigrate.project",
+    "migrate_stream": "hcmigrate.project",
+    "review_change": "hcmigrate.review",
+    "read_source": "hcmigrate.files",
+    "write_atomic": "hcmigrate.files",
+}
+__all__ = ["MigrationError", "MigrationResult", "Options", "Strategy", "migrate_source", *_RUN_API]
 
 Strategy = Literal["native", "compat"]
 
@@ -63,3 +88,11 @@ def migrate_source(
     from hcmigrate.codemod.pipeline import migrate
 
     return migrate(text, options or Options(), filename=filename, top_level_await=top_level_await)
+
+
+def __getattr__(name: str):
+    if name in _RUN_API:
+        import importlib
+
+        return getattr(importlib.import_module(_RUN_API[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

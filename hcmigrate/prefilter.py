@@ -26,15 +26,15 @@ import ast
 import json
 import os
 import re
-import signal
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
-from typing import Callable, Iterator
+from typing import Callable
 
+from hcmigrate.reexports import ReExport, binding_targets, legacy_binding_targets, module_name
 from hcmigrate.rules.spec import LEGACY_WORD, TriggerWords
 from hcmigrate.rules.trigger_table import TRIGGERS
+from hcmigrate.scan_workers import can_fork, in_workers
 
 # What a file must contain for a rule to apply, from the rules' own triggers (the table is
 # generated from them: this module must not import the rules, which import libcst): every use
@@ -44,7 +44,6 @@ WORDS = TriggerWords(TRIGGERS)
 NEEDLE = LEGACY_WORD.encode()
 NEEDLE_SETS = tuple(tuple(word.encode() for word in words) for words in WORDS.needle_sets)
 GENERATED_MARKER = b"@gen" + b"erated"
-LEGACY = "jax.experimental.host_callback"
 
 
 # Import statements (a parenthesised name list may span lines): a module can only take a
@@ -159,14 +158,6 @@ def _parse(data: bytes) -> ast.Module | None:
         return None
 
 
-def uses_api(data: bytes) -> bool:
-    """Second, exact look at a phase-1 hit: does the code (not a comment or docstring) name
-    host_callback, or pass `vectorized=` to a call? Unparsable files stay candidates (their
-    error is reported by the per-file step)."""
-    tree = _parse(data)
-    return tree is None or _tree_uses_api(tree)
-
-
 def _tree_uses_api(tree: ast.Module) -> bool:
     # Most hits import the module at the top: found without walking the whole tree.
     for node in tree.body:
@@ -191,104 +182,6 @@ def _names_api(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
         return isinstance(node.value, str) and node.value in WORDS.first_arguments
     return False
-
-
-@dataclass(frozen=True)
-class ReExport:
-    module: str  # dotted module name of the re-exporting file (best effort from the path)
-    names: frozenset[str]  # names it binds at module level that are (or hold) legacy objects
-    targets: tuple[tuple[str, str], ...] = ()  # (name, legacy qualified name it stands for)
-
-    @property
-    def stem(self) -> str:
-        return self.module.rsplit(".", 1)[-1]
-
-
-def module_name(path: str | Path) -> str:
-    """Dotted module name from the file's place among packages (folders with __init__.py)."""
-    path = Path(path).resolve()
-    parts = [] if path.stem == "__init__" else [path.stem]
-    d = path.parent
-    while (d / "__init__.py").exists() and d != d.parent:
-        parts.append(d.name)
-        d = d.parent
-    return ".".join(reversed(parts)) or path.stem
-
-
-def legacy_bindings(
-    text: str, extra_modules: dict[str, frozenset[str]] | None = None
-) -> frozenset[str]:
-    """Names bound at module level (not inside functions) that refer to the legacy module or its
-    members, directly or via a re-exporting module in `extra_modules` (name -> legacy names)."""
-    return frozenset(
-        legacy_binding_targets(
-            text, {m: {n: "" for n in ns} for m, ns in (extra_modules or {}).items()}
-        )
-    )
-
-
-def legacy_binding_targets(
-    text: str, extra_modules: dict[str, dict[str, str]] | None = None
-) -> dict[str, str]:
-    """As legacy_bindings, with what each name stands for: `{"hcb": "jax.experimental.host_callback",
-    "tap": "jax.experimental.host_callback.id_tap"}` (targets through `extra_modules`, a map of
-    module -> {name: target}, come from the module that re-exports them)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return {}
-    return _binding_targets(tree, extra_modules or {})
-
-
-def _binding_targets(tree: ast.Module, extra_modules: dict[str, dict[str, str]]) -> dict[str, str]:
-    names: dict[str, str] = {}
-
-    def visit(body):
-        for node in body:
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name == LEGACY or a.name.startswith(LEGACY + "."):
-                        if a.asname:
-                            names[a.asname] = a.name
-                        else:
-                            names[a.name.split(".")[0]] = a.name.split(".")[0]
-            elif isinstance(node, ast.ImportFrom):
-                mod = node.module or ""
-                for a in node.names:
-                    full = f"{mod}.{a.name}"
-                    if mod == LEGACY or full == LEGACY or mod.startswith(LEGACY + "."):
-                        names[a.asname or a.name] = full
-                    else:
-                        last = mod.rsplit(".", 1)[-1] if mod else ""
-                        for key, exported in extra_modules.items():
-                            stem = key.rsplit(".", 1)[-1]
-                            if (last == stem or mod.endswith(key)) and (
-                                a.name in exported or a.name == "*"
-                            ):
-                                if a.name == "*":
-                                    names.update(exported)
-                                else:
-                                    names[a.asname or a.name] = exported[a.name]
-            elif isinstance(node, (ast.If, ast.Try)):
-                visit(node.body)
-                visit(getattr(node, "orelse", []))
-                for h in getattr(node, "handlers", []):
-                    visit(h.body)
-                visit(getattr(node, "finalbody", []))
-            elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
-                # `tap = hcb.id_tap` / `hcb2 = hcb`
-                root = node.value
-                while isinstance(root, ast.Attribute):
-                    root = root.value
-                if isinstance(root, ast.Name) and root.id in names:
-                    dotted = ast.unparse(node.value)
-                    target = names[root.id] + dotted[len(root.id) :] if names[root.id] else ""
-                    for t in node.targets:
-                        if isinstance(t, ast.Name):
-                            names[t.id] = target
-
-    visit(tree.body)
-    return names
 
 
 @dataclass
@@ -352,7 +245,7 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
         return _CANDIDATE, {}
     if tree is None:  # not UTF-8 (a coding cookie) or does not parse: the lenient reading
         return _CANDIDATE, legacy_binding_targets(data.decode("utf-8", "replace"))
-    return _CANDIDATE, _binding_targets(tree, {})
+    return _CANDIDATE, binding_targets(tree, {})
 
 
 class _Probe:
@@ -415,77 +308,6 @@ def _phase2(probe: _Probe, index: int, path: str | Path) -> tuple[list[str], dic
     return found, legacy_binding_targets(data.decode("utf-8", "replace"), probe.known)
 
 
-# Below this many files, worker processes cost more than they save.
-PARALLEL_MIN_FILES = 2000
-# Files per unit of work: small enough that interleaved units balance the workers (files differ
-# a lot in size), large enough that the messages (the few non-trivial results) cost nothing.
-_SLICE = 128
-
-
-def _can_fork(jobs: int, n_files: int) -> bool:
-    """Whether to spread a scan of `n_files` over `jobs` forked processes.
-
-    Only with fork: a worker starts at once and inherits what it works on (the path list, the
-    phase-2 probe), so nothing is pickled on the way in. Not when this process has imported JAX
-    (tests, notebooks): forking a multithreaded JAX process can deadlock, and a forkserver or
-    spawn start would cost more than it saves.
-    """
-    if jobs <= 1 or n_files < PARALLEL_MIN_FILES or "jax" in sys.modules:
-        return False
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def _in_workers(work: Callable[[int, int], list], n: int, jobs: int) -> Iterator:
-    """Run `work(start, stop)` over slices of range(n) in `jobs` forked processes (slice k in
-    worker k % jobs) and yield the items of the slices' results in order.
-
-    Plain processes and pipes, no multiprocessing.Pool: a pool feeds its workers from a thread
-    of this process, which stalls behind the GIL while this process imports the codemod
-    (see `scan`'s on_first_candidate); here each worker knows its slices from the start.
-    """
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork")
-    slices = [(start, min(start + _SLICE, n)) for start in range(0, n, _SLICE)]
-    sys.stdout.flush()  # a forked child flushes its copy of the buffers when it exits
-    sys.stderr.flush()
-    workers, pipes = [], []
-    try:
-        for k in range(jobs):
-            receive, send = context.Pipe(duplex=False)
-            worker = context.Process(
-                target=_work_slices, args=(work, slices[k::jobs], send), daemon=True
-            )
-            worker.start()
-            send.close()
-            workers.append(worker)
-            pipes.append(receive)
-        for k in range(len(slices)):
-            ok, result = pipes[k % jobs].recv()
-            if not ok:
-                raise result
-            yield from result
-    finally:
-        for worker in workers:
-            worker.kill()  # all done (or given up on): nothing left to wait for
-            worker.join()
-        for pipe in pipes:
-            pipe.close()
-
-
-def _work_slices(work: Callable[[int, int], list], slices: list[tuple[int, int]], send) -> None:
-    """A worker: send (True, result) per slice, in order, or (False, error) and stop."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what Ctrl-C does
-    try:
-        for start, stop in slices:
-            send.send((True, work(start, stop)))
-    except Exception as exc:  # a bug: raised again in the main process
-        send.send((False, exc))
-    send.close()
-
-
 def _phase1_range(
     paths: list, flags: list[bool], start: int, stop: int
 ) -> list[tuple[int, int, dict[str, str]]]:
@@ -524,15 +346,15 @@ def scan(
     workers go on: the CLI imports the codemod there, which a tree without candidates never needs."""
     flags = notebook_flags or [False] * len(paths)
     n = len(paths)
-    parallel = _can_fork(jobs, n)
+    parallel = can_fork(jobs, n)
 
     def phase1():
         work = partial(_phase1_range, paths, flags)
-        return _in_workers(work, n, jobs) if parallel else work(0, n)
+        return in_workers(work, n, jobs) if parallel else work(0, n)
 
     def phase2(probe: _Probe):
         work = partial(_phase2_range, paths, probe)
-        return _in_workers(work, n, jobs) if parallel else work(0, n)
+        return in_workers(work, n, jobs) if parallel else work(0, n)
 
     return _scan(paths, phase1, phase2, on_first_candidate)
 
@@ -576,41 +398,3 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
                 if bound:
                     pending[i] = bound
     return res
-
-
-def imported_names(text: str, own_module: str, is_package: bool = False) -> set[str]:
-    """Qualified names a module takes from other modules: `from M import N` gives "M.N"
-    (relative imports resolved against `own_module`, a package's `__init__` when
-    `is_package`), `import M` then `M.N` gives "M.N"."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return set()
-    found: set[str] = set()
-    bound_modules: dict[str, str] = {}
-    package = own_module.rsplit(".", 1)[0] if "." in own_module else ""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = own_module.split(".") + (["__init__"] if is_package else [])
-                anchor = (
-                    ".".join(parts[: max(0, len(parts) - node.level)]) if own_module else package
-                )
-                base = f"{anchor}.{base}".strip(".") if base else anchor
-            for alias in node.names:
-                found.add(f"{base}.{alias.name}")
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                bound_modules[alias.asname or alias.name.split(".")[0]] = (
-                    alias.name if alias.asname else alias.name.split(".")[0]
-                )
-        elif isinstance(node, ast.Attribute):
-            chain = []
-            root = node
-            while isinstance(root, ast.Attribute):
-                chain.append(root.attr)
-                root = root.value
-            if isinstance(root, ast.Name) and root.id in bound_modules:
-                found.add(".".join([bound_modules[root.id], *reversed(chain)]))
-    return found

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.runner import CHANGED, FAILED, SKIPPED, UNCHANGED, FileResult
+from hcmigrate.results import CHANGED, FAILED, SKIPPED, UNCHANGED, FileResult
 
 FORMATS = ("text", "json", "sarif", "github")
 LEVEL_ORDER = [Level.FIXED, Level.FIXED_WITH_NOTE, Level.COMPAT_FALLBACK, Level.MANUAL]
@@ -18,6 +18,17 @@ def all_rules() -> list:
     from hcmigrate.rules.registry import registry
 
     return list(registry().rules)
+
+
+def rules_text() -> str:
+    """--list-rules: every rule with its level, summary and behaviour note."""
+    lines = []
+    for r in all_rules():
+        lines.append(f"{r.code}  {r.name}  [{r.level.value}]")
+        lines.append(f"    {r.summary}")
+        if r.behaviour_note:
+            lines.append(f"    behaviour: {r.behaviour_note}")
+    return "\n".join(lines)
 
 
 @dataclass
@@ -238,3 +249,32 @@ def github_report(results: list[FileResult], mode: str) -> str:
                 f"::error file={f},title=hcmigrate::would be rewritten by hcmigrate (run `hcmigrate {_gh_escape(r.display)}`)"
             )
     return "\n".join(lines)
+
+
+def machine_report(fmt: str, results, summary, statistics: bool, mode: str) -> str:
+    """The report in a machine-readable format (json, sarif, github)."""
+    if fmt == "json":
+        return json_report(results, summary, statistics)
+    if fmt == "sarif":
+        return sarif_report(results, summary)
+    return github_report(results, mode)
+
+
+def progress_bar(total: int, enabled: bool):
+    """A progress bar on standard error (rich), started; None when not `enabled`."""
+    if not enabled:
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(
+        TextColumn("hcmigrate"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    progress.start()
+    progress.add_task("files", total=total)
+    return progress

@@ -15,7 +15,7 @@ import gc
 import os
 import signal
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -24,35 +24,8 @@ from hcmigrate.api import Options, migrate_source
 from hcmigrate.cache import Outcome, ResultCache, diagnostics_of, outcome_of, task_key
 from hcmigrate.diagnostics import Diagnostic
 from hcmigrate.errors import HcmigrateError, MigrationError
+from hcmigrate.results import CHANGED, FAILED, UNCHANGED, FileResult
 from hcmigrate.syntax import compile_error, describe, python2_hint
-
-# Status of one file after a run.
-UNCHANGED, CHANGED, FAILED, SKIPPED = "unchanged", "changed", "failed", "skipped"
-
-
-@dataclass
-class FileResult:
-    display: str
-    status: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    error: str | None = None
-    error_line: int | None = None
-    error_cell: int | None = None
-    diff: str | None = None
-    original: str | None = None  # kept only when asked (interactive review)
-    new: str | None = None
-    written: bool = False
-    notebook: bool = False
-    cache_entry: tuple[str, dict] | None = None  # (key, outcome) for the result cache
-
-    @property
-    def error_location(self) -> str:
-        loc = self.display
-        if self.error_cell is not None:
-            loc += f":cell {self.error_cell}"
-        if self.error_line is not None:
-            loc += f":{self.error_line}"
-        return loc
 
 
 @dataclass(frozen=True)

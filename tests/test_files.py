@@ -10,7 +10,8 @@ from pathlib import Path
 
 
 from hcmigrate.api import migrate_source
-from hcmigrate.prefilter import direct_candidate, legacy_bindings, scan
+from hcmigrate.prefilter import direct_candidate, scan
+from hcmigrate.reexports import legacy_binding_targets
 from hcmigrate import prefilter
 from cli_helpers import run
 
@@ -183,6 +184,16 @@ def test_every_fixture_passes_the_prefilter():
             assert direct_candidate(f.read_bytes()), f
 
 
+def legacy_bindings(text: str) -> set[str]:
+    return set(legacy_binding_targets(text))
+
+
+def uses_api(data: bytes) -> bool:
+    """The pre-filter's exact look at a phase-1 hit (unparsable files stay candidates)."""
+    tree = prefilter._parse(data)
+    return tree is None or prefilter._tree_uses_api(tree)
+
+
 def test_legacy_bindings():
     assert legacy_bindings("from jax.experimental import host_callback as hcb\n") == {"hcb"}
     assert legacy_bindings("from jax.experimental.host_callback import id_tap, call as c\n") == {
@@ -242,8 +253,6 @@ def test_reexport_importers_are_reported(tmp_path):
 
 
 def test_prefilter_confirms_hits_with_ast(tmp_path):
-    from hcmigrate.prefilter import uses_api
-
     comment_only = (
         b'"""Docs: host_callback.id_tap(f, x) was removed."""\n# see host_callback\nx = 1\n'
     )
@@ -381,8 +390,8 @@ def test_on_first_candidate_runs_once_and_only_with_a_candidate(tmp_path):
 
 _PARALLEL_CHECK = """
 import json, sys
-from hcmigrate import prefilter
-prefilter.PARALLEL_MIN_FILES = 0
+from hcmigrate import prefilter, scan_workers
+scan_workers.PARALLEL_MIN_FILES = 0
 paths, flags = json.loads(sys.argv[1])
 def key(r):
     return [sorted(r.candidates), sorted(r.generated), [[x.module, x.targets] for x in r.reexports],
@@ -400,7 +409,7 @@ def work(start, stop):  # a worker's error is raised again in the main process
     return list(range(start, stop))
 got = []
 try:
-    for item in prefilter._in_workers(work, 1000, 2):
+    for item in scan_workers.in_workers(work, 1000, 2):
         got.append(item)
 except ValueError as exc:
     assert str(exc) == "boom" and got == list(range(256))

@@ -1,4 +1,9 @@
-"""--interactive: show each change as a diff hunk and ask y (apply) / n (skip) / a (all) / q (quit)."""
+"""--interactive: show each change as a diff hunk, ask y (apply) / n (skip) / a (all) / q (quit),
+and write what was chosen, if it still makes a module.
+
+Each change is asked about in the terminal (`click_ask`) by the CLI; `review_change` takes the
+asking and showing as functions, so a library caller can decide some other way.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +14,12 @@ from typing import Callable
 
 import click
 
+from hcmigrate import files as fileio
+from hcmigrate.errors import HcmigrateError
+from hcmigrate.results import FAILED, UNCHANGED, FileResult
+from hcmigrate.syntax import compile_error
+
 CONTEXT = 3
-
-
-def hunks(old: str, new: str) -> list[tuple[str, int, int, int, int]]:
-    """The changed line ranges (tag, i1, i2, j1, j2) between `old` and `new`."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    return [
-        op
-        for op in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
-        if op[0] != "equal"
-    ]
 
 
 def render_hunk(old_lines: list[str], new_lines: list[str], op, name: str) -> str:
@@ -111,3 +111,62 @@ def undefined_names(code: str) -> set[str]:
         ):
             bound.add(node.name)
     return loaded - bound
+
+
+def review_change(
+    path, res: FileResult, accept_all: bool, ask=None, echo=None
+) -> tuple[bool, bool]:
+    """Ask about each hunk of one changed file (`res` from a run in review mode), write what was
+    accepted. Returns (accept all from now on, quit). A notebook is asked about as a whole (its
+    JSON hunks could break it); a choice that does not compile, or leaves a name undefined (a
+    rewrite without its import), is not written."""
+    from hcmigrate.runner import unified_diff
+
+    ask, echo = ask or click_ask, echo or click_echo
+    old, new = res.original, res.new
+    if res.notebook:
+        if accept_all:
+            answer = "a"
+        else:
+            echo(unified_diff(old, new, res.display))
+            answer = ask(
+                f"Apply these changes to {res.display}? [y]es / [n]o / [a]ll remaining / [q]uit"
+            )
+        if answer == "q":
+            res.status = UNCHANGED
+            return accept_all, True
+        accept_all = accept_all or answer == "a"
+        chosen, quit_ = (new if answer in ("y", "a") else old), False
+    else:
+        chosen, accept_all, quit_ = review(old, new, res.display, ask, echo, accept_all)
+    if chosen == old:
+        res.status = UNCHANGED
+        return accept_all, quit_
+    if not res.notebook and compile_error(chosen) is not None:
+        res.status, res.error = (
+            FAILED,
+            "the chosen changes together do not compile; file not written",
+        )
+        return accept_all, quit_
+    if not res.notebook:
+        missing = undefined_names(chosen) - undefined_names(old)
+        if missing:
+            res.status = FAILED
+            res.error = (
+                f"the chosen changes leave {', '.join(sorted(missing))} undefined (a rewrite and "
+                "its import go together); file not written"
+            )
+            return accept_all, quit_
+    try:
+        src = fileio.read_source(path, notebook=res.notebook)
+        if src.text != old:
+            raise fileio.FileError(
+                "file changed on disk during the review; not written (run again)"
+            )
+        fileio.write_atomic(src, chosen)
+        res.written = True
+    except HcmigrateError as exc:
+        res.status, res.error = FAILED, exc.message
+    except OSError as exc:
+        res.status, res.error = FAILED, f"not written: {exc.strerror or exc}"
+    return accept_all, quit_

@@ -1,0 +1,118 @@
+"""A run over files and folders: which files, which options each one gets (cross-module
+re-exports included), their migration in the order of the file list, and standard input.
+
+What the command line does, as a library (hcmigrate.api re-exports it); the CLI only parses
+options and prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Iterator
+
+from hcmigrate import files as fileio
+from hcmigrate.cache import ResultCache
+from hcmigrate.discover import Selection, Target
+from hcmigrate.results import CHANGED, SKIPPED, UNCHANGED, FileResult
+from hcmigrate.settings import Settings
+
+
+@dataclass
+class RunPlan:
+    """The files of a run and what will be done with each."""
+
+    selection: Selection  # every file found, and the paths skipped or in error
+    tasks: list  # (index into selection.targets, hcmigrate.runner.Task), the candidates
+    results: dict[int, FileResult]  # results known without migrating (generated files)
+    passed: int  # files the pre-filter passed: unchanged, and given no result of their own
+
+    @property
+    def targets(self) -> list[Target]:
+        return self.selection.targets
+
+
+def plan_run(
+    paths: list[str], settings: Settings, mode: str, jobs: int, cache: ResultCache | None = None
+) -> RunPlan:
+    """Select the files under `paths`, pre-filter them (hcmigrate.prefilter), work out the legacy
+    names modules take from each other (hcmigrate.reexports) and each candidate's options.
+    `mode`: "fix", "check", "diff" or "review"."""
+    from hcmigrate.prefilter import scan
+    from hcmigrate.reexports import module_name, plan_reexports
+    from hcmigrate.runner import Task, load_codemod
+
+    selection = settings.selector().select(paths)
+    targets = selection.targets
+    # The codemod's import overlaps the scan, unless cached results may make it needless.
+    scanned = scan(
+        [t.display for t in targets],
+        notebook_flags=[t.notebook for t in targets],
+        jobs=jobs,
+        on_first_candidate=None if cache is not None and len(cache) else load_codemod,
+    )
+    reexports = plan_reexports(scanned, targets)
+    # Only the files that need one (generated files, candidates) get a result: the many files
+    # the pre-filter passed are only counted (a whole-tree run would otherwise build one object
+    # per file for nothing).
+    results: dict[int, FileResult] = {}
+    tasks = []
+    for i in sorted(scanned.generated | scanned.candidates):
+        target = targets[i]
+        if i in scanned.generated:
+            results[i] = FileResult(
+                target.display,
+                SKIPPED,
+                error="generated file (" + "@gen" + "erated marker)",
+                notebook=target.notebook,
+            )
+            continue
+        options = settings.options
+        if reexports.table:
+            options = dataclasses.replace(
+                options, reexports=reexports.table, module_name=module_name(target.display)
+            )
+        if i in reexports.importers:
+            options = dataclasses.replace(options, reexporters_imported=reexports.importers[i])
+        task = Task(target.display, target.display, target.notebook, mode, options)
+        tasks.append((i, task))
+    passed = len(targets) - len(results) - len(tasks)
+    return RunPlan(selection, tasks, results, passed)
+
+
+def migrate_files(
+    plan: RunPlan, jobs: int, cache: ResultCache | None = None
+) -> Iterator[FileResult]:
+    """One result per task of `plan`, in order (worker processes when it pays; in fix mode
+    each file is written, atomically)."""
+    from hcmigrate.runner import run_tasks
+
+    return run_tasks([task for _, task in plan.tasks], jobs, cache)
+
+
+@dataclass
+class StreamResult:
+    """Standard input migrated: what to write to standard output, and the file's result."""
+
+    output: bytes | None  # None: nothing to write (--check, --diff)
+    result: FileResult | None  # None: the file is excluded
+    diff: str | None = None
+
+
+def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> StreamResult:
+    """Migrate a file's bytes read from standard input (`name`: what the file is called, for
+    messages, notebooks and --force-exclude). Raises HcmigrateError for a file left unchanged."""
+    from hcmigrate.runner import migrate_text, unified_diff
+
+    if name != "-" and settings.force_exclude:
+        selection = settings.selector(force_exclude=True).select([name])
+        if not selection.targets and selection.skipped:
+            return StreamResult(data if mode == "fix" else None, None)
+    notebook = name.endswith(".ipynb")
+    text, encoding, bom = fileio.decode_utf8(data) if notebook else fileio.decode_python(data)
+    new, diagnostics = migrate_text(text, settings.options, name, notebook)
+    result = FileResult(name, CHANGED if new != text else UNCHANGED, diagnostics, notebook=notebook)
+    if mode in ("fix", "review"):
+        return StreamResult((b"\xef\xbb\xbf" if bom else b"") + new.encode(encoding), result)
+    diff = unified_diff(text, new, name) if mode == "diff" and new != text else None
+    return StreamResult(None, result, diff)

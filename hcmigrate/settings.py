@@ -1,0 +1,130 @@
+"""What a run does: the command line's values, else `[tool.hcmigrate]` (hcmigrate.config), else
+the defaults; the target JAX from the project's pins when nothing names one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hcmigrate.api import Options
+from hcmigrate.config import load_config, parse_version, pinned_jax, shown
+from hcmigrate.discover import Selector
+from hcmigrate.errors import ConfigError
+
+
+@dataclass
+class Settings:
+    options: Options = field(default_factory=Options)
+    root: Path = field(default_factory=Path.cwd)  # the project's root (where pyproject.toml is)
+    exclude: list[str] = field(default_factory=list)
+    include: list[str] | None = None
+    force_exclude: bool = False
+    respect_gitignore: bool = True
+    notes: list[str] = field(default_factory=list)  # where each setting came from (-v)
+
+    def selector(self, force_exclude: bool | None = None) -> Selector:
+        return Selector(
+            self.root,
+            self.exclude,
+            self.include,
+            self.force_exclude if force_exclude is None else force_exclude,
+            self.respect_gitignore,
+        )
+
+
+def split_codes(values) -> list[str]:
+    """Rule codes from repeated, comma-separated option values, upper-cased."""
+    out = []
+    for v in values:
+        out += [c.strip().upper() for c in v.split(",") if c.strip()]
+    return out
+
+
+def check_codes(codes: list[str], option: str) -> None:
+    """Raise ConfigError for a value of --select/--ignore that names no rule."""
+    if not codes:
+        return  # the rule registry imports libcst: only load it when there is a code to check
+    from hcmigrate.rules.registry import registry
+
+    known = [r.code for r in registry().rules]
+    for code in codes:
+        if not code.startswith("HCB") or not code[3:].isdigit() and code != "HCB":
+            raise ConfigError(
+                f"{option}: '{code}' is not a rule code (codes look like HCB101, or a prefix like HCB1)"
+            )
+        if (
+            code != "HCB"
+            and not any(k.startswith(code) for k in known)
+            and not code.startswith("HCB9")
+        ):
+            raise ConfigError(f"{option}: unknown rule code '{code}' (see hcmigrate --list-rules)")
+
+
+def resolve_settings(
+    paths,
+    *,
+    stdin_filename: str | None = None,
+    config_path: str | None = None,
+    strategy: str | None = None,
+    add_todos: bool | None = None,
+    select=(),
+    ignore=(),
+    target_jax: str | None = None,
+    exclude=(),
+    include=(),
+    force_exclude: bool = False,
+    respect_gitignore: bool | None = None,
+) -> Settings:
+    """The settings of a run over `paths`; raises ConfigError."""
+    start = Path(stdin_filename or (paths[0] if paths and paths[0] != "-" else ".")).absolute()
+    cfg = load_config(
+        start if start.exists() else start.parent, Path(config_path) if config_path else None
+    )
+    v = cfg.values
+    notes = []
+    if cfg.path:
+        notes.append(f"config: {shown(cfg.path)}")
+    root = cfg.root or Path.cwd()
+
+    strategy = strategy or v.get("strategy", "native")
+    add_todos = v.get("add-todos", False) if add_todos is None else add_todos
+    select = split_codes(select) if select else [c.upper() for c in v.get("select", [])]
+    ignore = split_codes(ignore) if ignore else [c.upper() for c in v.get("ignore", [])]
+    check_codes(select, "--select")
+    check_codes(ignore, "--ignore")
+
+    target = None
+    if target_jax:
+        target = parse_version(target_jax)
+        notes.append(f"target JAX {target_jax} (--target-jax)")
+    elif "target-jax" in v:
+        target = parse_version(v["target-jax"])
+        notes.append(f"target JAX {v['target-jax']} ({shown(cfg.path)})")
+    else:
+        pinned = pinned_jax(root)
+        if pinned:
+            target = pinned[0]
+            notes.append(f"target JAX {'.'.join(map(str, target))} (from {pinned[1]})")
+
+    exclude_patterns = list(exclude) if exclude else list(v.get("exclude", []))
+    exclude_patterns += list(v.get("extend-exclude", []))
+    include_patterns = (
+        list(include) if include else (list(v["include"]) if "include" in v else None)
+    )
+    return Settings(
+        options=Options(
+            strategy=strategy,
+            add_todos=add_todos,
+            select=frozenset(select) if select else None,
+            ignore=frozenset(ignore),
+            target_jax=target,
+        ),
+        root=root,
+        exclude=exclude_patterns,
+        include=include_patterns,
+        force_exclude=force_exclude or v.get("force-exclude", False),
+        respect_gitignore=(
+            v.get("respect-gitignore", True) if respect_gitignore is None else respect_gitignore
+        ),
+        notes=notes,
+    )
