@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hcmigrate.facts import LEGACY_MODULE
+from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.rules.nodes import dotted_name
 from hcmigrate.codemod.scopes import LOCAL, QualifiedName
 from hcmigrate.codemod.walk import descendants
@@ -84,6 +84,54 @@ def classify(
         other.extend(sorted(f"{LEGACY_MODULE}.{m}" if m else LEGACY_MODULE for m in legacy))
     (member,) = sorted(legacy, key=lambda m: m or "")[:1]
     return LegacyRef(member=member, ambiguous_with=tuple(sorted(other)))
+
+
+@dataclass
+class LegacyBindings:
+    """The local names a module's imports bind to the legacy API."""
+
+    roots: set[str]  # names an import of the legacy module (or of a re-exporter) binds
+    star: bool  # `from jax.experimental.host_callback import *`
+    guard_fallbacks: set[str]  # I7: `except ImportError: hcb = None`
+
+
+def legacy_bindings(imports, text: str, reexports: dict[str, str]) -> LegacyBindings:
+    """What the module's Import, ImportFrom and Try nodes (`imports`) bind to the legacy API."""
+    found = LegacyBindings(set(), False, set())
+    if LEGACY_MODULE in text:
+        found.roots.add(LEGACY_MODULE.split(".", 1)[0])  # I5: `jax.experimental.host_callback.f`
+    for node in imports:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                name = dotted_name(alias.name) or ""
+                if name == LEGACY_MODULE or reexported_module(name, reexports):
+                    found.roots.add(alias.asname.name.value if alias.asname else name.split(".")[0])
+        elif isinstance(node, cst.ImportFrom):
+            _import_from(node, reexports, found)
+        else:
+            found.guard_fallbacks |= import_guard_fallbacks(node)
+    return found
+
+
+def _import_from(node: cst.ImportFrom, reexports: dict[str, str], found: LegacyBindings) -> None:
+    if node.relative or node.module is None:
+        return
+    module = dotted_name(node.module) or ""
+    if isinstance(node.names, cst.ImportStar):
+        if module == LEGACY_MODULE:
+            found.star = True
+            found.roots |= LEGACY_PUBLIC_NAMES
+        return
+    for alias in node.names:
+        name = alias.name.value
+        full = f"{module}.{name}"
+        if (
+            module == LEGACY_MODULE
+            or full == LEGACY_MODULE
+            or full in reexports
+            or reexported_module(full, reexports)
+        ):
+            found.roots.add(alias.asname.name.value if alias.asname else name)
 
 
 def import_guard_fallbacks(node: cst.Try) -> set[str]:

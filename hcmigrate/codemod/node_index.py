@@ -18,8 +18,7 @@ from typing import Callable
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
-from hcmigrate.codemod.legacy_names import import_guard_fallbacks, reexported_module
+from hcmigrate.codemod.legacy_names import legacy_bindings
 from hcmigrate.codemod.triggers import call_shape_matches
 from hcmigrate.rules.nodes import dotted_name
 
@@ -128,21 +127,10 @@ class NodeIndex:
         )  # (names in import statements are never rewritten)
         self.import_nodes = recorder.imports
         self.calls: list[cst.Call] = recorder.calls
-        self.legacy_roots: set[str] = set()
-        if LEGACY_MODULE in self.text:
-            self.legacy_roots.add(
-                LEGACY_MODULE.split(".", 1)[0]
-            )  # I5: `jax.experimental.host_callback.f`
-        self._reexports = reexports
-        self.legacy_star = False  # `from jax.experimental.host_callback import *`
-        self.guard_fallbacks: set[str] = set()  # I7: `except ImportError: hcb = None`
-        for node in recorder.imports:
-            if isinstance(node, cst.Import):
-                self._import(node)
-            elif isinstance(node, cst.ImportFrom):
-                self._import_from(node)
-            else:
-                self.guard_fallbacks |= import_guard_fallbacks(node)
+        found = legacy_bindings(recorder.imports, self.text, reexports)
+        self.legacy_roots: set[str] = found.roots
+        self.legacy_star = found.star  # `from jax.experimental.host_callback import *`
+        self.guard_fallbacks: set[str] = found.guard_fallbacks  # `except ImportError: hcb = None`
 
     @property
     def names(self) -> set[str]:
@@ -259,36 +247,6 @@ class NodeIndex:
             if name is not None and name.lpar and self.start_offset(name) == offset:
                 return name
         return None
-
-    # ---------------------------------------------------------------- legacy roots
-    def _import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            name = dotted_name(alias.name) or ""
-            if name == LEGACY_MODULE or reexported_module(name, self._reexports):
-                self.legacy_roots.add(
-                    alias.asname.name.value if alias.asname else name.split(".", 1)[0]
-                )
-
-    def _import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None:
-            return
-        module = dotted_name(node.module) or ""
-        if isinstance(node.names, cst.ImportStar):
-            if module == LEGACY_MODULE:
-                self.legacy_star = True
-                self.legacy_roots |= LEGACY_PUBLIC_NAMES
-            return
-        for alias in node.names:
-            name = alias.name.value
-            bound = alias.asname.name.value if alias.asname else name
-            full = f"{module}.{name}"
-            if (
-                module == LEGACY_MODULE
-                or full == LEGACY_MODULE
-                or full in self._reexports
-                or reexported_module(full, self._reexports)
-            ):
-                self.legacy_roots.add(bound)
 
     def worth_migrating(self, words) -> bool:
         """Could any rule apply? False for modules that only mention host_callback in passing

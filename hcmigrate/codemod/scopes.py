@@ -138,9 +138,7 @@ class ScopeAnalysis:
         self.scope_at: dict[int, Scope] = {}  # offset of a name (use or binding) -> its scope
         self.imports: dict[int, list[Binding]] = {}  # import statement offset -> its bindings
         self._referents: dict[int, tuple[str, list]] = {}  # use offset -> (name it uses, bindings)
-        self._accesses: list[_Access] = []
-        self._walk_body((tree or ast.parse(text)).body, self.module)
-        self._resolve_accesses()
+        _Walk(self).body((tree or ast.parse(text)).body, self.module)
 
     # ---------------------------------------------------------------- offsets
     def offset(self, node: ast.AST) -> int:
@@ -157,13 +155,64 @@ class ScopeAnalysis:
             col = len(self.text[start:end].encode("utf-8")[:col].decode("utf-8", "replace"))
         return start + col
 
+    # ---------------------------------------------------------------- questions
+    def qualified_names(self, root_offset: int, full_name: str) -> set[QualifiedName]:
+        """What `full_name` (a dotted expression whose root name starts at `root_offset`) is."""
+        scope = self.scope_at.get(root_offset)
+        if scope is None:
+            return set()
+        used = self._referents.get(root_offset)
+        if used is not None and used[0] == full_name:
+            bindings = used[1]
+        else:
+            bindings = []
+            prefix = full_name
+            while prefix:
+                bindings = scope.resolve(prefix)
+                if bindings:
+                    break
+                cut = prefix.rfind(".")
+                prefix = prefix[:cut] if cut != -1 else ""
+        names = set()
+        for binding in bindings:
+            qualified = binding.qualified(full_name)
+            if qualified is not None:
+                names.add(qualified)
+        return names
+
+    def bindings_at_statement(self, statement: int, key: str) -> list:
+        """The bindings of `key` in the scope of the import statement at offset `statement`."""
+        found = self.imports.get(statement)
+        return found[0].scope.bindings.get(key, []) if found else []
+
+    def bindings_at(self, offset: int, key: str) -> list:
+        """Every binding `key` may refer to from the scope of the name at `offset`."""
+        scope = self.scope_at.get(offset)
+        return scope.resolve(key) if scope is not None else []
+
+
+class _Walk:
+    """One walk of a module's ast that fills a ScopeAnalysis: scopes and bindings as it goes,
+    then what each use refers to."""
+
+    def __init__(self, analysis: ScopeAnalysis):
+        self.analysis = analysis
+        self.offset = analysis.offset
+        self.scope_at = analysis.scope_at
+        self.imports = analysis.imports
+        self._referents = analysis._referents
+        self._accesses: list[_Access] = []
+
     def _name_offset(self, node: ast.AST) -> int:
         """Offset of the name in `def name` / `class name`."""
         start = self.offset(node)
-        match = _DEF_NAME.match(self.text, start)
+        match = _DEF_NAME.match(self.analysis.text, start)
         return match.end() if match else start
 
-    # ---------------------------------------------------------------- the walk
+    def body(self, body: list, scope: Scope) -> None:
+        self._walk_body(body, scope)
+        self._resolve_accesses()
+
     def _bind(self, scope: Scope, key: str, offset: int, **extra) -> Binding:
         binding = Binding(key, extra.pop("kind", LOCAL), scope, offset, **extra)
         scope.bind(binding)
@@ -325,7 +374,6 @@ class ScopeAnalysis:
                 )
             )
 
-    # ---------------------------------------------------------------- uses
     def _resolve_accesses(self) -> None:
         for access in self._accesses:
             scope = access.scope
@@ -345,38 +393,3 @@ class ScopeAnalysis:
                     binding.accesses.append(access.offset)
             self._referents[access.offset] = (key, earlier)
         self._accesses = []
-
-    # ---------------------------------------------------------------- questions
-    def qualified_names(self, root_offset: int, full_name: str) -> set[QualifiedName]:
-        """What `full_name` (a dotted expression whose root name starts at `root_offset`) is."""
-        scope = self.scope_at.get(root_offset)
-        if scope is None:
-            return set()
-        used = self._referents.get(root_offset)
-        if used is not None and used[0] == full_name:
-            bindings = used[1]
-        else:
-            bindings = []
-            prefix = full_name
-            while prefix:
-                bindings = scope.resolve(prefix)
-                if bindings:
-                    break
-                cut = prefix.rfind(".")
-                prefix = prefix[:cut] if cut != -1 else ""
-        names = set()
-        for binding in bindings:
-            qualified = binding.qualified(full_name)
-            if qualified is not None:
-                names.add(qualified)
-        return names
-
-    def bindings_at_statement(self, statement: int, key: str) -> list:
-        """The bindings of `key` in the scope of the import statement at offset `statement`."""
-        found = self.imports.get(statement)
-        return found[0].scope.bindings.get(key, []) if found else []
-
-    def bindings_at(self, offset: int, key: str) -> list:
-        """Every binding `key` may refer to from the scope of the name at `offset`."""
-        scope = self.scope_at.get(offset)
-        return scope.resolve(key) if scope is not None else []
