@@ -52,7 +52,7 @@ def tool_fingerprint() -> str:
 
 
 def _version(package: str) -> str:
-    """`package`'s version file, read without importing the package (libcst costs ~0.2 s)."""
+    """`package`'s version file, read without importing the package (libcst is slow to import)."""
     spec = importlib.util.find_spec(package)
     try:
         return (Path(spec.origin).parent / "_version.py").read_text(encoding="utf-8")

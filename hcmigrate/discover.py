@@ -56,7 +56,6 @@ SKIP_DIRS = frozenset(
         ".nox",
     }
 )
-DEFAULT_INCLUDE = ("*.py", "*.ipynb")
 # gitignore's `*.py` matched against a bare file name is exactly a suffix test.
 _DEFAULT_SUFFIXES = (".py", ".ipynb")
 _SEP = os.sep

@@ -198,8 +198,7 @@ def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
             yield process(t)
         return
     workers = min(jobs, len(tasks))
-    # Small chunks balance the two cores better (files differ a lot in size); measured on the
-    # migration-heavy bench tree: chunks of 4 beat 8 and 16 (docs/performance.md).
+    # Small chunks balance the workers better (files differ a lot in size; docs/performance.md).
     chunksize = max(1, min(4, len(tasks) // (workers * 8)))
     from concurrent.futures import ProcessPoolExecutor
 
@@ -227,20 +226,19 @@ def run_as_program() -> None:
 
 
 def load_codemod() -> None:
-    """Import the codemod (about 0.18 s, libcst 0.13 s of it) into this process, once: workers
-    forked later inherit it. The CLI calls this as soon as the pre-filter meets a first
-    candidate, so that the import overlaps the rest of the scan (which worker processes do on
-    a large tree); otherwise it runs before the first migration. (Letting each worker import it
-    instead was tried: the import stays on the critical path either way, and every worker pays
-    for it.)
+    """Import the codemod (libcst is slow to import) into this process, once: workers forked
+    later inherit it. The CLI calls this as soon as the pre-filter meets a first candidate, so
+    that the import overlaps the rest of the scan (which worker processes do on a large tree);
+    otherwise it runs before the first migration. Importing in each worker instead would keep
+    the import on the critical path and make every worker pay for it.
 
-    In the hcmigrate program (`run_as_program`), everything alive after the import (libcst's
-    and hcmigrate's modules, classes and functions: some 33,000 objects the collector tracks) is
-    moved out of the collector's reach with gc.freeze(), as Python's documentation advises
-    before forking. The collections that libcst's many nodes set off would otherwise walk all
-    of it again and again (7-10% of migrating the fixtures), and in forked workers each walk
-    would also copy the memory pages it touches. Not in a process that runs hcmigrate inside
-    it (a library user, click's test runner): what is frozen is never collected."""
+    In the hcmigrate program (`run_as_program`), everything alive after the import (libcst's and
+    hcmigrate's modules, classes and functions) is moved out of the collector's reach with
+    gc.freeze(), as Python's documentation advises before forking. The collections that
+    libcst's many nodes set off would otherwise walk all of it again and again, and in forked
+    workers each walk would also copy the memory pages it touches. Not in a process that runs
+    hcmigrate inside it (a library user, click's test runner): what is frozen is never
+    collected. (Measurements: docs/performance.md.)"""
     if "hcmigrate.codemod.pipeline" not in sys.modules:
         import hcmigrate.codemod.pipeline  # noqa: F401
 

@@ -1,7 +1,7 @@
 """Add the imports the rewritten code needs, once, at the top of the module.
 
 A small, top-level-only replacement for libcst's AddImportsVisitor (which walks the whole
-tree with matcher machinery and cost as much as the codemod itself). It reuses what is
+tree with matcher machinery). It reuses what is
 there: a needed `import jax` already present is not repeated, and `from M import n` joins an
 existing `from M import ...` statement. New statements go after the module's last top-level
 import before the first definition (or after the docstring and `__future__` imports).

@@ -64,7 +64,7 @@ class KeepCommentsOfRemovedLines:
         if isinstance(node, (cst.Module, cst.IndentedBlock)):
             self._blocks.pop()
 
-    def _block_of(self, node: cst.CSTNode) -> int:
+    def _current_block(self) -> int:
         """The innermost block being visited: the parent block of a statement being left."""
         self._orphans()
         return id(self._blocks[-1]) if self._blocks else 0
@@ -77,7 +77,7 @@ class KeepCommentsOfRemovedLines:
             return updated
         lines = comment_lines(original)
         if lines:
-            self._orphans().setdefault(self._block_of(original), []).extend(lines)
+            self._orphans().setdefault(self._current_block(), []).extend(lines)
         return cst.RemovalSentinel.REMOVE
 
     def attach_orphan_comments(self, original: cst.CSTNode, updated):
@@ -86,7 +86,7 @@ class KeepCommentsOfRemovedLines:
             updated, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
         ):
             return updated  # (nothing stashed: the common case, checked first as it is cheapest)
-        lines = self._orphans().pop(self._block_of(original), None)
+        lines = self._orphans().pop(self._current_block(), None)
         if not lines:
             return updated
         return updated.with_changes(leading_lines=[*lines, *updated.leading_lines])

@@ -98,7 +98,7 @@ class CleanUpImports(KeepCommentsOfRemovedLines, Transformer):
                     return updated_node
         kept = [line for line in original_node.leading_lines if line.comment is not None]
         if kept:
-            self._orphans().setdefault(self._block_of(original_node), []).extend(kept)
+            self._orphans().setdefault(self._current_block(), []).extend(kept)
         return cst.RemovalSentinel.REMOVE
 
 

@@ -3,7 +3,7 @@
     python -m libcst.tool codemod -x hcmigrate.codemod.MigrateHostCallbackCommand PATH
 
 (`hcmigrate.codemod.MigrateHostCallbackCommand` loads this module on first use; a plain
-`hcmigrate` run never imports libcst.codemod, which costs ~170 ms.)
+`hcmigrate` run never imports libcst.codemod, which is slow to import.)
 """
 
 from __future__ import annotations

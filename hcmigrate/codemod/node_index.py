@@ -2,7 +2,7 @@
 be legacy.
 
 The pass is libcst's own code generation (what printing the module costs) with hooks that
-note, for every node, its parent and the token it starts at: a visitor walk costs ~3x more,
+note, for every node, its parent and the token it starts at: a visitor walk costs more,
 and libcst's ParentNodeProvider/PositionProvider far more. Positions (for diagnostics and
 for linking libcst nodes to hcmigrate.codemod.scopes, which works on character offsets) are worked
 out from the tokens only for the nodes asked about.
@@ -29,7 +29,7 @@ _NO_MODULE = cst.Module(body=[])
 class _Printer(CodegenState):
     """libcst's code generation, minus the position recording it does for every node through a
     generator-based context manager (a no-op unless positions are asked for, yet a generator
-    per node: dropping it saves a few percent of a fixture's migration)."""
+    per node)."""
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _NO_POSITION
@@ -42,7 +42,7 @@ class _Recorder(_Printer):
     """Code generation that records each node's parent and first token.
 
     The hooks run once per node, so they are closures over local containers (no attribute
-    look-ups): this pass then costs about 1.4x printing the module."""
+    look-ups)."""
 
     def __init__(self, module: cst.Module):
         super().__init__(
@@ -169,7 +169,7 @@ class NodeIndex:
 
         Top-level statements the rewrite left as they were (the same objects) are copied from
         the source instead of printed again: in a long module that few rules touch, printing
-        costs as much as a quarter of the parse. What is printed anew is the only part a
+        costs a good part of what parsing does. What is printed anew is the only part a
         self-check of the output needs to parse: each top-level statement starts at column 0
         with nothing open, so copied statements cannot change how the others parse. Modules
         whose grammar a `__future__` import changes (barry_as_FLUFL), or with no final line

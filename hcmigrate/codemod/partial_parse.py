@@ -1,9 +1,8 @@
 """Parse with libcst only the top-level statements the codemod can read or change.
 
-libcst's parser is the largest cost of a migration (~80% of parse+print), and in a real
-module that uses host_callback most top-level statements have nothing to do with it. Python's
-own `ast` (about ten times cheaper, and needed anyway for hcmigrate.codemod.scopes) splits the module
-into top-level regions (a statement with the comment and blank lines above it, as libcst
+libcst's parser is the largest cost of a migration, and in a real module that uses
+host_callback most top-level statements have nothing to do with it. Python's own `ast` (far
+cheaper, and needed anyway for hcmigrate.codemod.scopes) splits the module into top-level regions (a statement with the comment and blank lines above it, as libcst
 groups them); the regions the codemod needs are parsed by libcst, the others become
 `VerbatimStatement`s that print their source text unchanged. The module built from both prints
 exactly the source, so every offset (hcmigrate.codemod.node_index, hcmigrate.codemod.scopes) stays that of the

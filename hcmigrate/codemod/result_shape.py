@@ -122,7 +122,7 @@ class ShapeConverter:
 @lru_cache(maxsize=16)
 def _general_template(tree_map: str, sds: str, canon: str) -> cst.Call:
     """GENERAL with these names, `{expr}` left as a placeholder name (parsed once per spelling:
-    the parser costs as much as the rest of a site's rewrite). Its nodes are shared by every
+    running libcst's parser is the costly part of building it). Its nodes are shared by every
     site that uses it, as libcst's own `with_changes` shares unchanged children."""
     template = parse(GENERAL.format(tree_map=tree_map, SDS=sds, canon=canon, expr="_"))
     assert isinstance(template, cst.Call)

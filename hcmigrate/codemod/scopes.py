@@ -1,6 +1,6 @@
 """Name resolution for the codemod, computed on Python's own `ast` (C-fast to build).
 
-libcst's ScopeProvider answered "what does this name refer to?" but cost ~10x a parse per
+libcst's ScopeProvider answered "what does this name refer to?" but cost several parses per
 file; this module answers the same questions for the codemod at a fraction of the cost, with
 the same model: scopes (module, class, function, lambda, comprehension), every binding of a
 name in a scope is a candidate (Python binds at run time, so `try: import X as h / except:

@@ -5,7 +5,7 @@ A CSTVisitor calls several hooks per node and per field (`on_visit`, `on_visit_a
 host function's body that way cost a fixture's migration more than parsing the body did. The
 analyses that only read a tree (which names a function uses, whether it is pure, whether a
 block imports the legacy module) walk the node dataclasses' fields directly instead
-(`descendants`), about four times faster. The transformers, which must go through libcst's
+(`descendants`), several times faster (docs/performance.md). The transformers, which must go through libcst's
 machinery to rebuild what they change, at least skip its per-field hooks (`Transformer`).
 """
 

@@ -9,7 +9,6 @@ and the partial parse derive from them which words a file must contain for a rul
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -174,13 +173,6 @@ class TriggerWords:
     def may_apply(self, text: str) -> bool:
         """Could `text` hold a site of a trigger? (A superset test on words.)"""
         return any(all(w in text for w in needles) for needles in self.needle_sets)
-
-    def keyword_pattern(self) -> re.Pattern[str] | None:
-        """A keyword argument some trigger matches (`vectorized=`), as text."""
-        if not self.keywords:
-            return None
-        names = "|".join(re.escape(k) for k in sorted(self.keywords))
-        return re.compile(rf"\b(?:{names})(?:\s|\\)*=(?!=)")
 
 
 def _without_implied(sets: list[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:
