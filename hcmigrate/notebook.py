@@ -20,6 +20,10 @@ from hcmigrate.api import MigrationResult, Options, migrate_source
 from hcmigrate.errors import MigrationError
 from hcmigrate.syntax import describe
 
+class NotebookError(MigrationError):
+    """A notebook that cannot be migrated; `cell` says which cell, when one is to blame."""
+
+
 CELL_MARK = (
     "__hcmigrate_cell__({n})"  # a statement, so no rewrite can drop it with a neighbour's comments
 )
@@ -123,13 +127,13 @@ def migrate_notebook(
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise MigrationError(
+        raise NotebookError(
             f"not a valid notebook: invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})",
             line=None,
             col=None,
         ) from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise MigrationError("not a valid notebook: no 'cells' list", line=None, col=None)
+        raise NotebookError("not a valid notebook: no 'cells' list", line=None, col=None)
     lang = (
         (nb.get("metadata", {}).get("kernelspec", {}) or {}).get("language")
         or (nb.get("metadata", {}).get("language_info", {}) or {}).get("name")
@@ -174,7 +178,7 @@ def migrate_notebook(
     except MigrationError as exc:
         message, line, _ = describe(module, exc.message, exc.line, exc.col, top_level_await=True)
         cell, line = locate(line)
-        raise MigrationError(message, line=line, col=None, cell=cell) from None
+        raise NotebookError(message, line=line, col=None, cell=cell) from None
     diagnostics = []
     for d in result.diagnostics:
         cell, line = locate(d.line)
@@ -194,7 +198,7 @@ def migrate_notebook(
             continue
         (new_cells[current] if current is not None else preamble).append(line)
     if sorted(new_cells) != sorted(originals):
-        raise MigrationError(
+        raise NotebookError(
             "the rewrite moved notebook cell boundaries; left unchanged", line=None, col=None
         )
     if preamble:  # text placed before the first cell (new imports) joins the first Python cell,
@@ -209,7 +213,7 @@ def migrate_notebook(
             new_cells[idx] = body[:k] + preamble + body[k:]
             break
         else:
-            raise MigrationError(
+            raise NotebookError(
                 "no Python cell to hold the new imports; left unchanged", line=None, col=None
             )
 

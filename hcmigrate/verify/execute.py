@@ -769,12 +769,12 @@ def migrate_copy(original: Path, workdir: Path, options=None) -> tuple[Path, lis
                 result = migrate_notebook(text, options, filename=str(f))
             else:
                 result = migrate_source(text, options, filename=str(f))
+        except NotebookError as e:
+            raise CannotRun(f"the codemod could not migrate {shown}: {e.message}") from None
         except MigrationError as e:
             raise CannotRun(
                 f"the codemod could not migrate {shown}: {e.message} (line {e.line})"
             ) from None
-        except NotebookError as e:
-            raise CannotRun(f"the codemod could not migrate {shown}: {e.message}") from None
         if result.changed:
             f.write_text(result.code, encoding="utf-8")
             notes.append(f"migrated {shown}")
