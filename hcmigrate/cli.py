@@ -50,7 +50,7 @@ def _err(msg: str) -> None:
     "--strategy",
     type=click.Choice(STRATEGIES),
     default=None,
-    help="native: rewrite onto modern JAX (default). compat: point imports at compat.host_callback.",
+    help="native: rewrite onto modern JAX (default). compat: point imports at hcmigrate_compat.host_callback (the compat runtime).",
 )
 @click.option(
     "--add-todos/--no-add-todos",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 LEGACY_MODULE = "jax.experimental.host_callback"
 # Where `--strategy compat` and compat fallbacks point.
-COMPAT_MODULE = "compat.host_callback"
+COMPAT_MODULE = "hcmigrate_compat.host_callback"
 COMPAT_ALIAS = "hcb_compat"
 
 

@@ -32,7 +32,7 @@ def test_a_dropped_inner_legacy_call_is_not_reported():
 def test_an_inner_rewrite_the_enclosing_one_keeps_is_reported_with_its_import():
     # The value id_print returns is kept (printed and returned): so is the compat reference.
     code, diagnostics = _migrated("def f(x):\n    return hcb.id_print(hcb.CallbackFlavor.PURE)\n")
-    assert "from compat import host_callback as hcb_compat" in code
+    assert "from hcmigrate_compat import host_callback as hcb_compat" in code
     assert code.count("hcb_compat.CallbackFlavor.PURE") == 2
     assert [d.split()[1] for d in diagnostics] == ["HCB001", "HCB201", "HCB502"]
 
@@ -44,7 +44,7 @@ def test_an_inner_rewrite_kept_through_a_rebuilt_expression_is_reported():
         "def f(x):\n    hcb.id_tap(make_tap(hcb.CallbackFlavor.PURE), x)\n"
     )
     assert "lambda arg: make_tap(hcb_compat.CallbackFlavor.PURE)(arg, ())" in code
-    assert "from compat import host_callback as hcb_compat" in code
+    assert "from hcmigrate_compat import host_callback as hcb_compat" in code
     assert [d.split()[1] for d in diagnostics] == ["HCB001", "HCB101", "HCB502"]
 
 

@@ -124,5 +124,5 @@ def test_compat_strategy_removes_unused_imports_and_repoints_used_ones():
     used = "from jax.experimental import host_callback as hcb\n\nhcb.id_print(1)\n"
     assert (
         migrate_source(used, Options(strategy="compat")).code
-        == "from compat import host_callback as hcb\n\nhcb.id_print(1)\n"
+        == "from hcmigrate_compat import host_callback as hcb\n\nhcb.id_print(1)\n"
     )

@@ -116,7 +116,7 @@ def norm(x):
 """,
             after="""\
 import numpy as np
-from compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb_compat
 
 
 def norm(x):

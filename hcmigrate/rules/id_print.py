@@ -77,7 +77,7 @@ def step(x):
 """,
             after="""\
 import sys
-from compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb_compat
 
 
 def step(x):

@@ -101,7 +101,7 @@ def step(x):
     return x
 """,
             after="""\
-from compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb_compat
 
 
 def show(x, transforms, device):

@@ -5,7 +5,7 @@ removed (a guarded `try: import ... / except ImportError: hcb = None` goes as a 
 HCB005/HCB007: an import other modules rely on, or a star import still used, points at the
 compat runtime instead. HCB006: a module that imports re-exported legacy names and in which no
 rule found a site is reported. HCB701: with `--strategy compat`, every import (and full dotted use)
-is pointed at `compat.host_callback`, one line per import, nothing else changes.
+is pointed at `hcmigrate_compat.host_callback`, one line per import, nothing else changes.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ REEXPORT_KEPT = Rule(
     name="reexported-import-kept",
     level=Level.COMPAT_FALLBACK,
     legacy="from jax.experimental.host_callback import id_tap  # imported from here by other modules",
-    modern="from compat.host_callback import id_tap",
+    modern="from hcmigrate_compat.host_callback import id_tap",
     summary="A legacy name other modules import from this one is pointed at the compat runtime instead of removed, so importers outside the migrated tree keep working.",
     examples=(
         Example(
@@ -64,10 +64,10 @@ REEXPORT_KEPT = Rule(
 from jax.experimental.host_callback import id_tap
 """,
             after="""\
-from compat.host_callback import id_tap
+from hcmigrate_compat.host_callback import id_tap
 """,
             diagnostics=(
-                "1:1 HCB005 [compat-fallback] id_tap imported from this module by other modules: pointed at compat.host_callback",
+                "1:1 HCB005 [compat-fallback] id_tap imported from this module by other modules: pointed at hcmigrate_compat.host_callback",
             ),
             options={
                 "reexports": (("mypkg.taps.id_tap", "jax.experimental.host_callback.id_tap"),),
@@ -108,7 +108,7 @@ STAR_IMPORT = Rule(
     name="legacy-star-import",
     level=Level.COMPAT_FALLBACK,
     legacy="from jax.experimental.host_callback import *  (a name from it still used)",
-    modern="from compat.host_callback import *",
+    modern="from hcmigrate_compat.host_callback import *",
     summary="Uses resolved through the star import are rewritten; if one is left, the star import is pointed at the compat runtime.",
     examples=(
         Example(
@@ -121,14 +121,14 @@ def log(*args):
     return id_tap(*args)
 """,
             after="""\
-from compat.host_callback import *
+from hcmigrate_compat.host_callback import *
 
 
 def log(*args):
     return id_tap(*args)
 """,
             diagnostics=(
-                "1:1 HCB007 [compat-fallback] names of the star import are still used: pointed at compat.host_callback",
+                "1:1 HCB007 [compat-fallback] names of the star import are still used: pointed at hcmigrate_compat.host_callback",
                 "5:12 HCB003 [manual] id_tap(...): `*` arguments cannot be bound statically; left alone",
             ),
         ),
@@ -139,7 +139,7 @@ COMPAT_IMPORT = Rule(
     name="compat-strategy-import",
     level=Level.FIXED,
     legacy="from jax.experimental import host_callback as hcb",
-    modern="from compat import host_callback as hcb",
+    modern="from hcmigrate_compat import host_callback as hcb",
     summary="--strategy compat: point the import at the compat runtime (no behaviour change).",
     examples=(
         Example(
@@ -152,14 +152,14 @@ def step(x):
     return x
 """,
             after="""\
-from compat import host_callback as hcb
+from hcmigrate_compat import host_callback as hcb
 
 
 def step(x):
     hcb.id_print(x)
     return x
 """,
-            diagnostics=("1:1 HCB701 [fixed] import pointed at compat.host_callback",),
+            diagnostics=("1:1 HCB701 [fixed] import pointed at hcmigrate_compat.host_callback",),
             options={"strategy": "compat"},
         ),
     ),
@@ -197,11 +197,11 @@ def legacy_aliases(
 
 
 def import_to_compat(original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom):
-    """The same import pointed at compat.host_callback (aliases kept; other names untouched)."""
+    """The same import pointed at hcmigrate_compat.host_callback (aliases kept; other names untouched)."""
     found = legacy_aliases(original)
     if isinstance(original, cst.Import):
         if len(found) == len(updated.names) and all(a.asname for a, _ in found):
-            # `import jax.experimental.host_callback as hcb` -> `from compat import host_callback as hcb`
+            # `import jax.experimental.host_callback as hcb` -> `from hcmigrate_compat import host_callback as hcb`
             return cst.ImportFrom(
                 module=parse(_COMPAT_PARENT),
                 names=[

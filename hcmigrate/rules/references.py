@@ -164,7 +164,7 @@ tap_to = functools.partial(hcb.id_tap, device_index=1)
 """,
             after="""\
 import functools
-from compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb_compat
 
 tap_to = functools.partial(hcb_compat.id_tap, device_index=1)
 """,
