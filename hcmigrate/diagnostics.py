@@ -11,7 +11,7 @@ class Level(str, enum.Enum):
 
     FIXED = "fixed"  # rewritten; nothing observable changes
     FIXED_WITH_NOTE = "fixed-with-behaviour-note"  # rewritten; a documented difference remains
-    COMPAT_FALLBACK = "compat-fallback"  # pointed at hcmigrate_compat.host_callback (legacy semantics kept)
+    COMPAT_FALLBACK = "compat-fallback"  # pointed at the compat runtime (legacy semantics kept)
     MANUAL = "manual"  # left alone; a human must decide
 
     @property

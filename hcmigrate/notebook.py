@@ -20,6 +20,7 @@ from hcmigrate.api import MigrationResult, Options, migrate_source
 from hcmigrate.errors import MigrationError
 from hcmigrate.syntax import describe
 
+
 class NotebookError(MigrationError):
     """A notebook that cannot be migrated; `cell` says which cell, when one is to blame."""
 

@@ -47,7 +47,9 @@ def test_reexport_chain_is_migrated_and_runs(tmp_path: Path):
         in (tmp_path / "main.py").read_text()
     )
     # ... and the exporter still exports the name, now from the compat runtime
-    assert (tmp_path / "mypkg/taps.py").read_text() == "from hcmigrate_compat.host_callback import id_tap\n"
+    assert (
+        tmp_path / "mypkg/taps.py"
+    ).read_text() == "from hcmigrate_compat.host_callback import id_tap\n"
     run = subprocess.run(
         [sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
@@ -60,7 +62,10 @@ def test_names_in_dunder_all_stay_importable():
 
     text = "from jax.experimental.host_callback import id_tap, id_print\n__all__ = ['id_tap']\n"
     code = migrate_source(text).code
-    assert code == "from hcmigrate_compat.host_callback import id_tap, id_print\n__all__ = ['id_tap']\n"
+    assert (
+        code
+        == "from hcmigrate_compat.host_callback import id_tap, id_print\n__all__ = ['id_tap']\n"
+    )
 
 
 def test_a_module_using_reexported_names_out_of_sight_is_reported_by_the_library_too():
