@@ -151,6 +151,33 @@ DEFAULT_VMAP_METHOD = "sequential"
 
 # Modules whose functions compute without side effects: a `call` to one of them may become
 # a pure_callback (which the compiler may drop or repeat).
+# numpy's global random state: every call changes it and reads it, so none of these is pure
+# (as pure_callback they were hoisted out of loops and reordered before taps).
+IMPURE_MODULE_PREFIXES = ("numpy.random.",)
+# Host functions that take jax.Array arguments as they take numpy arrays and give the same
+# answers: no numpy conversion is needed in front of them.
+ARRAY_AGNOSTIC_PREFIXES = ("numpy.", "scipy.", "jax.numpy.", "jax.scipy.", "math.")
+# Legacy taps, prints and calls ran on every device of a pmap or a sharded computation;
+# ordered jax.debug callbacks are refused on more than one device (docs/callback-semantics.md,
+# E14/E15). A module naming one of these runs code on several devices.
+# Transformations an ordered io_callback cannot run under (docs/callback-semantics.md, E5-E9).
+# In a module naming none of them, taps may join the ordered io_callback chain of its host
+# calls, keeping one program order as legacy did.
+IO_BREAKING_TRANSFORMS = (
+    "vmap",
+    "grad",
+    "value_and_grad",
+    "jvp",
+    "vjp",
+    "jacfwd",
+    "jacrev",
+    "hessian",
+    "checkpoint",
+    "remat",
+    "linear_transpose",
+)
+MULTI_DEVICE_APIS = ("pmap", "shard_map", "pjit", "xmap", "NamedSharding", "PositionalSharding")
+
 PURE_MODULE_PREFIXES = (
     "numpy.",
     "scipy.",

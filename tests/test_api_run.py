@@ -53,7 +53,7 @@ def test_fix_mode_writes_each_file_and_review_writes_what_was_accepted(tmp_path)
     for (i, _), res in zip(plan.tasks, api.migrate_files(plan, jobs=1)):
         api.review_change(plan.targets[i].path, res, False, ask=lambda _: "a", echo=shown.append)
         assert res.written
-    assert "io_callback" in (tmp_path / "mypkg/use.py").read_text() and shown
+    assert "jax.debug.callback" in (tmp_path / "mypkg/use.py").read_text() and shown
     plan = api.plan_run([str(tmp_path / "cfg.py")], settings, mode="fix", jobs=1)
     assert [r.written for r in api.migrate_files(plan, jobs=1)] == [True]
     assert (tmp_path / "cfg.py").read_text() == "import jax\n"

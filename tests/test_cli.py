@@ -150,9 +150,9 @@ def test_strategy_compat_and_options_reach_the_library(tree):
 
 def test_select_and_ignore(tree):
     res = run(["--ignore", "HCB101", "--diff", "-j1", "pkg"], cwd=tree)
-    assert res.stdout == "" or "io_callback" not in res.stdout
+    assert res.stdout == "" or "jax.debug.callback" not in res.stdout
     res2 = run(["--select", "HCB1", "--diff", "-j1", "pkg"], cwd=tree)
-    assert "io_callback" in res2.stdout
+    assert "jax.debug.callback" in res2.stdout
 
 
 def test_target_jax_option(tmp_path):
@@ -186,9 +186,13 @@ def test_json_output(tree):
     assert by_path["pkg/broken.py"]["status"] == "failed"
     assert "Python 2" in by_path["pkg/broken.py"]["error"]
     d = {x["code"]: x for x in by_path["pkg/legacy.py"]["diagnostics"]}["HCB101"]
-    assert d["level"] == "fixed" and d["line"] == 5 and d["location"] == "pkg/legacy.py:5:5"
+    assert (
+        d["level"] == "fixed-with-behaviour-note"
+        and d["line"] == 5
+        and d["location"] == "pkg/legacy.py:5:5"
+    )
     assert data["summary"]["files_scanned"] == 3 and data["summary"]["files_failed"] == 1
-    assert data["summary"]["sites"]["fixed"] >= 1
+    assert data["summary"]["sites"]["fixed-with-behaviour-note"] >= 1
     assert any(s["code"] == "HCB101" for s in data["statistics"])
 
 
@@ -209,7 +213,7 @@ def test_github_annotations(tree):
     res = run(["--output-format", "github", "--check", "-j1", "pkg"], cwd=tree)
     lines = res.stdout.splitlines()
     assert any(
-        line.startswith("::notice file=pkg/legacy.py,line=5,col=") and "HCB101" in line
+        line.startswith("::warning file=pkg/legacy.py,line=5,col=") and "HCB101" in line
         for line in lines
     )
     assert (
@@ -220,10 +224,10 @@ def test_github_annotations(tree):
 def test_statistics_and_summary(tree):
     (tree / "pkg" / "m.py").write_text(MANUAL)
     res = run(["--statistics", "--check", "-j1", "pkg"], cwd=tree)
-    assert "HCB101  id-tap-to-io-callback  [fixed]" in res.stdout
+    assert "HCB101  id-tap-to-debug-callback  [fixed-with-behaviour-note]" in res.stdout
     assert "HCB501  internals  [manual]" in res.stdout
     assert "3 files scanned, 1 would be rewritten, 2 unchanged, 0 failed" in res.stdout
-    assert "sites: 2 fixed, 0 fixed-with-behaviour-note, 0 compat-fallback, 1 manual" in res.stdout
+    assert "sites: 1 fixed, 1 fixed-with-behaviour-note, 0 compat-fallback, 1 manual" in res.stdout
 
 
 def test_quiet_and_verbose(tree):

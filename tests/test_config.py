@@ -26,9 +26,9 @@ def test_strategy_from_config_and_cli_wins(tmp_path):
     project(tmp_path, 'strategy = "compat"')
     res = run(["--diff", "src"], tmp_path)
     assert "+" in res.stdout and "compat" in res.stdout
-    assert res.stdout.count("\n+") >= 1 and "io_callback" not in res.stdout
+    assert res.stdout.count("\n+") >= 1 and "jax.debug.callback" not in res.stdout
     res = run(["--diff", "--strategy", "native", "src"], tmp_path)
-    assert "io_callback" in res.stdout
+    assert "jax.debug.callback" in res.stdout
 
 
 def test_exclude_from_config(tmp_path):
@@ -46,10 +46,10 @@ def test_select_ignore_and_add_todos_from_config(tmp_path):
         "from jax.experimental import host_callback as hcb\np = hcb.outside_call_p\n"
     )
     res = run(["--diff", "src"], tmp_path)
-    assert "io_callback" not in res.stdout
+    assert "jax.debug.callback" not in res.stdout
     assert "TODO(hcmigrate): HCB501" in res.stdout
     res = run(["--diff", "--no-add-todos", "--ignore", "HCB0", "src"], tmp_path)
-    assert "TODO(hcmigrate)" not in res.stdout and "io_callback" in res.stdout
+    assert "TODO(hcmigrate)" not in res.stdout and "jax.debug.callback" in res.stdout
 
 
 def test_nearest_pyproject_wins(tmp_path):
@@ -59,9 +59,9 @@ def test_nearest_pyproject_wins(tmp_path):
     (inner / "pyproject.toml").write_text('[tool.hcmigrate]\nstrategy = "native"\n')
     (inner / "b.py").write_text(LEGACY)
     res = run(["--diff", "b.py"], inner)
-    assert "io_callback" in res.stdout
+    assert "jax.debug.callback" in res.stdout
     res = run(["--diff", "--config", str(tmp_path / "pyproject.toml"), "b.py"], inner)
-    assert "io_callback" not in res.stdout and "compat" in res.stdout
+    assert "jax.debug.callback" not in res.stdout and "compat" in res.stdout
 
 
 def test_unknown_key_is_an_error_naming_it(tmp_path):

@@ -247,7 +247,7 @@ def test_reexport_importers_are_reported(tmp_path):
     )
     res = run(["--check", "."], tmp_path)
     # the importer is migrated through the re-export; the exporter keeps the name importable
-    assert "mypkg/use.py:4:12: HCB101 [fixed]" in res.stdout
+    assert "mypkg/use.py:4:12: HCB101 [fixed-with-behaviour-note]" in res.stdout
     assert "mypkg/taps.py:1:1: HCB005 [compat-fallback]" in res.stdout
     assert res.exit_code == 1
 

@@ -103,7 +103,7 @@ def test_notebook_migrated_cell_by_cell_layout_kept(tmp_path, indent):
     src3 = "".join(new["cells"][3]["source"])
     assert src1.startswith("%matplotlib inline\n!pip install -q tqdm\n")
     assert "host_callback" not in src1 + src3
-    assert "io_callback" in src1 + src3 and "    %time y = 1\n" in src3
+    assert "jax.debug.callback" in src1 + src3 and "    %time y = 1\n" in src3
     assert new["cells"][4] == nb["cells"][4]  # only magics: untouched
     assert not src3.endswith("\n")  # Jupyter's source lists have no final newline
     # Second run: nothing to do, byte-identical.

@@ -38,7 +38,7 @@ def test_readme_first_command_migrates_and_verifies_the_bundled_example(tmp_path
     assert "rewrote hcm-demo/mcmc_progress.py" in run.stdout + run.stderr
     assert "EQUIVALENT" in run.stdout
     migrated = (tmp_path / "hcm-demo" / "mcmc_progress.py").read_text()
-    assert "host_callback" not in migrated.split('"""', 2)[-1] and "io_callback" in migrated
+    assert "host_callback" not in migrated.split('"""', 2)[-1] and "jax.debug.callback" in migrated
     # the bundled example itself is left as the legacy original
     assert (tmp_path / "examples" / "mcmc_progress.py").read_text() == (
         REPO / "examples" / "mcmc_progress.py"

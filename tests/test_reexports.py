@@ -39,11 +39,11 @@ def test_reexport_chain_is_migrated_and_runs(tmp_path: Path):
     # the importers were rewritten natively ...
     util = (tmp_path / "mypkg/util.py").read_text()
     assert (
-        "io_callback(lambda a: print('util', a), None, x, ordered=True)" in util
+        "jax.debug.callback(_with_numpy_args(lambda a: print('util', a)), x, ordered=True)" in util
         and "mypkg" not in util
     )
     assert (
-        "io_callback(lambda a: print('main', a), None, 3, ordered=True)"
+        "jax.debug.callback(_with_numpy_args(lambda a: print('main', a)), 3, ordered=True)"
         in (tmp_path / "main.py").read_text()
     )
     # ... and the exporter still exports the name, now from the compat runtime

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from hcmigrate.codemod.partial_parse import VerbatimStatement
 from hcmigrate.rules.nodes import parse
 from hcmigrate.rules.nodes import dotted_name
 
@@ -116,9 +117,22 @@ def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
             )
     if not new_lines:
         return module.with_changes(body=body)
-    # After the last top-level import that precedes the first definition/other code.
+    insert_at = insertion_point(body)
+    return module.with_changes(body=[*body[:insert_at], *new_lines, *body[insert_at:]])
+
+
+def insertion_point(body: list[cst.BaseStatement]) -> int:
+    """Where new top-level code goes: after the last import that precedes the first definition,
+    reading past settings made between imports (`os.environ[...] = ...` before `import jax`
+    must stay before what needs it)."""
     insert_at = 0
     for i, statement in enumerate(body):
+        if isinstance(statement, VerbatimStatement):
+            # (a statement the partial parse left as text: read it to place code after it)
+            try:
+                statement = cst.parse_statement(statement.text)
+            except cst.ParserSyntaxError:
+                break
         if _is_import_line(statement) or _is_preamble(statement, i):
             insert_at = i + 1
         elif isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or not isinstance(
@@ -127,6 +141,27 @@ def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
             break
         elif isinstance(statement, (cst.Try, cst.If)):
             continue  # guarded imports and `if TYPE_CHECKING:` blocks may sit among the imports
+        elif _is_setting(statement) and insert_at > 0:
+            # `os.environ["JAX_ENABLE_X64"] = "1"` between imports: the new imports go after
+            # it, as the legacy import they replace did (jax reads the setting when imported)
+            insert_at = i + 1
         else:
             break
-    return module.with_changes(body=[*body[:insert_at], *new_lines, *body[insert_at:]])
+    return insert_at
+
+
+def _is_setting(statement: cst.BaseStatement) -> bool:
+    """A simple statement that assigns to or calls something reached through a module name
+    (`os.environ[...] = ...`, `jax.config.update(...)`, `sys.path.append(...)`)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            targets = [small.value.func]
+        else:
+            return False
+        if not all(isinstance(t, (cst.Subscript, cst.Attribute)) for t in targets):
+            return False
+    return True

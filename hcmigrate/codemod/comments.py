@@ -7,13 +7,19 @@ the next statement of the same block (or to the block's footer when none follows
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
+
+_LINT_PRAGMA = re.compile(r"#\s*(noqa|type:\s*ignore|pragma:|pylint:|isort:\s*skip)")
 
 
 def comment_lines(line: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
     kept = [empty for empty in line.leading_lines if empty.comment is not None]
-    if line.trailing_whitespace.comment is not None:
-        kept.append(cst.EmptyLine(comment=line.trailing_whitespace.comment))
+    trailing = line.trailing_whitespace.comment
+    if trailing is not None and not _LINT_PRAGMA.match(trailing.value):
+        # (a `# noqa: E402` or `# type: ignore` spoke of the removed line only)
+        kept.append(cst.EmptyLine(comment=trailing))
     return kept
 
 

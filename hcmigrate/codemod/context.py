@@ -15,7 +15,13 @@ import libcst as cst
 
 from hcmigrate.api import Options
 from hcmigrate.codemod.dispatch import Dispatch
-from hcmigrate.codemod.host_functions import Adaptation, drop_params
+from hcmigrate.codemod.host_functions import (
+    Adaptation,
+    converts_its_arguments,
+    drop_params,
+    several_devices_api,
+)
+from hcmigrate.codemod.module_helpers import HELPERS
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.plan import Plan, is_pure
 from hcmigrate.codemod.reporting import Reporter, SiteSkipped
@@ -25,13 +31,24 @@ from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.statement_edits import StatementEdits
 from hcmigrate.codemod.walk import descendants, names_used
 from hcmigrate.diagnostics import Diagnostic, Level
-from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
+import re
+
+from hcmigrate.facts import (
+    ARRAY_AGNOSTIC_PREFIXES,
+    IMPURE_MODULE_PREFIXES,
+    IO_BREAKING_TRANSFORMS,
+    COMPAT_ALIAS,
+    COMPAT_MODULE,
+    MODERN,
+)
 from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite
 from hcmigrate.rules.nodes import literal_value, parse
 from hcmigrate.rules.registry import Registry
 from hcmigrate.rules.spec import Handler, Rule
 
 _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
+
+_IO_BREAKING = re.compile(r"\b(%s)\b" % "|".join(IO_BREAKING_TRANSFORMS))
 
 Import = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
 
@@ -44,6 +61,7 @@ class SiteRecord:
     output: cst.CSTNode | None = None  # None: the statement holding it was removed
     diagnostics: list[Diagnostic] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)  # keys of hcmigrate.codemod.module_helpers
     queued: list[cst.CSTNode] = field(default_factory=list)  # statements it added
     inner: list["SiteRecord"] = field(default_factory=list)  # sites whose output it kept
     retracted: bool = False
@@ -135,6 +153,11 @@ class ModuleContext:
         live = [i for r in self._records if not r.retracted for i in r.imports]
         return live + self._module_imports
 
+    @property
+    def helpers(self) -> list[str]:
+        """The module helpers the kept rewrites call."""
+        return [h for r in self._records if not r.retracted for h in r.helpers]
+
     def note_rebuilt(self, original: cst.CSTNode, result) -> None:
         """What the rewrite rebuilt from `original` (the clean-up finds the imports through it)."""
         for node in result.nodes if isinstance(result, cst.FlattenSentinel) else (result,):
@@ -178,6 +201,12 @@ class ModuleContext:
     def compat(self, member: str | None) -> cst.BaseExpression:
         self._record.imports.append((_COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
         return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
+
+    def use_helper(self, key: str) -> str:
+        helper = HELPERS[key]
+        self._record.helpers.append(key)
+        self._record.imports.extend(helper.imports)
+        return helper.name
 
     def fresh_name(self, base: str) -> str:
         if self._names is None:
@@ -238,9 +267,47 @@ class ModuleContext:
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return is_pure(self.resolver, func)
 
+    def several_devices(self) -> str | None:
+        return several_devices_api(self.resolver.index.text)
+
+    def with_numpy_args(
+        self, func: cst.BaseExpression, original: cst.BaseExpression | None
+    ) -> cst.BaseExpression:
+        if original is None or self._takes_arrays_as_they_come(original):
+            return func
+        return cst.Call(cst.Name(self.use_helper("numpy_args")), [cst.Arg(func)])
+
+    def tap_with_numpy_args(
+        self, func: cst.BaseExpression, original: cst.BaseExpression | None
+    ) -> cst.BaseExpression:
+        return cst.Call(cst.Name(self.use_helper("numpy_args_no_result")), [cst.Arg(func)])
+
+    def _array_agnostic(self, func: cst.BaseExpression) -> bool:
+        names = self.resolver.qualified(func)
+        return bool(names) and all(
+            name.startswith(ARRAY_AGNOSTIC_PREFIXES) and not name.startswith(IMPURE_MODULE_PREFIXES)
+            for name in names
+        )
+
+    def _takes_arrays_as_they_come(self, func: cst.BaseExpression) -> bool:
+        """A numpy/scipy function, or a function that only hands its arguments to one."""
+        if self._array_agnostic(func):
+            return True
+        if isinstance(func, cst.Lambda):
+            return converts_its_arguments(func.params, func.body, self._array_agnostic)
+        if isinstance(func, cst.Name):
+            fdef = self.resolver.function_def(func)
+            if fdef is not None and not fdef.decorators:
+                return converts_its_arguments(fdef.params, fdef.body, self._array_agnostic)
+        return False
+
     @property
     def module_has_ordered_io(self) -> bool:
         return self.plan.module_has_ordered_io
+
+    @property
+    def taps_join_ordered_io(self) -> bool:
+        return self.plan.module_has_ordered_io and not _IO_BREAKING.search(self.resolver.index.text)
 
     @property
     def shapes(self) -> ShapeConverter:

@@ -9,13 +9,31 @@ sent to the compat runtime.
 
 from __future__ import annotations
 
+import ast
+import functools
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 import libcst as cst
 
-from hcmigrate.facts import PURE_BUILTINS, PURE_METHODS, PURE_MODULE_PREFIXES
+from hcmigrate.facts import (
+    IMPURE_MODULE_PREFIXES,
+    MULTI_DEVICE_APIS,
+    PURE_BUILTINS,
+    PURE_METHODS,
+    PURE_MODULE_PREFIXES,
+)
 from hcmigrate.codemod.walk import descendants, names_used
+
+_MULTI_DEVICE = re.compile(r"\b(%s)\b" % "|".join(MULTI_DEVICE_APIS))
+
+
+def several_devices_api(module_text: str) -> str | None:
+    """The multi-device API (pmap, shard_map, a sharding) a module's text names, or None."""
+    match = _MULTI_DEVICE.search(module_text)
+    return match.group(1) if match else None
+
 
 Mode = Literal["as_is", "edit", "wrap", "compat"]
 _IMPURE_NODES = (cst.Yield, cst.Await, cst.NamedExpr)  # a generator, a coroutine, an assignment
@@ -44,15 +62,15 @@ def adapt(
     if not positional:
         # `lambda *args: ...`: modern passes (arg,) instead of (arg, transforms)
         if star.name.value in used and passes_transforms:
-            return Adaptation("wrap", transforms_used=True, reason="reads its *args")
+            return Adaptation("compat", transforms_used=True, reason="reads its *args")
     if passes_transforms:
         if rest:
             transforms = rest.pop(0)
             if transforms.name.value in used:
-                return Adaptation("wrap", transforms_used=True, reason="reads `transforms`")
+                return Adaptation("compat", transforms_used=True, reason="reads `transforms`")
             drop.append(transforms.name.value)
         elif star is not None and star.name.value in used:
-            return Adaptation("wrap", transforms_used=True, reason="reads its *args")
+            return Adaptation("compat", transforms_used=True, reason="reads its *args")
     device_param = None
     if passes_device:
         for p in rest + list(params.kwonly_params):
@@ -127,11 +145,14 @@ class PurityChecker:
 
     qualified_names: callable  # node -> set[str]
     resolve_function: callable  # Name node -> FunctionDef | None
+    mutable_state: frozenset[str] = frozenset()  # module-level names something changes
     _seen: set = field(default_factory=set)
 
     def function(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Lambda):
-            return self.expression(node.body, local=names_used(node.params))
+            return not self._reads_state(node.body) and self.expression(
+                node.body, local=names_used(node.params)
+            )
         names = self.qualified_names(node)
         if names and all(self._pure_qualified(n) for n in names):
             return True
@@ -139,8 +160,10 @@ class PurityChecker:
             fdef = self.resolve_function(node)
             if fdef is not None and id(fdef) not in self._seen:
                 self._seen.add(id(fdef))
-                return not fdef.decorators and self.statements(
-                    fdef.body.body, local=names_used(fdef.params)
+                return (
+                    not fdef.decorators
+                    and not self._reads_state(fdef.body)
+                    and self.statements(fdef.body.body, local=names_used(fdef.params))
                 )
         if isinstance(node, cst.Call) and self._is_partial(node.func):
             return (
@@ -150,11 +173,18 @@ class PurityChecker:
             )
         return False
 
+    def _reads_state(self, body: cst.CSTNode) -> bool:
+        """Does the body read module state that something changes (a tap may have just
+        written it: legacy ran the tap first, a pure_callback may run before it)?"""
+        return bool(self.mutable_state & names_used(body))
+
     def _is_partial(self, func: cst.BaseExpression) -> bool:
         return "functools.partial" in self.qualified_names(func)
 
     @staticmethod
     def _pure_qualified(name: str) -> bool:
+        if name.startswith(IMPURE_MODULE_PREFIXES):
+            return False
         return (
             name.startswith(PURE_MODULE_PREFIXES)
             or (name.startswith("builtins.") and name[9:] in PURE_BUILTINS)
@@ -244,3 +274,61 @@ class PurityChecker:
             elif kind in _IMPURE_NODES:
                 return False
         return True
+
+
+# --- what the host function receives -------------------------------------------------------
+
+
+def converts_its_arguments(
+    params: cst.Parameters, body: cst.CSTNode, is_array_agnostic: callable
+) -> bool:
+    """Does the function use its parameters only as direct arguments of functions that take
+    jax.Array as they take numpy arrays (`lambda v: np.tanh(v)`)? Then it cannot tell which
+    one it got, and needs no conversion."""
+    names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    if isinstance(params.star_arg, cst.Param):
+        names.add(params.star_arg.name.value)
+    converted: set[int] = set()
+    uses = []
+    for node in descendants(body):
+        if isinstance(node, cst.Call) and is_array_agnostic(node.func):
+            converted.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
+        elif isinstance(node, cst.Name) and node.value in names:
+            uses.append(node)
+    return all(id(use) in converted for use in uses)
+
+
+_MUTATING_METHODS = frozenset(
+    {"append", "extend", "update", "add", "pop", "clear", "insert", "remove", "setdefault"}
+)
+
+
+@functools.lru_cache(maxsize=8)
+def mutable_module_state(text: str) -> frozenset[str]:
+    """Module-level names that some code of the module changes: declared `global` in a
+    function, or changed in place (`NAME[k] = v`, `NAME.attr = v`, `NAME.append(v)`, ...)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    module_names = set()
+    for statement in tree.body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else []
+        if isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+            targets = [statement.target]
+        module_names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    changed = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            changed.update(node.names)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.value, ast.Name):
+                changed.add(node.value.id)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MUTATING_METHODS
+            and isinstance(node.func.value, ast.Name)
+        ):
+            changed.add(node.func.value.id)
+    return frozenset(module_names & changed)

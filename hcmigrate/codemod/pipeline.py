@@ -18,11 +18,14 @@ With --strategy compat, stages 2-3 are replaced by pointing imports at the compa
 
 from __future__ import annotations
 
+import difflib
+
 import libcst as cst
 
 from hcmigrate.api import MigrationResult, Options
 from hcmigrate.codemod.add_imports import add_imports
 from hcmigrate.codemod.context import ModuleContext
+from hcmigrate.codemod.module_helpers import add_helpers, indent_unit
 from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, PointAtCompat
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.parsing import (
@@ -92,10 +95,20 @@ def migrate(
                 ) from None
             raise MigrationError(
                 f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
-                error.lineno or 1,
+                _source_line(text, code, error.lineno or 1),
                 error.offset or 1,
             ) from None
     return _result(text, code, diagnostics, options, registry)
+
+
+def _source_line(text: str, code: str, line: int) -> int:
+    """The line of `text` that line `line` of its rewrite `code` comes from (code added above
+    it, such as a module helper, shifts the rewrite's lines)."""
+    matcher = difflib.SequenceMatcher(None, text.splitlines(), code.splitlines(), autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if j1 < line <= j2:
+            return i1 + min(line - j1, max(i2 - i1, 1))
+    return line
 
 
 def _result(
@@ -145,7 +158,9 @@ def migrate_module(
     ctx.plan = make_plan(ctx.resolver, ctx.reporter, ctx.dispatch)
     rewritten = module.visit(Rewriter(ctx, _nodes_to_rewrite(ctx)))
     cleanup.descend = _only_to_imports(ctx)
-    return add_imports(rewritten.visit(cleanup), ctx.imports), ctx.diagnostics
+    with_imports = add_imports(rewritten.visit(cleanup), ctx.imports)
+    indent = indent_unit(index.text)
+    return add_helpers(with_imports, ctx.helpers, indent), ctx.diagnostics
 
 
 def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:

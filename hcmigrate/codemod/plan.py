@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from hcmigrate.codemod.binding import CannotBind
-from hcmigrate.codemod.host_functions import Adaptation, PurityChecker, adapt
+from hcmigrate.codemod.host_functions import (
+    Adaptation,
+    PurityChecker,
+    adapt,
+    mutable_module_state,
+    several_devices_api,
+)
 from hcmigrate.codemod.reporting import Reporter
 from hcmigrate.codemod.resolution import Resolver
 from hcmigrate.rules.context import CallSite
@@ -41,11 +47,19 @@ class Planner:
         self._uses: dict[int, list[tuple[cst.Call, cst.Name, Adaptation]]] = {}
 
     def suppressed(self, node: cst.CSTNode, rule: Rule) -> bool:
-        """Is `node` kept from `rule` by a suppression comment?"""
-        return self._reporter.suppressed(node, rule.code)
+        """Is `node` kept from `rule` by a suppression comment, or the rule not selected?"""
+        return not self._reporter.selected(rule.code) or self._reporter.suppressed(node, rule.code)
 
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return is_pure(self._resolver, func)
+
+    def several_devices(self) -> str | None:
+        """The multi-device API the module names, if any (its taps keep the compat runtime)."""
+        return several_devices_api(self._resolver.index.text)
+
+    def keeps_compat(self, site: CallSite, reason: str) -> None:
+        """The site stays on the compat runtime: its host function keeps its signature."""
+        self._plan.adaptations[id(site.original)] = Adaptation("compat", reason=reason)
 
     def joins_ordered_io(self) -> None:
         """The site becomes an ordered io_callback."""
@@ -119,7 +133,9 @@ class Planner:
 
 def is_pure(resolver: Resolver, func: cst.BaseExpression) -> bool:
     """Is the host function `func` visibly free of side effects?"""
-    return PurityChecker(resolver.qualified, resolver.function_def).function(func)
+    return PurityChecker(
+        resolver.qualified, resolver.function_def, mutable_module_state(resolver.index.text)
+    ).function(func)
 
 
 def make_plan(resolver: Resolver, reporter: Reporter, dispatch) -> Plan:

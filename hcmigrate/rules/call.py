@@ -11,7 +11,7 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
-from hcmigrate.rules.compat_reasons import compat_reason
+from hcmigrate.rules.compat_reasons import IO_CHAIN_NOTE, compat_reason, several_devices_reason
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, literal_value, parse, string
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
@@ -23,7 +23,7 @@ PURE = Rule(
     legacy="call(f, arg, result_shape=S)  # f visibly pure, result used",
     modern='jax.pure_callback(f, SDS(S), arg, vmap_method="sequential")',
     summary="A pure host computation becomes pure_callback; result_shape becomes ShapeDtypeStruct leaves.",
-    behaviour_note="The callback receives jax.Array leaves; under vmap it now runs per element (legacy call failed under vmap).",
+    behaviour_note="Under vmap it now runs per element (legacy call failed under vmap); the compiler may drop it when its result is unused, so only used results get it.",
     examples=(
         Example(
             title="a numpy function whose result is used; the scalar `result_shape` becomes a float32[] leaf",
@@ -53,11 +53,11 @@ def norm(x):
 IO = Rule(
     code="HCB302",
     name="call-to-io-callback",
-    level=Level.FIXED,
-    legacy="call(f, arg, result_shape=S)  # side effects, or result unused",
+    level=Level.FIXED_WITH_NOTE,
+    legacy="call(f, arg, result_shape=S)  # side effects, result used",
     modern="io_callback(f, SDS(S), arg, ordered=True)",
-    summary="A host call with side effects (or an unused result) becomes an ordered io_callback.",
-    behaviour_note="The callback receives jax.Array leaves; like legacy call, it fails under vmap and grad.",
+    summary="A host call with side effects whose result is used becomes an ordered io_callback.",
+    behaviour_note="Like legacy call, it fails under vmap and grad; it also fails inside a lax.cond under vmap.",
     examples=(
         Example(
             title="a callback with side effects",
@@ -78,7 +78,18 @@ def step(x):
             after="""\
 import jax
 import numpy as np
+import functools
 from jax.experimental import io_callback
+
+
+def _with_numpy_args(host_function):
+    \"\"\"host_function, called with numpy arrays, as the legacy host callbacks called it.\"\"\"
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(np.asarray, args))
+
+    return call
 
 
 def save(x):
@@ -87,11 +98,76 @@ def save(x):
 
 
 def step(x):
-    return io_callback(save, jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)), x, ordered=True)
+    return io_callback(_with_numpy_args(save), jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)), x, ordered=True)
 """,
             diagnostics=(
                 "3:1 HCB001 [fixed] unused import of host_callback removed",
-                "12:12 HCB302 [fixed] call -> io_callback(..., ordered=True): the callback may have side effects",
+                "12:12 HCB302 [fixed-with-behaviour-note] call -> io_callback(..., ordered=True): the callback may have side effects; it fails inside a lax.cond under vmap even when its own operands are not batched (legacy call ran there)",
+            ),
+        ),
+    ),
+)
+# What an ordered io_callback does differently from legacy `call` (docs/callback-semantics.md).
+IO_NOTE = (
+    "it fails inside a lax.cond under vmap even when its own operands are not batched (legacy "
+    "call ran there)"
+)
+APART_NOTE = ", and it is ordered apart from this module's jax.debug callbacks"
+EFFECT = Rule(
+    code="HCB304",
+    name="call-for-effect-to-debug-callback",
+    level=Level.FIXED,
+    legacy="call(f, arg)  # no result_shape, or its result unused",
+    modern="jax.debug.callback(_with_numpy_args(f), arg, ordered=True)",
+    summary="A host call made for its effect joins the ordered chain of the module's taps and prints.",
+    behaviour_note=(
+        "Runs wherever legacy call ran (and also under vmap, per element, and grad, where "
+        "legacy call failed); ordered apart from io_callbacks of the same module."
+    ),
+    examples=(
+        Example(
+            title="a host check that returns nothing; legacy gave it numpy arrays, and so does the helper",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def check(x):
+    if not x.flags.writeable and (x < 0).any():
+        raise ValueError("negative input")
+
+
+def step(x):
+    hcb.call(check, x)
+    return x * 2
+""",
+            after="""\
+import functools
+import jax
+import numpy as np
+
+
+def _with_numpy_args(host_function):
+    \"\"\"host_function, called with numpy arrays, as the legacy host callbacks called it.\"\"\"
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(np.asarray, args))
+
+    return call
+
+
+def check(x):
+    if not x.flags.writeable and (x < 0).any():
+        raise ValueError("negative input")
+
+
+def step(x):
+    jax.debug.callback(_with_numpy_args(check), x, ordered=True)
+    return x * 2
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "10:5 HCB304 [fixed] call -> jax.debug.callback(..., ordered=True): it returns no result",
             ),
         ),
     ),
@@ -133,10 +209,18 @@ def norm(x):
 
 def plan(site: CallSite, planner) -> None:
     """The callback is adapted before the rewrite; a call that becomes an ordered io_callback
-    joins the module's ordered chain."""
+    (impure, result used) starts the module's ordered io chain."""
     if planner.suppressed(site.original, IO):
         return  # left as is: it joins no ordered chain
     func = site.args.get("callback_func")
+    reason = compat_reason(site, "call_with_device")
+    if reason is not None:
+        planner.keeps_compat(site, reason)
+        return
+    api = planner.several_devices()
+    if api is not None and not _result_used(site):
+        planner.keeps_compat(site, f"the module uses {api}")
+        return
     adaptation = planner.adapt(
         site,
         func,
@@ -144,7 +228,7 @@ def plan(site: CallSite, planner) -> None:
         passes_device=site.literal("call_with_device", False) is True,
     )
     native = adaptation.mode != "compat" and compat_reason(site, "call_with_device") is None
-    if native and (_no_result(site) or not site.value_used or not planner.is_pure(func)):
+    if native and _result_used(site) and not planner.is_pure(func):
         planner.joins_ordered_io()
 
 
@@ -157,9 +241,15 @@ def _no_result(site: CallSite) -> bool:
     )
 
 
-@handles(LegacyCall("call"), reports=(PURE, IO, COMPAT), plan=plan)
+def _result_used(site: CallSite) -> bool:
+    return site.value_used and not _no_result(site)
+
+
+@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, COMPAT), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = compat_reason(site, "call_with_device")
+    if reason is None and not _result_used(site):
+        reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.mode == "compat":
         reason = f"the callback {adaptation.reason}"
@@ -167,12 +257,47 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(COMPAT, site.original, f"call kept on the compat runtime: {reason}")
         return site.updated.with_changes(func=ctx.compat("call"))
 
-    func = ctx.adapted_function(site, adaptation, pass_transforms=False)
+    original_func = site.original_args.get("callback_func")
+    adapted = ctx.adapted_function(site, adaptation, pass_transforms=False)
+    func = ctx.with_numpy_args(adapted, original_func)
+    value = site.args.get("arg", cst.Name("None"))
+    if not _result_used(site) and ctx.taps_join_ordered_io:
+        ctx.report(
+            EFFECT,
+            site.original,
+            f"call -> io_callback(..., ordered=True): its result is unused; {IO_CHAIN_NOTE}",
+            level=Level.FIXED_WITH_NOTE,
+        )
+        return site.call_like(
+            parse(ctx.modern("io_callback")),
+            (arg(ctx.tap_with_numpy_args(adapted, original_func)), "callback_func"),
+            (arg(cst.Name("None")), None),
+            (arg(value), "arg"),
+            (arg(cst.Name("True"), "ordered"), None),
+        )
+    if not _result_used(site):
+        # What it returns is unused (legacy: None, or a value the code drops): a call for
+        # its effect, on the same ordered chain as the module's taps and prints.
+        why = "it returns no result" if _no_result(site) else "its result is unused"
+        level, note = Level.FIXED, ""
+        if ctx.module_has_ordered_io:
+            level, note = Level.FIXED_WITH_NOTE, "; ordered apart from this module's io_callbacks"
+        ctx.report(
+            EFFECT,
+            site.original,
+            f"call -> jax.debug.callback(..., ordered=True): {why}{note}",
+            level=level,
+        )
+        return site.call_like(
+            parse(ctx.modern("debug_callback")),
+            (arg(func), "callback_func"),
+            (arg(value), "arg"),
+            (arg(cst.Name("True"), "ordered"), None),
+        )
     shapes = ctx.shapes.convert(site.original_args.get("result_shape"))
     shape_expr = shapes.expr if shapes.expr is not None else cst.Name("None")
-    value = site.args.get("arg", cst.Name("None"))
     note = " (result_shape converted at trace time)" if shapes.general else ""
-    if site.value_used and not shapes.is_empty and ctx.is_pure(site.original_args["callback_func"]):
+    if ctx.is_pure(original_func):
         extra = []
         if ctx.target_at_least(VMAP_METHOD_SINCE):
             extra.append(arg(string(DEFAULT_VMAP_METHOD), "vmap_method"))
@@ -184,13 +309,13 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             (arg(value), "arg"),
             *[(e, None) for e in extra],
         )
-    if shapes.is_empty:
-        why = "it returns no result (result_shape None or ())"
-    elif not site.value_used:
-        why = "its result is unused"
-    else:
-        why = "the callback may have side effects"
-    ctx.report(IO, site.original, f"call -> io_callback(..., ordered=True): {why}{note}")
+    ctx.report(
+        IO,
+        site.original,
+        "call -> io_callback(..., ordered=True): the callback may have side effects; "
+        f"{IO_NOTE}{'' if ctx.taps_join_ordered_io else APART_NOTE}{note}",
+        level=Level.FIXED_WITH_NOTE,
+    )
     return site.call_like(
         parse(ctx.modern("io_callback")),
         (arg(func), "callback_func"),

@@ -17,3 +17,27 @@ def compat_reason(site: CallSite, device_flag: str) -> str | None:
     if device_flag in args and literal_value(args[device_flag]) not in (True, False):
         return f"{device_flag}= is computed at run time"
     return None
+
+
+def several_devices_reason(ctx) -> str | None:
+    """Why a tap or print cannot join the ordered jax.debug chain: the module runs code on
+    several devices, where ordered debug callbacks are refused (None: it does not)."""
+    api = ctx.several_devices()
+    if api is None:
+        return None
+    return f"the module uses {api} (several devices), where ordered jax.debug callbacks are refused"
+
+
+def tap_note(ctx) -> str:
+    """What a tap or print on the ordered jax.debug chain does differently from legacy."""
+    note = "under vmap it runs once per element (legacy: once, with the whole batch)"
+    if ctx.module_has_ordered_io:
+        note += "; ordered apart from this module's io_callbacks"
+    return note
+
+
+# Taps on the module's ordered io_callback chain (hcmigrate.rules.context.taps_join_ordered_io).
+IO_CHAIN_NOTE = (
+    "on the ordered io_callback chain of this module's host calls, in program order; it fails "
+    "under vmap and grad, which this module does not use"
+)

@@ -170,6 +170,10 @@ class RuleContext(Protocol):
         """The compat runtime's `member` (None: the module), imported if the site is
         rewritten."""
 
+    def use_helper(self, key: str) -> str:
+        """The name of the module helper `key` (hcmigrate.codemod.module_helpers.HELPERS),
+        defined once after the module's imports if the site is rewritten."""
+
     def fresh_name(self, base: str) -> str:
         """A name no statement of the module uses yet (`base`, `base_1`, ...)."""
 
@@ -203,6 +207,26 @@ class RuleContext(Protocol):
 
     def is_pure(self, func: cst.BaseExpression) -> bool:
         """Is the host function visibly free of side effects?"""
+
+    def tap_with_numpy_args(
+        self, func: cst.BaseExpression, original: cst.BaseExpression | None
+    ) -> cst.BaseExpression:
+        """`func` called with numpy arrays, its result dropped (for an io_callback with no
+        result)."""
+
+    @property
+    def taps_join_ordered_io(self) -> bool:
+        """Does the module have ordered io_callbacks and no transformation that an ordered
+        io_callback cannot run under? Then its taps join that chain, in program order."""
+
+    def several_devices(self) -> str | None:
+        """The multi-device API the module names (pmap, shard_map, a sharding), or None."""
+
+    def with_numpy_args(
+        self, func: cst.BaseExpression, original: cst.BaseExpression | None
+    ) -> cst.BaseExpression:
+        """`func` (the adapted form of the site's `original` host function) called with numpy
+        arrays, as legacy called it, unless it takes jax.Array the same way (numpy, scipy)."""
 
     @property
     def module_has_ordered_io(self) -> bool:

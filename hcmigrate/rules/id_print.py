@@ -2,9 +2,9 @@
 
 Legacy printed the extra keywords as sorted `k: v` pairs on one line, then the value
 (np.array2string; tuples as `( a b )`). jax.debug.print formats arrays the same way.
-In a module that also has ordered io_callbacks (rewritten id_tap/call), the print goes
-through io_callback as well: ordered io and ordered debug callbacks are separate chains
-that XLA may interleave differently, and legacy kept all of them in program order.
+Prints join the ordered jax.debug chain of the module's taps, which runs under vmap (per
+element), grad and cond; ordered io_callbacks (impure calls whose result is used) are a
+separate chain, said in the diagnostic.
 """
 
 from __future__ import annotations
@@ -12,7 +12,12 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.rules.compat_reasons import compat_reason
+from hcmigrate.rules.compat_reasons import (
+    IO_CHAIN_NOTE,
+    compat_reason,
+    several_devices_reason,
+    tap_note,
+)
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, is_simple, literal_value, parse, string
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
@@ -21,7 +26,7 @@ from hcmigrate.rules.values import with_legacy_value
 NATIVE = Rule(
     code="HCB201",
     name="id-print-to-debug-print",
-    level=Level.FIXED,
+    level=Level.FIXED_WITH_NOTE,
     legacy='id_print(x, what="w", result=r)',
     modern='jax.debug.print("what: w\\n{}", x, ordered=True)  # value: r (or x)',
     summary="Print through jax.debug.print with the legacy `k: v` header; the value is kept.",
@@ -50,7 +55,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB201 [fixed] id_print -> jax.debug.print",
+                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
             ),
         ),
     ),
@@ -109,6 +114,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         computed = [k for k, v in header_values.items() if v is ... or isinstance(v, bytes)]
         if computed:
             reason = f"keyword `{computed[0]}=` is computed at run time"
+    if reason is None:
+        reason = several_devices_reason(ctx)
     if reason is not None:
         ctx.report(COMPAT, site.original, f"id_print kept on the compat runtime: {reason}")
         return site.updated.with_changes(func=ctx.compat("id_print"))
@@ -128,7 +135,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
 
     def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
         values = [e.value for e in printed.elements] if split_tuple else [printed]
-        if ctx.module_has_ordered_io:
+        if ctx.taps_join_ordered_io:
             printer = parse(f"lambda *values: print({string(fmt).value}.format(*values))")
             return site.call_like(
                 parse(ctx.modern("io_callback")),
@@ -144,7 +151,13 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             (arg(cst.Name("True"), "ordered"), "result"),
         )
 
-    target = "io_callback(print)" if ctx.module_has_ordered_io else "jax.debug.print"
-    why = " (same ordered chain as this module's io_callbacks)" if ctx.module_has_ordered_io else ""
-    ctx.report(NATIVE, site.original, f"id_print -> {target}{why}", level=Level.FIXED)
+    target, note = "jax.debug.print(..., ordered=True)", tap_note(ctx)
+    if ctx.taps_join_ordered_io:
+        target, note = "io_callback(print, ..., ordered=True)", IO_CHAIN_NOTE
+    ctx.report(
+        NATIVE,
+        site.original,
+        f"id_print -> {target}: {note}",
+        level=Level.FIXED_WITH_NOTE,
+    )
     return with_legacy_value(site, ctx, make_effect)

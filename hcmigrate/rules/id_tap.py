@@ -1,11 +1,23 @@
-"""HCB101/HCB102: `id_tap` -> `io_callback(tap, None, arg, ordered=True)` (or compat)."""
+"""HCB101/HCB102: `id_tap` -> `jax.debug.callback(tap, arg, ordered=True)` (or compat).
+
+jax.debug.callback runs in every single-device context legacy taps ran in (jit, vmap, grad,
+cond, vmap of cond, scan), ignores what the tap returns and is never removed; an ordered
+io_callback fails under vmap, grad and vmap of cond (docs/callback-semantics.md). A tap that
+reads `transforms` or its device, or a module that runs on several devices, keeps the compat
+runtime.
+"""
 
 from __future__ import annotations
 
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.rules.compat_reasons import compat_reason
+from hcmigrate.rules.compat_reasons import (
+    IO_CHAIN_NOTE,
+    compat_reason,
+    several_devices_reason,
+    tap_note,
+)
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, parse
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
@@ -13,15 +25,14 @@ from hcmigrate.rules.values import with_legacy_value
 
 NATIVE = Rule(
     code="HCB101",
-    name="id-tap-to-io-callback",
-    level=Level.FIXED,
+    name="id-tap-to-debug-callback",
+    level=Level.FIXED_WITH_NOTE,
     legacy="id_tap(tap, arg, result=r)",
-    modern="io_callback(tap1, None, arg, ordered=True)  # value: r (or arg)",
-    summary="Tap through an ordered io_callback; the tap loses its transforms/device parameters.",
+    modern="jax.debug.callback(_with_numpy_args(tap1), arg, ordered=True)  # value: r (or arg)",
+    summary="Tap through an ordered jax.debug.callback with numpy arguments; an unused transforms parameter goes.",
     behaviour_note=(
-        "Taps receive jax.Array leaves instead of numpy arrays; an ordered io_callback cannot be "
-        "vmapped or differentiated (legacy tapped the whole batch once, or the primal); a tap that "
-        "reads `transforms` now always gets ()."
+        "Under vmap the tap runs once per element (legacy: once, with the whole batch and "
+        "`transforms`); ordered apart from io_callbacks of the same module."
     ),
     examples=(
         Example(
@@ -39,7 +50,19 @@ def step(x):
     return x * 2
 """,
             after="""\
-from jax.experimental import io_callback
+import functools
+import jax
+import numpy as np
+
+
+def _with_numpy_args(host_function):
+    \"\"\"host_function, called with numpy arrays, as the legacy host callbacks called it.\"\"\"
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(np.asarray, args))
+
+    return call
 
 
 def show(x):
@@ -47,12 +70,12 @@ def show(x):
 
 
 def step(x):
-    io_callback(show, None, x, ordered=True)
+    jax.debug.callback(_with_numpy_args(show), x, ordered=True)
     return x * 2
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "9:9 HCB101 [fixed] id_tap -> io_callback(..., ordered=True)",
+                "9:9 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
             ),
         ),
         Example(
@@ -65,15 +88,27 @@ def step(i):
     return jax.lax.cond(i > 0, lambda v: hcb.id_tap(show, v), lambda v: v, i)
 """,
             after="""\
-from jax.experimental import io_callback
+import functools
+import jax
+import numpy as np
+
+
+def _with_numpy_args(host_function):
+    \"\"\"host_function, called with numpy arrays, as the legacy host callbacks called it.\"\"\"
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(np.asarray, args))
+
+    return call
 
 
 def step(i):
-    return jax.lax.cond(i > 0, lambda v: (io_callback(lambda arg: show(arg, ()), None, v, ordered=True), v)[1], lambda v: v, i)
+    return jax.lax.cond(i > 0, lambda v: (jax.debug.callback(_with_numpy_args(lambda arg: show(arg, ())), v, ordered=True), v)[1], lambda v: v, i)
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:42 HCB101 [fixed] id_tap -> io_callback(..., ordered=True)",
+                "5:42 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
             ),
         ),
     ),
@@ -117,28 +152,95 @@ def step(x):
                 "9:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function uses the `device` argument",
             ),
         ),
+        Example(
+            title="a tap that reads `transforms` keeps its signature on the compat runtime",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def show(x, transforms):
+    print(transforms, x)
+
+
+def step(x):
+    return hcb.id_tap(show, x)
+""",
+            after="""\
+from hcmigrate_compat import host_callback as hcb_compat
+
+
+def show(x, transforms):
+    print(transforms, x)
+
+
+def step(x):
+    return hcb_compat.id_tap(show, x)
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "9:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function reads `transforms`",
+            ),
+        ),
+        Example(
+            title="a module that runs on several devices (ordered jax.debug callbacks are refused there)",
+            before="""\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def show(x, transforms):
+    print(x)
+
+
+@jax.pmap
+def step(x):
+    return hcb.id_tap(show, x)
+""",
+            after="""\
+import jax
+from hcmigrate_compat import host_callback as hcb_compat
+
+
+def show(x, transforms):
+    print(x)
+
+
+@jax.pmap
+def step(x):
+    return hcb_compat.id_tap(show, x)
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "11:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the module uses pmap (several devices), where ordered jax.debug callbacks are refused",
+            ),
+        ),
     ),
 )
 
 
 def plan(site: CallSite, planner) -> None:
-    """The tap function is adapted before the rewrite (its def may lose parameters), and a
-    native tap joins the module's ordered io_callbacks."""
+    """The tap function is adapted before the rewrite (its def may lose parameters)."""
     if planner.suppressed(site.original, NATIVE):
-        return  # left as is: it joins no ordered chain
-    adaptation = planner.adapt(
+        return
+    reason = compat_reason(site, "tap_with_device")
+    if reason is not None:
+        planner.keeps_compat(site, reason)
+        return
+    api = planner.several_devices()
+    if api is not None:
+        planner.keeps_compat(site, f"the module uses {api}")
+        return
+    planner.adapt(
         site,
         site.args.get("tap_func"),
         passes_transforms=site.literal("tap_with_transform", True) is not False,
         passes_device=site.literal("tap_with_device", False) is True,
     )
-    if adaptation.mode != "compat" and compat_reason(site, "tap_with_device") is None:
-        planner.joins_ordered_io()
 
 
 @handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
-    reason = compat_reason(site, "tap_with_device")
+    reason = compat_reason(site, "tap_with_device") or several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.mode == "compat":
         reason = f"the tap function {adaptation.reason}"
@@ -146,24 +248,43 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(COMPAT, site.original, f"id_tap kept on the compat runtime: {reason}")
         return site.updated.with_changes(func=ctx.compat("id_tap"))
 
-    tap = ctx.adapted_function(
+    adapted = ctx.adapted_function(
         site, adaptation, pass_transforms=site.literal("tap_with_transform", True) is not False
     )
-    io_callback = parse(ctx.modern("io_callback"))
-    level = Level.FIXED_WITH_NOTE if adaptation.transforms_used else Level.FIXED
-    note = (
-        " (the tap reads `transforms`; it now always gets ())" if adaptation.transforms_used else ""
-    )
+    if ctx.taps_join_ordered_io:
+        tap = ctx.tap_with_numpy_args(adapted, site.original_args.get("tap_func"))
+        io_callback = parse(ctx.modern("io_callback"))
+        ctx.report(
+            NATIVE,
+            site.original,
+            f"id_tap -> io_callback(..., ordered=True): {IO_CHAIN_NOTE}",
+            level=Level.FIXED_WITH_NOTE,
+        )
+        return with_legacy_value(
+            site,
+            ctx,
+            lambda value: site.call_like(
+                io_callback,
+                (arg(tap), "tap_func"),
+                (arg(cst.Name("None")), None),
+                (arg(value), "arg"),
+                (arg(cst.Name("True"), "ordered"), "result"),
+            ),
+        )
+    tap = ctx.with_numpy_args(adapted, site.original_args.get("tap_func"))
+    callback = parse(ctx.modern("debug_callback"))
     ctx.report(
-        NATIVE, site.original, f"id_tap -> io_callback(..., ordered=True){note}", level=level
+        NATIVE,
+        site.original,
+        f"id_tap -> jax.debug.callback(..., ordered=True): {tap_note(ctx)}",
+        level=Level.FIXED_WITH_NOTE,
     )
     return with_legacy_value(
         site,
         ctx,
         lambda value: site.call_like(
-            io_callback,
+            callback,
             (arg(tap), "tap_func"),
-            (arg(cst.Name("None")), None),
             (arg(value), "arg"),
             (arg(cst.Name("True"), "ordered"), "result"),
         ),

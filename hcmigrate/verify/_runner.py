@@ -335,7 +335,8 @@ def describe_callable(f) -> dict:
             wrapped_in.append("partial")
             f = f.func
             continue
-        inner = getattr(f, "_hcmigrate_callback", None)
+        # (`__wrapped__`: functools.wraps, e.g. the codemod's numpy-arguments helper)
+        inner = getattr(f, "_hcmigrate_callback", None) or getattr(f, "__wrapped__", None)
         if inner is not None:
             f = inner
             continue
@@ -401,6 +402,12 @@ def _call_site() -> dict | None:
 # or a partial. While the callback runs, the user functions it enters (a few levels deep) are
 # noted (`reached`), and among them those that receive the very objects the host passed in
 # (`receivers`): that is where the call landed, whatever wrapped it.
+# The wrappers hcmigrate's codemod writes around host functions (hcmigrate/codemod/
+# module_helpers.py): they hand the host function numpy copies, so the call lands where they
+# lead, never in them. (This file runs in other interpreters: it cannot import hcmigrate.)
+_CODEMOD_HELPERS = frozenset(
+    {"_with_numpy_args.<locals>.call", "_tap_with_numpy_args.<locals>.call"}
+)
 REACH_DEPTH = 4
 REACH_COUNT = 8
 
@@ -467,7 +474,12 @@ def _call_noting_reach(fn, args, kwargs, ev: dict):
                 up, depth = up.f_back, depth + 1
             code = frame.f_code
             filename = os.path.abspath(code.co_filename)
-            if up is root and _is_user_file(filename) and not _is_library_file(filename):
+            if (
+                up is root
+                and code.co_qualname not in _CODEMOD_HELPERS
+                and _is_user_file(filename)
+                and not _is_library_file(filename)
+            ):
                 name = f"{frame.f_globals.get('__name__', '')}.{code.co_qualname}"
                 reached.append(name)
                 if "<lambda>" not in code.co_qualname and data and _receives(frame, data):

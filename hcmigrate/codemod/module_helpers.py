@@ -1,0 +1,118 @@
+"""Small named functions a migrated module gets once, instead of the same expression at
+every site (a reviewer reads `_with_numpy_args(show)`, not a nested lambda per call).
+
+A rule asks for a helper by key (`RuleContext.use_helper`); the helper's definition is added
+once, after the module's top-level imports, with the imports it needs. A module that already
+defines a top-level function of that name keeps its own (so a second run adds nothing).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from hcmigrate.codemod.add_imports import Needed, insertion_point
+from hcmigrate.codemod.partial_parse import VerbatimStatement
+
+
+@dataclass(frozen=True)
+class HelperDef:
+    name: str
+    source: str  # the definition, black-formatted, ending with a newline
+    imports: tuple[Needed, ...]
+
+
+HELPERS: dict[str, HelperDef] = {
+    # Legacy host_callback gave host functions numpy arrays (read-only, on CPU); modern
+    # callbacks give jax.Array. np.asarray of a CPU jax.Array is a read-only numpy view.
+    "numpy_args": HelperDef(
+        name="_with_numpy_args",
+        source='''\
+def _with_numpy_args(host_function):
+    """host_function, called with numpy arrays, as the legacy host callbacks called it."""
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(np.asarray, args))
+
+    return call
+''',
+        imports=(("functools", None, None), ("jax", None, None), ("numpy", None, "np")),
+    ),
+    # An io_callback with no result needs a host function that returns None; legacy ignored
+    # what a tap returned (`lambda *a: bar.update()` returns a bool).
+    "numpy_args_no_result": HelperDef(
+        name="_tap_with_numpy_args",
+        source='''\
+def _tap_with_numpy_args(tap):
+    """tap, called with numpy arrays as the legacy host callbacks called it; its result ignored."""
+
+    @functools.wraps(tap)
+    def call(*args):
+        tap(*jax.tree.map(np.asarray, args))
+
+    return call
+''',
+        imports=(("functools", None, None), ("jax", None, None), ("numpy", None, "np")),
+    ),
+}
+
+
+def defined_functions(module: cst.Module) -> set[str]:
+    return {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
+
+
+def indent_unit(text: str) -> str:
+    """The indentation the module's first indented block uses (four spaces if none)."""
+    match = _FIRST_BLOCK.search(text)
+    return match.group(1) if match else "    "
+
+
+_FIRST_BLOCK = re.compile(r"^[^\s#].*:[ \t]*(?:#.*)?\n(?:[ \t]*(?:#.*)?\n)*([ \t]+)\S", re.M)
+
+
+class _Reindent(cst.CSTTransformer):
+    def __init__(self, unit: str):
+        self.unit = unit
+
+    def leave_IndentedBlock(self, original, updated):
+        return updated.with_changes(indent=self.unit)
+
+
+def add_helpers(module: cst.Module, keys: list[str], indent: str = "    ") -> cst.Module:
+    """`module` with the definitions of the helpers `keys` it does not define yet, indented
+    with `indent` as the module's own blocks are."""
+    present = defined_functions(module)
+    missing = [HELPERS[k] for k in dict.fromkeys(keys) if HELPERS[k].name not in present]
+    if not missing:
+        return module
+    body = list(module.body)
+    at = insertion_point(body)
+    definitions = []
+    for helper in missing:
+        statement = cst.parse_module(helper.source).body[0].visit(_Reindent(indent))
+        leading = [cst.EmptyLine(), cst.EmptyLine()] if at > 0 or definitions else []
+        definitions.append(statement.with_changes(leading_lines=leading))
+    following = body[at:]
+    if following:
+        following[0] = _two_blank_lines_above(following[0])
+    return module.with_changes(body=[*body[:at], *definitions, *following])
+
+
+def _two_blank_lines_above(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """The statement after a new definition, with two blank lines above it (and its comments)."""
+    if isinstance(statement, VerbatimStatement):
+        # (a statement the partial parse kept as text carries its blank lines in its text)
+        blank = len(statement.text) - len(statement.text.lstrip("\n"))
+        missing = max(0, 2 - blank - len(statement.leading_lines))
+        return statement.with_changes(
+            leading_lines=[*[cst.EmptyLine()] * missing, *statement.leading_lines]
+        )
+    lines = list(statement.leading_lines)
+    if len(lines) >= 2 and lines[0].comment is None and lines[1].comment is None:
+        return statement  # (unchanged, so it is copied from the source as it is)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return statement.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *lines])
