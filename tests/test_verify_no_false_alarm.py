@@ -136,7 +136,7 @@ def test_notebook_difference_names_the_cell_and_line(legacy_python, tmp_path):
     notebook = PROGRAMS / "notebook.ipynb"
     migrated = json.loads(migrate_notebook(notebook.read_text(), Options()).code)
     step_cell = migrated["cells"][2]  # cell 3: the tap factory and the scan step
-    step_cell["source"] = [line for line in step_cell["source"] if "io_callback" not in line]
+    step_cell["source"] = [line for line in step_cell["source"] if "debug.callback" not in line]
     candidate = tmp_path / "notebook.ipynb"
     candidate.write_text(json.dumps(migrated, indent=1))
     res = hcmigrate_verify(notebook, "--candidate", candidate, "--reference", "legacy")

@@ -262,16 +262,21 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     func = ctx.with_numpy_args(adapted, original_func)
     value = site.args.get("arg", cst.Name("None"))
     if not _result_used(site) and ctx.taps_join_ordered_io:
+        why = "it returns no result" if _no_result(site) else "its result is unused"
         ctx.report(
             EFFECT,
             site.original,
-            f"call -> io_callback(..., ordered=True): its result is unused; {IO_CHAIN_NOTE}",
+            f"call -> io_callback(..., ordered=True): {why}; {IO_CHAIN_NOTE}",
             level=Level.FIXED_WITH_NOTE,
         )
+        if _no_result(site):
+            func, shape_expr = ctx.tap_with_numpy_args(adapted, original_func), cst.Name("None")
+        else:  # (the host function's result is still checked against result_shape, as legacy did)
+            shape_expr = ctx.shapes.convert(site.original_args.get("result_shape")).expr
         return site.call_like(
             parse(ctx.modern("io_callback")),
-            (arg(ctx.tap_with_numpy_args(adapted, original_func)), "callback_func"),
-            (arg(cst.Name("None")), None),
+            (arg(func), "callback_func"),
+            (arg(shape_expr), "result_shape"),
             (arg(value), "arg"),
             (arg(cst.Name("True"), "ordered"), None),
         )

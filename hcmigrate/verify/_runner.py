@@ -425,6 +425,18 @@ def _data_ids(args, kwargs) -> set:
     return out
 
 
+def _arguments(frame) -> list:
+    """The values of a frame's parameters (a `*args` tuple spread out)."""
+    code = frame.f_code
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)  # *args, **kwargs
+    values = []
+    for name in code.co_varnames[:n]:
+        value = frame.f_locals.get(name)
+        values.extend(value if isinstance(value, tuple) else (value,))
+    return values
+
+
 def _receives(frame, data: set) -> bool:
     code = frame.f_code
     n = code.co_argcount + code.co_kwonlyargcount
@@ -474,6 +486,10 @@ def _call_noting_reach(fn, args, kwargs, ev: dict):
                 up, depth = up.f_back, depth + 1
             code = frame.f_code
             filename = os.path.abspath(code.co_filename)
+            caller = frame.f_back
+            if caller is not None and caller.f_code.co_qualname in _CODEMOD_HELPERS:
+                # what the helper hands on (numpy copies of the host's values) is the data now
+                data.update(_data_ids(_arguments(frame), {}))
             if (
                 up is root
                 and code.co_qualname not in _CODEMOD_HELPERS
