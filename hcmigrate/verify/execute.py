@@ -157,6 +157,9 @@ def subprocess_env(platform: str | None = "cpu") -> dict:
         "HCMIGRATE_VERIFY_PARENT",
     ):
         env.pop(name, None)  # a verify run inside a verified test suite starts afresh
+    for name in [n for n in env if n.startswith("PYTEST_XDIST") or n == "PYTEST_CURRENT_TEST"]:
+        # (verify run from a test of an xdist worker: its sides are not that worker's)
+        env.pop(name)
     return env
 
 
