@@ -9,6 +9,8 @@ import before the first definition (or after the docstring and `__future__` impo
 
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 
 from hcmigrate.codemod.partial_parse import VerbatimStatement
@@ -118,7 +120,68 @@ def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
     if not new_lines:
         return module.with_changes(body=body)
     insert_at = insertion_point(body)
+    for line in [line for line in new_lines if _is_standard_library(line)]:
+        at = _after_standard_library_imports(body, insert_at)
+        if at is None:
+            break
+        # (isort's order: the standard library's group first, `import x` lines sorted)
+        while (
+            at > 0
+            and _is_import_line(body[at - 1])
+            and _is_standard_library(body[at - 1])
+            and isinstance(body[at - 1].body[0], cst.Import)
+            and _module_of(body[at - 1]) > _module_of(line)
+        ):
+            at -= 1
+        if at < len(body) and body[at].leading_lines:
+            # (the blank lines and comments above the group's first line stay above the group)
+            line = line.with_changes(leading_lines=body[at].leading_lines)
+            body[at] = body[at].with_changes(leading_lines=[])
+        body = [*body[:at], line, *body[at:]]
+        new_lines = [other for other in new_lines if not _module_of(other) == _module_of(line)]
+        insert_at += 1
     return module.with_changes(body=[*body[:insert_at], *new_lines, *body[insert_at:]])
+
+
+def _module_of(line: cst.SimpleStatementLine) -> str:
+    small = line.body[0]
+    if isinstance(small, cst.Import):
+        return dotted_name(small.names[0].name) or ""
+    if small.relative or small.module is None:
+        return ""
+    return dotted_name(small.module) or ""
+
+
+def _is_standard_library(line: cst.SimpleStatementLine) -> bool:
+    name = _module_of(line).split(".")[0]
+    return bool(name) and name != "__future__" and name in sys.stdlib_module_names
+
+
+def _after_standard_library_imports(body: list[cst.BaseStatement], end: int) -> int | None:
+    """Where a new standard-library import goes among the first `end` statements: after the
+    last standard-library import line before the first other import, or before the first
+    import (None: no top-level import before `end`)."""
+    first_import = None
+    for i, statement in enumerate(body[:end]):
+        if not _is_import_line(statement) or _is_preamble(statement, i):
+            continue
+        if first_import is None:
+            first_import = i
+        if not _is_standard_library(statement):
+            return i if i == first_import else _last_standard(body, first_import, i)
+    return None if first_import is None else _last_standard(body, first_import, end)
+
+
+def _last_standard(body: list[cst.BaseStatement], start: int, stop: int) -> int:
+    last = start
+    for i in range(start, stop):
+        if (
+            _is_import_line(body[i])
+            and _is_standard_library(body[i])
+            and not _is_preamble(body[i], i)
+        ):
+            last = i + 1
+    return last
 
 
 def insertion_point(body: list[cst.BaseStatement]) -> int:

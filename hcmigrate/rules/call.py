@@ -76,9 +76,9 @@ def step(x):
     return hcb.call(save, x, result_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))
 """,
             after="""\
+import functools
 import jax
 import numpy as np
-import functools
 from jax.experimental import io_callback
 
 
