@@ -36,6 +36,7 @@ _RUN_API = {
 __all__ = ["MigrationError", "MigrationResult", "Options", "Strategy", "migrate_source", *_RUN_API]
 
 Strategy = Literal["native", "compat"]
+DEFAULT_LINE_LENGTH = 88  # black's and ruff's default
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class Options:
     select: frozenset[str] | None = None  # rule codes (or prefixes) to apply; None = all
     ignore: frozenset[str] = frozenset()  # rule codes (or prefixes) to skip
     target_jax: tuple[int, ...] | None = None  # None = newest JAX
+    # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
+    # `[tool.black]` line-length; see hcmigrate.codemod.layout).
+    line_length: int = DEFAULT_LINE_LENGTH
     # Cross-module facts from the file-level scan: ("mypkg.taps.id_tap",
     # "jax.experimental.host_callback.id_tap") for every name another module re-exports, and
     # the dotted name of the module being migrated (its re-exported legacy imports are kept

@@ -20,6 +20,7 @@ KNOWN_KEYS = {
     "add-todos": bool,
     "force-exclude": bool,
     "respect-gitignore": bool,
+    "line-length": int,
 }
 STRATEGIES = ("native", "compat")
 
@@ -36,6 +37,7 @@ def shown(path: Path) -> str:
 class FileConfig:
     path: Path | None = None  # the pyproject.toml it came from
     values: dict = field(default_factory=dict)
+    formatter_line_length: int | None = None  # [tool.ruff] or [tool.black] line-length
 
     @property
     def root(self) -> Path | None:
@@ -69,9 +71,10 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
     if path is None:
         return FileConfig()
     data = _load_toml(path)
+    line_length = formatter_line_length(data)
     section = data.get("tool", {}).get("hcmigrate")
     if section is None:
-        return FileConfig(path, {})
+        return FileConfig(path, {}, line_length)
     if not isinstance(section, dict):
         raise ConfigError(f"{shown(path)}: [tool.hcmigrate] must be a table")
     values = {}
@@ -99,7 +102,24 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
         )
     if "target-jax" in values:
         parse_version(values["target-jax"], where=f"{shown(path)}: [tool.hcmigrate] target-jax")
-    return FileConfig(path, values)
+    if "line-length" in values and not 20 <= values["line-length"] <= 400:
+        raise ConfigError(f"{shown(path)}: [tool.hcmigrate] line-length must be from 20 to 400")
+    return FileConfig(path, values, line_length)
+
+
+def formatter_line_length(pyproject: dict) -> int | None:
+    """The line length the project's formatter is configured with: `[tool.ruff]`, else
+    `[tool.black]` (a value that is not a sensible integer is ignored)."""
+    tool = pyproject.get("tool", {})
+    for section in (tool.get("ruff"), tool.get("black")):
+        value = (
+            section.get("line-length", section.get("line_length"))
+            if isinstance(section, dict)
+            else None
+        )
+        if isinstance(value, int) and not isinstance(value, bool) and 20 <= value <= 400:
+            return value
+    return None
 
 
 def parse_version(text: str, where: str = "--target-jax") -> tuple[int, ...]:

@@ -69,6 +69,9 @@ LEGACY_INTERNALS = ("outside_call_p", "id_tap_dep_p", "id_p")
 # The ones the compat runtime provides faithfully (identity primitives); outside_call_p's
 # parameters were private to the legacy implementation, so binding it cannot be carried over.
 COMPAT_INTERNALS = ("id_tap_dep_p", "id_p")
+# A module that reaches these patches the legacy implementation itself (batching or JVP rules
+# of `outside_call_p`): no part of it can be migrated on its own (issue 14, point 7).
+PATCHED_INTERNALS = tuple(name for name in LEGACY_INTERNALS if name not in COMPAT_INTERNALS)
 
 # Every public name of the legacy module (what `from ... host_callback import *` brings in).
 LEGACY_PUBLIC_NAMES = frozenset(
@@ -157,6 +160,12 @@ IMPURE_MODULE_PREFIXES = ("numpy.random.",)
 # Host functions that take jax.Array arguments as they take numpy arrays and give the same
 # answers: no numpy conversion is needed in front of them.
 ARRAY_AGNOSTIC_PREFIXES = ("numpy.", "scipy.", "jax.numpy.", "jax.scipy.", "math.")
+# Builtins that give the same result for a jax.Array as for a numpy array. Not str() nor
+# print(): of a tuple of arrays they show the elements' repr, `Array(` where legacy showed
+# `array(`.
+ARRAY_AGNOSTIC_BUILTINS = frozenset(
+    f"builtins.{name}" for name in ("int", "float", "bool", "complex", "len", "abs", "round")
+)
 # Legacy taps, prints and calls ran on every device of a pmap or a sharded computation;
 # ordered jax.debug callbacks are refused on more than one device (docs/callback-semantics.md,
 # E14/E15). A module naming one of these runs code on several devices.

@@ -51,7 +51,9 @@ GENERATED_MARKER = b"@gen" + b"erated"
 _GAP = rb"(?:[ \t]|\\\r?\n)"  # a blank, or a backslash that continues the line
 _REST = rb"[^\\\n]*(?:\\(?:\r\n|[\s\S])[^\\\n]*)*"  # to the end of the (continued) line
 _IMPORT_STATEMENT = re.compile(
-    rb"^[ \t]*(?:from"
+    # at a line's start, or at the start of a string or of an escaped line in one (code kept
+    # in strings and run with `exec` imports too)
+    rb"(?:^[ \t]*|(?<=[\"'])|(?<=\\n))(?:from"
     + _GAP
     + rb"+[.\w]+"
     + _GAP

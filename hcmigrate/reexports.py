@@ -7,10 +7,13 @@ them from where).
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from hcmigrate.facts import LEGACY_MODULE as LEGACY
+
+_WORDS = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,14 @@ def imported_names(text: str, own_module: str, is_package: bool = False) -> set[
     bound_modules: dict[str, str] = {}
     package = own_module.rsplit(".", 1)[0] if "." in own_module else ""
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and "import " in node.value
+        ):
+            # code kept in a string (model definitions run with `exec`) imports too
+            found |= imported_names(node.value, own_module, is_package)
+        elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parts = own_module.split(".") + (["__init__"] if is_package else [])
@@ -172,8 +182,46 @@ def plan_reexports(scanned, targets) -> ReexportPlan:
             )
         )
     exports = {r.module: r.names for r in scanned.reexports}
-    importers = {
-        i: tuple((m, tuple(sorted(exports[m]))) for m in mods if m in exports)
-        for i, mods in scanned.reexport_hits.items()
-    }
+    kept = {key for key, _ in table}  # names the exporting module keeps importable
+    importers = {}
+    for i, mods in scanned.reexport_hits.items():
+        used = _names_in_code(targets[i].path) if not targets[i].notebook else None
+        importers[i] = tuple(
+            (m, tuple(sorted(names)))
+            for m in mods
+            if m in exports
+            and (names := {n for n in exports[m] if f"{m}.{n}" not in kept})
+            and (used is None or not used.isdisjoint(names))
+        )
     return ReexportPlan(table, importers)
+
+
+def _names_in_code(path: Path) -> set[str] | None:
+    """The identifiers a module's code uses, and the words of its strings that are not
+    docstrings (code run with `exec`); None when it cannot be read. A name mentioned only in
+    a docstring or a comment is no use of it."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.alias):
+            found.add(node.asname or node.name.split(".")[0])
+            found.add(node.name.rsplit(".", 1)[-1])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                found.update(_WORDS.findall(node.value))
+    return found

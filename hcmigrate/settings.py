@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hcmigrate.api import Options
+from hcmigrate.api import DEFAULT_LINE_LENGTH, Options
 from hcmigrate.config import load_config, parse_version, pinned_jax, shown
 from hcmigrate.discover import Selector
 from hcmigrate.errors import ConfigError
@@ -118,6 +118,7 @@ def resolve_settings(
             select=frozenset(select) if select else None,
             ignore=frozenset(ignore),
             target_jax=target,
+            line_length=v.get("line-length") or cfg.formatter_line_length or DEFAULT_LINE_LENGTH,
         ),
         root=root,
         exclude=exclude_patterns,

@@ -408,6 +408,16 @@ _REMAT_RULE_INSTALLED = _install_remat_rule()
 _CPU_DEVICE_INDEX_MSG = "The device_index feature on CPU works only when using outfeed."
 
 
+def _refuse_device_index_on_cpu(ctx, device_index: int) -> None:
+    """Legacy refused `device_index != 0` on CPU unless outfeed carried the calls
+    (JAX_HOST_CALLBACK_OUTFEED=1); with outfeed the call ran, passed that device."""
+    if device_index == 0 or "cpu" not in ctx.module_context.platforms:
+        return
+    outfeed = os.environ.get("JAX_HOST_CALLBACK_OUTFEED", "").strip().lower()
+    if outfeed in ("", "0", "false", "no"):
+        raise ValueError(_CPU_DEVICE_INDEX_MSG)
+
+
 class _DeviceSource:
     """How a lowered call learns the device it runs on, from the lowering's axis context.
 
@@ -545,8 +555,7 @@ def _annotate_token_like_results(sharding, out_token) -> None:
 
 def _fast_lowering(ctx, *args, device_index, **params):
     I = _INTERNALS
-    if device_index != 0 and "cpu" in ctx.module_context.platforms:
-        raise ValueError(_CPU_DEVICE_INDEX_MSG)
+    _refuse_device_index_on_cpu(ctx, device_index)
     params = dict(params, device_index=device_index)
     identity, flat_results_aval = params["identity"], params.get("flat_results_aval", ())
     # Only a callback that asks for the device gets it: any other call lowers to the host
@@ -597,8 +606,7 @@ def _fast_lowering(ctx, *args, device_index, **params):
 
 
 def _public_lowering(ctx, *args, device_index, **params):
-    if device_index != 0 and "cpu" in ctx.module_context.platforms:
-        raise ValueError(_CPU_DEVICE_INDEX_MSG)
+    _refuse_device_index_on_cpu(ctx, device_index)
     params = dict(params, device_index=device_index)
     identity, flat_results_aval = params["identity"], params.get("flat_results_aval", ())
     host = _make_host(params, device=jax.local_devices()[device_index])

@@ -137,18 +137,77 @@ def call_span(tree: ast.AST, line: int, col: int) -> int:
     return end
 
 
-def line_map(original: list[str], migrated: list[str]) -> list[set[int]]:
-    """For each migrated line (0-based), the original line (1-based) it comes from: itself
-    where unchanged or rewritten line for line; in a block rewritten into a different number
-    of lines, the most similar line of the old block (an inserted line: the line it precedes)."""
-    mapping: list[set[int]] = [set() for _ in migrated]
+def _statements(lines: list[str]) -> dict[int, tuple[int, int, str]]:
+    """For each 1-based line, the simple statement holding it: (first line, last line, text
+    with whitespace collapsed)."""
+    try:
+        tree = ast.parse("\n".join(lines) + "\n")
+    except SyntaxError:
+        return {}
+    found: dict[int, tuple[int, int, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not hasattr(node, "body"):
+            first, last = node.lineno, node.end_lineno or node.lineno
+            text = " ".join(" ".join(lines[first - 1 : last]).split())
+            for line in range(first, last + 1):
+                found.setdefault(line, (first, last, text))
+    return found
+
+
+WORD = re.compile(r"\w+")
+
+
+def _blocks(original: list[str], migrated: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib's opcodes, with a run of equal lines that only close brackets (or are blank)
+    between two changes merged into one change (a reformatted call's `)` is not an anchor)."""
     matcher = difflib.SequenceMatcher(None, original, migrated, autojunk=False)
+    merged: list[list] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if merged and merged[-1][0] != "equal" and tag != "equal":
+            merged[-1][2], merged[-1][4] = i2, j2
+            continue
+        if (
+            tag != "equal"
+            and len(merged) >= 2
+            and merged[-1][0] == "equal"
+            and merged[-2][0] != "equal"
+            and all(
+                line.strip() in ("", ")", "]", "}", "),", "],")
+                for line in original[merged[-1][1] : merged[-1][2]]
+            )
+        ):
+            merged.pop()
+            merged[-1][0], merged[-1][2], merged[-1][4] = "replace", i2, j2
+            continue
+        merged.append([tag, i1, i2, j1, j2])
+    return [tuple(block) for block in merged]
+
+
+def line_map(original: list[str], migrated: list[str]) -> list[set[int]]:
+    """For each migrated line (0-based), the original lines (1-based) it comes from: itself
+    where unchanged or rewritten line for line; in a block rewritten into a different number
+    of lines, the lines of the old block's statement most like the statement holding it (an
+    inserted line: the line it precedes)."""
+    mapping: list[set[int]] = [set() for _ in migrated]
+    old_statements, new_statements = _statements(original), _statements(migrated)
+    for tag, i1, i2, j1, j2 in _blocks(original, migrated):
+        candidates = {old_statements[i] for i in range(i1 + 1, i2 + 1) if i in old_statements}
         for j in range(j1, j2):
             if tag == "equal" or i2 - i1 == j2 - j1:
                 mapping[j] = {i1 + (j - j1) + 1}
             elif i1 == i2:
                 mapping[j] = {i1 + 1}
+            elif candidates and j + 1 in new_statements:
+                text = new_statements[j + 1][2]
+                words = set(WORD.findall(text))
+                first, last, _ = max(
+                    candidates,
+                    key=lambda c: (
+                        len(words & set(WORD.findall(c[2])))
+                        / max(1, len(words | set(WORD.findall(c[2]))))
+                    ),
+                )
+                mapping[j] = set(range(first, last + 1))
             else:
                 best = max(
                     range(i1, i2),
@@ -192,6 +251,9 @@ def idiom_counts(text: str) -> tuple[int, int, int]:
     except SyntaxError:
         return 0, 0, 0
     tuple_index = walrus = shapes = 0
+    for helper in [n for n in tree.body if isinstance(n, ast.FunctionDef)]:
+        if helper.name == "_shape_dtype_structs":  # (the codemod's one named helper)
+            tree.body.remove(helper)
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Subscript)
@@ -208,7 +270,18 @@ def idiom_counts(text: str) -> tuple[int, int, int]:
 
 def ruff(*args: str, text: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["ruff", *args, "--isolated", "--line-length", str(LINE_LIMIT), "-"],
+        # (hcmigrate_compat is installed with hcmigrate: third party, also where a copy of it
+        # lies next to the program)
+        [
+            "ruff",
+            *args,
+            "--isolated",
+            "--line-length",
+            str(LINE_LIMIT),
+            "--config",
+            'lint.isort.known-third-party = ["hcmigrate_compat"]',
+            "-",
+        ],
         input=text,
         capture_output=True,
         text=True,

@@ -147,6 +147,28 @@ def test_device_index_nonzero_on_cpu_fails_like_legacy():
         jax.jit(lambda v: hcb.id_tap(lambda a, t: None, v, device_index=1))(1.0)
 
 
+def test_device_index_nonzero_on_cpu_runs_with_outfeed_like_legacy():
+    """Legacy ran such a tap when JAX_HOST_CALLBACK_OUTFEED=1 selected outfeed (saxml's
+    servables marked their streams done this way)."""
+    script = (
+        "import jax\n"
+        "from compat import host_callback as hcb\n"
+        "seen = []\n"
+        "tap = lambda a, t, device: seen.append((float(a), type(device).__name__))\n"
+        "f = jax.jit(lambda v: hcb.id_tap(tap, v * 2, device_index=1, tap_with_device=True))\n"
+        "out = f(1.5)\n"
+        "hcb.barrier_wait()\n"
+        "print(float(out), seen)\n"
+    )
+    run = python(
+        "-c",
+        script,
+        XLA_FLAGS="--xla_force_host_platform_device_count=2",
+        JAX_HOST_CALLBACK_OUTFEED="1",
+    )
+    assert run.stdout.strip() == "3.0 [(3.0, 'Device')]"
+
+
 @pytest.mark.parametrize(
     "result_shape,ret,expected_dtype,expected_shape",
     [

@@ -43,3 +43,16 @@ def test_readme_first_command_migrates_and_verifies_the_bundled_example(tmp_path
     assert (tmp_path / "examples" / "mcmc_progress.py").read_text() == (
         REPO / "examples" / "mcmc_progress.py"
     ).read_text()
+
+
+def test_readme_migration_diff_is_what_the_codemod_writes():
+    """The diff under "What a migration looks like" is whole: its `-` and context lines are the
+    input, its `+` and context lines exactly what the codemod writes for it."""
+    from hcmigrate import migrate_source
+
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## What a migration looks like", 1)[1].split("\n## ", 1)[0]
+    diff = re.findall(r"```diff\n(.*?)\n```", section, re.S)[0].splitlines()
+    before = "".join(line[1:] + "\n" for line in diff if not line.startswith("+"))
+    after = "".join(line[1:] + "\n" for line in diff if not line.startswith("-"))
+    assert migrate_source(before).code == after

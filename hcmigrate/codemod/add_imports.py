@@ -3,8 +3,9 @@
 A small, top-level-only replacement for libcst's AddImportsVisitor (which walks the whole
 tree with matcher machinery). It reuses what is
 there: a needed `import jax` already present is not repeated, and `from M import n` joins an
-existing `from M import ...` statement. New statements go after the module's last top-level
-import before the first definition (or after the docstring and `__future__` imports).
+existing `from M import ...` statement. A new statement goes where isort (ruff's `I` rules) would
+put it among the module's top-level imports: in its section (standard library, third party,
+first party), in order; or after the docstring and `__future__` imports when there is none.
 """
 
 from __future__ import annotations
@@ -68,7 +69,11 @@ def _is_preamble(statement: cst.BaseStatement, index: int) -> bool:
     )
 
 
-def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
+def add_imports(
+    module: cst.Module, needed: list[Needed], first_party: str | None = None
+) -> cst.Module:
+    """`module` with the imports `needed` that it lacks (`first_party`: the top-level package
+    of the module's own project, whose imports form isort's first-party section)."""
     body = list(module.body)
     missing = [n for n in dict.fromkeys(needed) if not any(_binds(s, n) for s in body)]
     missing.sort(
@@ -117,30 +122,9 @@ def add_imports(module: cst.Module, needed: list[Needed]) -> cst.Module:
                     ]
                 )
             )
-    if not new_lines:
-        return module.with_changes(body=body)
-    insert_at = insertion_point(body)
-    for line in [line for line in new_lines if _is_standard_library(line)]:
-        at = _after_standard_library_imports(body, insert_at)
-        if at is None:
-            break
-        # (isort's order: the standard library's group first, `import x` lines sorted)
-        while (
-            at > 0
-            and _is_import_line(body[at - 1])
-            and _is_standard_library(body[at - 1])
-            and isinstance(body[at - 1].body[0], cst.Import)
-            and _module_of(body[at - 1]) > _module_of(line)
-        ):
-            at -= 1
-        if at < len(body) and body[at].leading_lines:
-            # (the blank lines and comments above the group's first line stay above the group)
-            line = line.with_changes(leading_lines=body[at].leading_lines)
-            body[at] = body[at].with_changes(leading_lines=[])
-        body = [*body[:at], line, *body[at:]]
-        new_lines = [other for other in new_lines if not _module_of(other) == _module_of(line)]
-        insert_at += 1
-    return module.with_changes(body=[*body[:insert_at], *new_lines, *body[insert_at:]])
+    for line in new_lines:
+        body = _place(body, line, first_party)
+    return module.with_changes(body=body)
 
 
 def _module_of(line: cst.SimpleStatementLine) -> str:
@@ -152,36 +136,90 @@ def _module_of(line: cst.SimpleStatementLine) -> str:
     return dotted_name(small.module) or ""
 
 
-def _is_standard_library(line: cst.SimpleStatementLine) -> bool:
-    name = _module_of(line).split(".")[0]
-    return bool(name) and name != "__future__" and name in sys.stdlib_module_names
+STANDARD_LIBRARY, THIRD_PARTY, FIRST_PARTY = 0, 1, 2
 
 
-def _after_standard_library_imports(body: list[cst.BaseStatement], end: int) -> int | None:
-    """Where a new standard-library import goes among the first `end` statements: after the
-    last standard-library import line before the first other import, or before the first
-    import (None: no top-level import before `end`)."""
-    first_import = None
-    for i, statement in enumerate(body[:end]):
-        if not _is_import_line(statement) or _is_preamble(statement, i):
-            continue
-        if first_import is None:
-            first_import = i
-        if not _is_standard_library(statement):
-            return i if i == first_import else _last_standard(body, first_import, i)
-    return None if first_import is None else _last_standard(body, first_import, end)
+def _section(line: cst.SimpleStatementLine, first_party: str | None) -> int:
+    """isort's section of an import line (ruff's default sections, without `__future__`)."""
+    small = line.body[0]
+    if isinstance(small, cst.ImportFrom) and small.relative:
+        return FIRST_PARTY
+    top = _module_of(line).split(".")[0]
+    if top in sys.stdlib_module_names:
+        return STANDARD_LIBRARY
+    return FIRST_PARTY if first_party and top == first_party else THIRD_PARTY
 
 
-def _last_standard(body: list[cst.BaseStatement], start: int, stop: int) -> int:
-    last = start
-    for i in range(start, stop):
+def _sort_key(line: cst.SimpleStatementLine) -> tuple[bool, str]:
+    """isort's order within a section: `import x` lines first, then `from x import ...`,
+    each by module name, ignoring case."""
+    return isinstance(line.body[0], cst.ImportFrom), _module_of(line).lower()
+
+
+def _place(
+    body: list[cst.BaseStatement], line: cst.SimpleStatementLine, first_party: str | None
+) -> list[cst.BaseStatement]:
+    """`body` with the new import `line` where isort would put it: in its section, in order;
+    a new section goes between the sections before and after it, a blank line apart."""
+    end = insertion_point(body)
+    imports = [
+        i
+        for i in range(end)
+        if _is_import_line(body[i]) and not _is_preamble(body[i], i) and len(body[i].body) == 1
+    ]
+    if not imports:  # (no import to sort among: the new lines go after the preamble)
         if (
-            _is_import_line(body[i])
-            and _is_standard_library(body[i])
-            and not _is_preamble(body[i], i)
+            end > 0
+            and _is_preamble(body[end - 1], end - 1)
+            and not (
+                end < len(body)
+                and isinstance(body[end], cst.SimpleStatementLine)
+                and _is_import_line(body[end])
+            )
         ):
-            last = i + 1
-    return last
+            line = line.with_changes(leading_lines=[cst.EmptyLine()])  # (after the docstring)
+        return [*body[:end], line, *body[end:]]
+    section = _section(line, first_party)
+    same = [i for i in imports if _section(body[i], first_party) == section]
+    if same:
+        after = [i for i in same if _sort_key(body[i]) > _sort_key(line)]
+        if after:
+            return _insert_taking_leading_lines(body, after[0], line)
+        return [*body[: same[-1] + 1], line, *body[same[-1] + 1 :]]
+    before = [i for i in imports if _section(body[i], first_party) < section]
+    if before:
+        at = before[-1] + 1
+        if not all(_is_import_line(s) for s in body[at:end]):
+            at = end  # (after settings made between imports: jax reads them when imported)
+        return [*body[:at], line.with_changes(leading_lines=[cst.EmptyLine()]), *body[at:]]
+    first = imports[0]
+    following = body[first]
+    blank = [cst.EmptyLine()] + [e for e in following.leading_lines if e.comment is not None]
+    kept = []
+    for e in following.leading_lines:  # (blank lines above the imports stay above them)
+        if e.comment is not None:
+            break
+        kept.append(e)
+    return [
+        *body[:first],
+        line.with_changes(leading_lines=kept),
+        following.with_changes(leading_lines=blank),
+        *body[first + 1 :],
+    ]
+
+
+def _insert_taking_leading_lines(
+    body: list[cst.BaseStatement], at: int, line: cst.SimpleStatementLine
+) -> list[cst.BaseStatement]:
+    """`line` before `body[at]`; the blank lines and comments above `body[at]` (above its
+    group) stay above the group."""
+    following = body[at]
+    return [
+        *body[:at],
+        line.with_changes(leading_lines=following.leading_lines),
+        following.with_changes(leading_lines=[]),
+        *body[at + 1 :],
+    ]
 
 
 def insertion_point(body: list[cst.BaseStatement]) -> int:

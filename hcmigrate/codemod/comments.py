@@ -11,6 +11,8 @@ import re
 
 import libcst as cst
 
+from hcmigrate.codemod.partial_parse import VerbatimStatement
+
 _LINT_PRAGMA = re.compile(r"#\s*(noqa|type:\s*ignore|pragma:|pylint:|isort:\s*skip)")
 
 
@@ -50,7 +52,9 @@ class KeepCommentsOfRemovedLines:
         return self.keep_comments_of_removed(original_node, updated_node)
 
     def leave_IndentedBlock(self, original_node, updated_node):
-        return self.flush_orphan_comments(original_node, updated_node)
+        return _no_blank_line_first(
+            original_node, self.flush_orphan_comments(original_node, updated_node)
+        )
 
     def leave_Module(self, original_node, updated_node):
         return self.flush_orphan_comments(original_node, updated_node)
@@ -82,8 +86,12 @@ class KeepCommentsOfRemovedLines:
         if updated.body:
             return updated
         lines = comment_lines(original)
-        if lines:
-            self._orphans().setdefault(self._current_block(), []).extend(lines)
+        blank = _leading_blank_lines(original)
+        if lines or blank:
+            stash = self._orphans().setdefault(self._current_block(), [])
+            if not stash:  # (the blank lines that set the removed line apart stay)
+                stash.extend(cst.EmptyLine(indent=False) for _ in range(blank))
+            stash.extend(lines)
         return cst.RemovalSentinel.REMOVE
 
     def attach_orphan_comments(self, original: cst.CSTNode, updated):
@@ -95,11 +103,63 @@ class KeepCommentsOfRemovedLines:
         lines = self._orphans().pop(self._current_block(), None)
         if not lines:
             return updated
-        return updated.with_changes(leading_lines=[*lines, *updated.leading_lines])
+        own = list(updated.leading_lines)
+        if isinstance(updated, VerbatimStatement) and not own:
+            return _into_verbatim(updated, lines)
+        if any(line.comment is not None for line in lines):
+            return updated.with_changes(leading_lines=[*lines, *own])
+        # only blank lines: as many as the removed line or this one had, not both
+        extra = max(0, len(lines) - _leading_blank_lines(updated))
+        return updated.with_changes(leading_lines=[*lines[:extra], *own])
 
     def flush_orphan_comments(self, original: cst.CSTNode, updated):
         """Call from leave_IndentedBlock / leave_Module: comments with no statement after them."""
         lines = self._orphans().pop(id(original), None)
+        lines = [line for line in lines or () if line.comment is not None]
         if not lines:
             return updated
         return updated.with_changes(footer=[*lines, *updated.footer])
+
+
+def _no_blank_line_first(original: cst.IndentedBlock, updated: cst.IndentedBlock):
+    """A block whose first statement was removed does not start with the blank lines that
+    stood between it and the next one."""
+    if not updated.body or not original.body or updated.body[0] is original.body[0]:
+        return updated
+    first = updated.body[0]
+    lines = list(getattr(first, "leading_lines", ()))
+    if not lines or lines[0].comment is not None or _starts_blank(original.body[0]):
+        return updated
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return updated.with_changes(body=[first.with_changes(leading_lines=lines), *updated.body[1:]])
+
+
+def _leading_blank_lines(statement: cst.CSTNode) -> int:
+    return _leading_blank_lines_of(getattr(statement, "leading_lines", ()))
+
+
+def _leading_blank_lines_of(lines) -> int:
+    count = 0
+    for line in lines:
+        if line.comment is not None:
+            break
+        count += 1
+    return count
+
+
+def _starts_blank(statement: cst.CSTNode) -> bool:
+    lines = getattr(statement, "leading_lines", ())
+    return bool(lines) and lines[0].comment is None
+
+
+def _into_verbatim(statement: VerbatimStatement, lines: list[cst.EmptyLine]) -> VerbatimStatement:
+    """A top-level statement kept as text, with `lines` from a removed line above it: blank
+    lines only where its text does not start with as many."""
+    if any(line.comment is not None for line in lines):
+        return statement.with_changes(leading_lines=lines)
+    text = statement.text
+    body = text.lstrip("\r\n")
+    prefix = text[: len(text) - len(body)]
+    blank = prefix.count("\n") or prefix.count("\r")
+    return statement.with_changes(leading_lines=lines[: max(0, len(lines) - blank)])

@@ -19,8 +19,10 @@ from hcmigrate.codemod.host_functions import (
     Adaptation,
     converts_its_arguments,
     drop_params,
+    patched_internal,
     several_devices_api,
 )
+from hcmigrate.codemod.hoisting import Hoisting
 from hcmigrate.codemod.module_helpers import HELPERS
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.plan import Plan, is_pure
@@ -34,6 +36,7 @@ from hcmigrate.diagnostics import Diagnostic, Level
 import re
 
 from hcmigrate.facts import (
+    ARRAY_AGNOSTIC_BUILTINS,
     ARRAY_AGNOSTIC_PREFIXES,
     IMPURE_MODULE_PREFIXES,
     IO_BREAKING_TRANSFORMS,
@@ -51,6 +54,16 @@ _COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 _IO_BREAKING = re.compile(r"\b(%s)\b" % "|".join(IO_BREAKING_TRANSFORMS))
 
 Import = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
+
+
+@dataclass(eq=False)
+class LiftedLambda:
+    """A lambda that becomes a local def, placed before its statement: `def name(params):`,
+    the statements the sites inside it asked for, then `return` what the lambda's body is."""
+
+    name: str
+    statements: list[cst.BaseSmallStatement]
+    owner: "SiteRecord"
 
 
 @dataclass(eq=False)
@@ -91,6 +104,10 @@ class ModuleContext:
         self._module_imports: list[Import] = []
         self._module_diagnostics: list[Diagnostic] = []
         self._names: set[str] | None = None
+        self.hoisting = Hoisting(
+            self.resolver, lambda call: self.dispatch.legacy_function(call) is not None
+        )
+        self.lifted: dict[int, LiftedLambda] = {}  # id(original lambda) -> its def
 
     # ------------------------------------------------------------------ sites
     def run_site(self, handlers: list[Handler], site, original, updated):
@@ -238,6 +255,48 @@ class ModuleContext:
     def replace_statement(self, node: cst.CSTNode) -> None:
         self.edits.replace(self.resolver.enclosing_statement(node), self._record)
 
+    def runs_before_its_statement(self, node: cst.CSTNode) -> bool:
+        root = self.hoisting.statement_root(node)
+        return root is not None and self.hoisting.runs_first(node, root)
+
+    def liftable_lambda(self, node: cst.CSTNode) -> cst.Lambda | None:
+        return self.hoisting.liftable_lambda(node)
+
+    def run_first_in_lambda(
+        self, lam: cst.Lambda, statement: cst.BaseSmallStatement, name_base: str
+    ) -> None:
+        lifted = self.lifted.get(id(lam))
+        if lifted is None or lifted.owner.retracted:
+            lifted = self.lifted[id(lam)] = LiftedLambda(
+                self.fresh_name(name_base), [], self._record
+            )
+        lifted.statements.append(statement)
+        self._record.queued.append(statement)
+
+    def lifted_def(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Name | None:
+        """The name of the def that replaces the lambda (queued before its statement), or
+        None when no site asked for one."""
+        lifted = self.lifted.get(id(original))
+        if lifted is None or lifted.owner.retracted:
+            return None
+        body = [cst.SimpleStatementLine([s]) for s in lifted.statements]
+        value = updated.body
+        if isinstance(value, cst.Tuple) and value.elements:
+            value = value.with_changes(lpar=[], rpar=[])  # `return a, b`
+        if literal_value(value) is not None:
+            body.append(cst.SimpleStatementLine([cst.Return(value)]))
+        statement = self.resolver.enclosing_statement(original)
+        block = self.resolver.parent(statement)
+        first_in_block = isinstance(block, cst.IndentedBlock) and block.body[0] is statement
+        definition = cst.FunctionDef(
+            name=cst.Name(lifted.name),
+            params=updated.params,
+            body=cst.IndentedBlock(body=body),
+            leading_lines=[] if first_in_block else [cst.EmptyLine(indent=False)],
+        )
+        self.edits.insert_before(statement, definition, lifted.owner)
+        return cst.Name(lifted.name)
+
     # ------------------------------------------------------------------ RuleContext: the rest
     def adaptation(self, site: CallSite) -> Adaptation:
         return self.plan.adaptations.get(id(site.original), Adaptation("as_is"))
@@ -270,6 +329,9 @@ class ModuleContext:
     def several_devices(self) -> str | None:
         return several_devices_api(self.resolver.index.text)
 
+    def patched_internal(self) -> str | None:
+        return patched_internal(self.resolver.index.text)
+
     def with_numpy_args(
         self, func: cst.BaseExpression, original: cst.BaseExpression | None
     ) -> cst.BaseExpression:
@@ -285,7 +347,11 @@ class ModuleContext:
     def _array_agnostic(self, func: cst.BaseExpression) -> bool:
         names = self.resolver.qualified(func)
         return bool(names) and all(
-            name.startswith(ARRAY_AGNOSTIC_PREFIXES) and not name.startswith(IMPURE_MODULE_PREFIXES)
+            (
+                name.startswith(ARRAY_AGNOSTIC_PREFIXES)
+                and not name.startswith(IMPURE_MODULE_PREFIXES)
+            )
+            or name in ARRAY_AGNOSTIC_BUILTINS
             for name in names
         )
 
@@ -312,7 +378,12 @@ class ModuleContext:
     @property
     def shapes(self) -> ShapeConverter:
         return ShapeConverter(
-            self.modern, self.resolver.qualified, x64_possible="x64" in self.resolver.index.text
+            self.modern,
+            self.resolver.qualified,
+            x64_possible="x64" in self.resolver.index.text,
+            use_helper=self.use_helper,
+            visible_value=self.resolver.visible_value,
+            traced_parameter=self.resolver.is_jitted_parameter,
         )
 
     def target_at_least(self, version: tuple[int, ...]) -> bool:

@@ -20,6 +20,7 @@ import libcst as cst
 from hcmigrate.facts import (
     IMPURE_MODULE_PREFIXES,
     MULTI_DEVICE_APIS,
+    PATCHED_INTERNALS,
     PURE_BUILTINS,
     PURE_METHODS,
     PURE_MODULE_PREFIXES,
@@ -27,6 +28,14 @@ from hcmigrate.facts import (
 from hcmigrate.codemod.walk import descendants, names_used
 
 _MULTI_DEVICE = re.compile(r"\b(%s)\b" % "|".join(MULTI_DEVICE_APIS))
+
+
+def patched_internal(text: str) -> str | None:
+    """The legacy internal (facts.PATCHED_INTERNALS) the module's text names, if any."""
+    for name in PATCHED_INTERNALS:
+        if re.search(rf"\b{name}\b", text):
+            return name
+    return None
 
 
 def several_devices_api(module_text: str) -> str | None:

@@ -31,7 +31,7 @@ HELPERS: dict[str, HelperDef] = {
         name="_with_numpy_args",
         source='''\
 def _with_numpy_args(host_function):
-    """host_function, called with numpy arrays, as the legacy host callbacks called it."""
+    """Call `host_function` with numpy arrays, as the legacy host callbacks did."""
 
     @functools.wraps(host_function)
     def call(*args):
@@ -47,7 +47,7 @@ def _with_numpy_args(host_function):
         name="_tap_with_numpy_args",
         source='''\
 def _tap_with_numpy_args(tap):
-    """tap, called with numpy arrays as the legacy host callbacks called it; its result ignored."""
+    """Call `tap` with numpy arrays, as legacy host callbacks did; drop its result."""
 
     @functools.wraps(tap)
     def call(*args):
@@ -56,6 +56,25 @@ def _tap_with_numpy_args(tap):
     return call
 ''',
         imports=(("functools", None, None), ("jax", None, None), ("numpy", None, "np")),
+    ),
+    # Legacy `call` took any tree of arrays, ShapeDtypeStructs and Python scalars as
+    # result_shape and canonicalised its dtypes; modern callbacks need canonical dtypes
+    # (float64 is refused without x64) and shape/dtype leaves (a bare float has neither).
+    "shape_dtype_structs": HelperDef(
+        name="_shape_dtype_structs",
+        source='''\
+def _shape_dtype_structs(result_shape):
+    """A legacy `result_shape` (arrays, ShapeDtypeStructs, Python scalars) as the modern
+    callbacks take it: ShapeDtypeStructs with canonical dtypes."""
+    return jax.tree.map(
+        lambda leaf: jax.ShapeDtypeStruct(
+            getattr(leaf, "shape", ()),
+            jax.dtypes.canonicalize_dtype(getattr(leaf, "dtype", type(leaf))),
+        ),
+        result_shape,
+    )
+''',
+        imports=(("jax", None, None),),
     ),
 }
 

@@ -15,7 +15,9 @@ What the codemod reads outside the legacy call sites, hence what is parsed (`nee
     `__future__`, guarded imports): hcmigrate.codemod.add_imports reuses and places imports there;
   * `__all__` assignments (names other modules import);
   * the defs of functions those regions name, and so on: tap functions lose their
-    `transforms` parameter, and the purity check follows the functions a callback calls.
+    `transforms` parameter, and the purity check follows the functions a callback calls;
+  * module-level result shapes those regions name (`SPEC = jax.ShapeDtypeStruct(...)`): a
+    shape the codemod can see is used as it is (hcmigrate.codemod.result_shape).
 Anything else in the module reaches the codemod only through the scope analysis (which sees
 the whole module) and `identifiers` (the names a fresh name must avoid).
 
@@ -260,7 +262,11 @@ def needed_regions(text: str, regions: list[Region], seeds: tuple[str, ...]) -> 
     defs = {
         index: names
         for index in range(len(regions))
-        if index not in needed and (names := _defined_functions(regions[index].statements))
+        if index not in needed
+        and (
+            names := _defined_functions(regions[index].statements)
+            or _shape_names(regions[index].statements, chunks[index])
+        )
     }
     found = sites
     while found and defs:
@@ -347,6 +353,19 @@ def _is_docstring(statement: ast.stmt) -> bool:
         and isinstance(statement.value, ast.Constant)
         and isinstance(statement.value.value, str)
     )
+
+
+def _shape_names(statements: list[ast.stmt], chunk: str) -> list[str]:
+    """The names `NAME = ...ShapeDtypeStruct(...)` / `jax.eval_shape(...)` binds."""
+    if "ShapeDtypeStruct" not in chunk and "eval_shape" not in chunk:
+        return []
+    return [
+        target.id
+        for statement in statements
+        if isinstance(statement, ast.Assign)
+        for target in statement.targets
+        if isinstance(target, ast.Name)
+    ]
 
 
 def _defined_functions(statements: list[ast.stmt]) -> list[str]:

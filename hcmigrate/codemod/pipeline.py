@@ -10,8 +10,9 @@
    (hcmigrate.codemod.context), the single gate of --select/--ignore and suppressions.
 4. imports (hcmigrate.codemod.import_passes): import statements go to the import rules, and the
    imports the new code needs are added once at the top (hcmigrate.codemod.add_imports).
-5. print, copying the top-level statements no rule touched from the source; a rewrite that does
-   not compile is refused.
+5. print, copying the top-level statements no rule touched from the source; the lines the
+   codemod wrote are laid out as the project's formatter would (hcmigrate.codemod.layout); a
+   rewrite that does not compile is refused.
 
 With --strategy compat, stages 2-3 are replaced by pointing imports at the compat runtime.
 """
@@ -25,6 +26,7 @@ import libcst as cst
 from hcmigrate.api import MigrationResult, Options
 from hcmigrate.codemod.add_imports import add_imports
 from hcmigrate.codemod.context import ModuleContext
+from hcmigrate.codemod.layout import format_written_lines
 from hcmigrate.codemod.module_helpers import add_helpers, indent_unit
 from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, PointAtCompat
 from hcmigrate.codemod.node_index import NodeIndex
@@ -84,6 +86,7 @@ def migrate(
             f"internal error ({type(error).__name__}: {error}); file left unchanged — please report it"
         ) from error
     code, _ = index.print_module(new_module)
+    code = format_written_lines(text, code, options.line_length)
     diagnostics = sorted(diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != text:  # never hand back code that does not compile
         error = compile_error(code, filename, top_level_await=top_level_await)
@@ -149,16 +152,17 @@ def migrate_module(
     if not might_use_host_callback(index.text, options, registry.words):
         return module, []
     ctx = ModuleContext(index, scopes or ScopeAnalysis(index.text), options, registry)
+    first_party = options.module_name.split(".")[0] if options.module_name else None
     imports = ImportRulesContext(ctx, Usage(ctx.resolver, ctx.replaced, options, module))
     cleanup = CleanUpImports(imports, registry.imports)
     if options.strategy == "compat":
         result = module.visit(PointAtCompat(imports, registry.compat))
         # (the compat pass rebuilt the tree without noting what from: the clean-up walks it all)
-        return add_imports(result.visit(cleanup), ctx.imports), ctx.diagnostics
+        return add_imports(result.visit(cleanup), ctx.imports, first_party), ctx.diagnostics
     ctx.plan = make_plan(ctx.resolver, ctx.reporter, ctx.dispatch)
     rewritten = module.visit(Rewriter(ctx, _nodes_to_rewrite(ctx)))
     cleanup.descend = _only_to_imports(ctx)
-    with_imports = add_imports(rewritten.visit(cleanup), ctx.imports)
+    with_imports = add_imports(rewritten.visit(cleanup), ctx.imports, first_party)
     indent = indent_unit(index.text)
     return add_helpers(with_imports, ctx.helpers, indent), ctx.diagnostics
 

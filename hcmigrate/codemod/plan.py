@@ -21,6 +21,7 @@ from hcmigrate.codemod.host_functions import (
     PurityChecker,
     adapt,
     mutable_module_state,
+    patched_internal,
     several_devices_api,
 )
 from hcmigrate.codemod.reporting import Reporter
@@ -52,6 +53,10 @@ class Planner:
 
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return is_pure(self._resolver, func)
+
+    def patched_internal(self) -> str | None:
+        """The legacy internal the module patches, if any (no call of it is rewritten)."""
+        return patched_internal(self._resolver.index.text)
 
     def several_devices(self) -> str | None:
         """The multi-device API the module names, if any (its taps keep the compat runtime)."""

@@ -11,7 +11,7 @@ import libcst as cst
 
 from hcmigrate.codemod.legacy_names import LegacyRef, classify
 from hcmigrate.codemod.node_index import NodeIndex, root_name
-from hcmigrate.codemod.scopes import QualifiedName, ScopeAnalysis
+from hcmigrate.codemod.scopes import LOCAL, QualifiedName, ScopeAnalysis
 from hcmigrate.facts import LEGACY_PUBLIC_NAMES
 from hcmigrate.rules.nodes import dotted_name
 
@@ -67,6 +67,48 @@ class Resolver:
             return None
         node = self.parent(self.index.name_at(bindings[0].offset))
         return node if isinstance(node, cst.FunctionDef) else None
+
+    def _only_binding(self, name: cst.Name) -> cst.Name | None:
+        """The Name that binds `name` where it is used, when exactly one (not a def, not an
+        import) does."""
+        offset = self.index.start_offset(name)
+        bindings = self.scopes.bindings_at(offset, name.value) if offset is not None else []
+        if len(bindings) != 1 or bindings[0].kind != LOCAL or bindings[0].is_def:
+            return None
+        return self.index.name_at(bindings[0].offset)
+
+    def visible_value(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value of the one assignment `name = value` that binds `name` where it is used."""
+        bound = self._only_binding(name)
+        target = self.parent(bound) if bound is not None else None
+        assign = self.parent(target) if isinstance(target, cst.AssignTarget) else None
+        if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and target.target is bound:
+            return assign.value
+        return None
+
+    def is_jitted_parameter(self, name: cst.Name) -> bool:
+        """Is `name` a parameter of a function decorated with `jax.jit` (so a traced array)?"""
+        bound = self._only_binding(name)
+        param = self.parent(bound) if bound is not None else None
+        if not isinstance(param, cst.Param):
+            return False
+        fdef = self.parent(self.parent(param))
+        return isinstance(fdef, cst.FunctionDef) and any(
+            self._jits_every_argument(d.decorator) for d in fdef.decorators
+        )
+
+    def _jits_every_argument(self, decorator: cst.BaseExpression) -> bool:
+        """`@jax.jit`, `@jax.jit(...)` or `@partial(jax.jit, ...)` with no static argument."""
+        if not isinstance(decorator, cst.Call):
+            return "jax.jit" in self.qualified(decorator)
+        if any(
+            a.keyword is not None and a.keyword.value.startswith("static") for a in decorator.args
+        ):
+            return False
+        if "jax.jit" in self.qualified(decorator.func):
+            return True
+        first = decorator.args[0].value if decorator.args else None
+        return first is not None and "jax.jit" in self.qualified(first)
 
     # ---------------------------------------------------------------- where nodes stand
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:

@@ -4,13 +4,15 @@ Legacy `call` accepted: an object with .shape/.dtype (array, ShapeDtypeStruct), 
 scalar (1.0 -> float32[], after canonicalisation), a pytree of those, or None/() for no
 result. Modern callbacks need ShapeDtypeStruct-like leaves with canonical dtypes (a bare
 float fails; float64 raises without x64). Literal forms are converted in place; an
-expression whose kind is unknown gets a general conversion evaluated at trace time.
+expression whose kind is unknown gets a general conversion evaluated at trace time: one
+module helper (`_shape_dtype_structs`, hcmigrate.codemod.module_helpers), called on the
+expression. A name the code visibly bound to a `ShapeDtypeStruct` with a canonical dtype is
+used as it is, as a person would write it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable
 
 import libcst as cst
@@ -18,13 +20,6 @@ import libcst as cst
 from hcmigrate.rules.nodes import parse
 from hcmigrate.facts import CANONICAL_DTYPE_NAMES, SCALAR_RESULT_DTYPES
 from hcmigrate.rules.nodes import literal_value
-
-# General conversion, valid for every legacy form (arrays, tracers, ShapeDtypeStructs,
-# Python/numpy scalars, pytrees, None). `type(leaf)` covers Python scalars: float -> float32.
-GENERAL = (
-    '{tree_map}(lambda leaf: {SDS}(getattr(leaf, "shape", ()), '
-    '{canon}(getattr(leaf, "dtype", type(leaf)))), {expr})'
-)
 
 
 @dataclass
@@ -40,10 +35,16 @@ class ShapeConverter:
         modern: Callable[[str], str],
         qualified_names: Callable[[cst.CSTNode], set[str]],
         x64_possible: bool,
+        use_helper: Callable[[str], str],
+        visible_value: Callable[[cst.Name], cst.BaseExpression | None],
+        traced_parameter: Callable[[cst.Name], bool],
     ):
         self._modern = modern  # key in facts.MODERN -> spelled name (import requested)
         self._qualified = qualified_names
         self._x64_possible = x64_possible
+        self._use_helper = use_helper  # key in module_helpers.HELPERS -> its name (added)
+        self._visible_value = visible_value  # the one value a name was assigned, if visible
+        self._traced_parameter = traced_parameter  # a parameter of a jitted function?
         self.general = False
 
     def convert(self, node: cst.BaseExpression | None) -> Converted:
@@ -70,6 +71,10 @@ class ShapeConverter:
         value = literal_value(node)
         if value is None:
             return node
+        if isinstance(node, cst.Name) and (
+            self._is_canonical_struct(node) or self._traced_parameter(node)
+        ):
+            return node  # (a traced array's dtype is canonical)
         if isinstance(value, (bool, int, float, complex)):
             return self._scalar(type(value).__name__)
         if isinstance(node, cst.Call):
@@ -90,17 +95,34 @@ class ShapeConverter:
     def _canonical_sds(self, node: cst.Call) -> cst.Call:
         """Keep a ShapeDtypeStruct; canonicalise a dtype that may be 64-bit."""
         args = list(node.args)
+        dtypes = {id(a) for a in _dtype_args(node)}
         for i, a in enumerate(args):
-            is_dtype = (a.keyword is not None and a.keyword.value == "dtype") or (
-                a.keyword is None and i == 1
-            )
-            if is_dtype and not self._is_canonical_dtype(a.value):
+            if id(a) in dtypes and not self._is_canonical_dtype(a.value):
                 canon = self._modern("canonicalize_dtype")
                 args[i] = a.with_changes(value=cst.Call(func=parse(canon), args=[cst.Arg(a.value)]))
         return node.with_changes(args=args)
 
-    @staticmethod
-    def _is_canonical_dtype(node: cst.BaseExpression) -> bool:
+    def _is_canonical_struct(self, name: cst.Name) -> bool:
+        """Is `name` visibly bound (once) to a ShapeDtypeStruct with a canonical dtype, or to
+        what `jax.eval_shape` returned?"""
+        value = self._visible_value(name)
+        if not isinstance(value, cst.Call):
+            return False
+        names = self._qualified(value.func)
+        if "jax.eval_shape" in names:
+            return True
+        if not any(n.endswith("ShapeDtypeStruct") for n in names):
+            return False
+        dtype = _dtype_args(value)
+        return len(dtype) == 1 and self._is_canonical_dtype(dtype[0].value)
+
+    def _is_canonical_dtype(self, node: cst.BaseExpression) -> bool:
+        if (
+            isinstance(node, cst.Attribute)
+            and node.attr.value == "dtype"
+            and isinstance(node.value, cst.Name)
+        ):
+            return self._traced_parameter(node.value)  # a traced array's dtype is canonical
         if isinstance(node, cst.Attribute):
             return node.attr.value in CANONICAL_DTYPE_NAMES
         value = literal_value(node)
@@ -110,20 +132,14 @@ class ShapeConverter:
 
     def _general(self, node: cst.BaseExpression) -> cst.BaseExpression:
         self.general = True
-        template = _general_template(
-            self._modern("tree_map"),
-            self._modern("ShapeDtypeStruct"),
-            self._modern("canonicalize_dtype"),
-        )
-        *leading, last = template.args
-        return template.with_changes(args=[*leading, last.with_changes(value=node)])
+        helper = self._use_helper("shape_dtype_structs")
+        return cst.Call(cst.Name(helper), [cst.Arg(node)])
 
 
-@lru_cache(maxsize=16)
-def _general_template(tree_map: str, sds: str, canon: str) -> cst.Call:
-    """GENERAL with these names, `{expr}` left as a placeholder name (parsed once per spelling:
-    running libcst's parser is the costly part of building it). Its nodes are shared by every
-    site that uses it, as libcst's own `with_changes` shares unchanged children."""
-    template = parse(GENERAL.format(tree_map=tree_map, SDS=sds, canon=canon, expr="_"))
-    assert isinstance(template, cst.Call)
-    return template
+def _dtype_args(call: cst.Call) -> list[cst.Arg]:
+    """The dtype argument of a `ShapeDtypeStruct(shape, dtype)` call (positional or keyword)."""
+    return [
+        a
+        for i, a in enumerate(call.args)
+        if (a.keyword is not None and a.keyword.value == "dtype") or (a.keyword is None and i == 1)
+    ]

@@ -65,6 +65,9 @@ class Rewriter(KeepCommentsOfRemovedLines, Transformer):
             return updated_node
         return self._reference(original_node, updated_node)
 
+    def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda):
+        return self._ctx.lifted_def(original_node, updated_node) or updated_node
+
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr):
         if id(original_node.value) in self._removed_calls:
             return cst.RemovalSentinel.REMOVE

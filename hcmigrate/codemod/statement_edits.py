@@ -60,12 +60,17 @@ class StatementEdits:
             ]
             lines[0] = lines[0].with_changes(leading_lines=result.leading_lines)
         elif before:  # the comments above the statement stay above the first new line
-            first = cst.SimpleStatementLine(body=[before[0]], leading_lines=result.leading_lines)
-            lines = [
-                first,
-                *(cst.SimpleStatementLine(body=[s]) for s in before[1:]),
-                result.with_changes(leading_lines=[]),
-            ]
+            lines = [_line(s) for s in before]
+            first = lines[0]
+            blank = list(first.leading_lines)  # (a def's blank line above it)
+            if result.leading_lines and result.leading_lines[0].comment is None:
+                blank = []  # (already a blank line above the statement)
+            lines[0] = first.with_changes(leading_lines=[*blank, *result.leading_lines])
+            # (a def is followed by a blank line, as formatters lay it out)
+            after_def = (
+                [cst.EmptyLine(indent=False)] if isinstance(lines[-1], cst.FunctionDef) else []
+            )
+            lines.append(result.with_changes(leading_lines=after_def))
         else:
             lines = [result]
         return cst.FlattenSentinel([*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)])
@@ -83,3 +88,10 @@ class StatementEdits:
             if TODO_PREFIX + m not in existing
         ]
         return updated.with_changes(leading_lines=[*updated.leading_lines, *new])
+
+
+def _line(statement) -> cst.BaseStatement:
+    """A queued statement as a line of its own (a small statement gets a statement line)."""
+    if isinstance(statement, cst.BaseStatement):
+        return statement
+    return cst.SimpleStatementLine(body=[statement])

@@ -6,6 +6,8 @@ analysis of the rewritten module is needed.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from hcmigrate.api import Options
@@ -20,7 +22,7 @@ class Usage:
         self._scopes = resolver.scopes
         self._replaced = replaced  # ids of original nodes the rewrite replaced or removed
         self.reexports = resolver.reexports
-        self.exported_here = _exported_here(module, options)
+        self.exported_here = _exported_here(module, options, resolver.index.text)
 
     def gone(self, node: cst.CSTNode) -> bool:
         while node is not None:
@@ -60,10 +62,16 @@ class Usage:
         return any(not self.gone(n) for n in self._resolver.star_refs.values())
 
 
-def _exported_here(module: cst.Module, options: Options) -> frozenset[str]:
+_HANDS_OUT_NAMESPACE = re.compile(r"\b(?:globals|vars)\(\s*\)")
+
+
+def _exported_here(module: cst.Module, options: Options, text: str) -> frozenset[str]:
     """Names of this module that other modules import: listed in `__all__`, or imported from
-    it by another module of the migrated tree."""
+    it by another module of the migrated tree; "*" when the module hands out its whole
+    namespace (`globals()`, as a namespace for `exec`)."""
     names = set(dunder_all(module))
+    if _HANDS_OUT_NAMESPACE.search(text):
+        names.add("*")
     prefix = f"{options.module_name}." if options.module_name else None
     if prefix is not None:
         names |= {

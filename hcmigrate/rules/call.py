@@ -11,7 +11,13 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
-from hcmigrate.rules.compat_reasons import IO_CHAIN_NOTE, compat_reason, several_devices_reason
+from hcmigrate.rules.compat_reasons import (
+    IO_CHAIN_NOTE,
+    compat_reason,
+    left_for_human,
+    several_devices_reason,
+)
+from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, literal_value, parse, string
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
@@ -36,12 +42,14 @@ def norm(x):
     return hcb.call(np.linalg.norm, x, result_shape=1.0)
 """,
             after="""\
-import numpy as np
 import jax
+import numpy as np
 
 
 def norm(x):
-    return jax.pure_callback(np.linalg.norm, jax.ShapeDtypeStruct((), "float32"), x, vmap_method="sequential")
+    return jax.pure_callback(
+        np.linalg.norm, jax.ShapeDtypeStruct((), "float32"), x, vmap_method="sequential"
+    )
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",
@@ -77,13 +85,14 @@ def step(x):
 """,
             after="""\
 import functools
+
 import jax
 import numpy as np
 from jax.experimental import io_callback
 
 
 def _with_numpy_args(host_function):
-    \"\"\"host_function, called with numpy arrays, as the legacy host callbacks called it.\"\"\"
+    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
 
     @functools.wraps(host_function)
     def call(*args):
@@ -98,7 +107,12 @@ def save(x):
 
 
 def step(x):
-    return io_callback(_with_numpy_args(save), jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)), x, ordered=True)
+    return io_callback(
+        _with_numpy_args(save),
+        jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)),
+        x,
+        ordered=True,
+    )
 """,
             diagnostics=(
                 "3:1 HCB001 [fixed] unused import of host_callback removed",
@@ -142,12 +156,13 @@ def step(x):
 """,
             after="""\
 import functools
+
 import jax
 import numpy as np
 
 
 def _with_numpy_args(host_function):
-    \"\"\"host_function, called with numpy arrays, as the legacy host callbacks called it.\"\"\"
+    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
 
     @functools.wraps(host_function)
     def call(*args):
@@ -210,7 +225,7 @@ def norm(x):
 def plan(site: CallSite, planner) -> None:
     """The callback is adapted before the rewrite; a call that becomes an ordered io_callback
     (impure, result used) starts the module's ordered io chain."""
-    if planner.suppressed(site.original, IO):
+    if planner.suppressed(site.original, IO) or planner.patched_internal():
         return  # left as is: it joins no ordered chain
     func = site.args.get("callback_func")
     reason = compat_reason(site, "call_with_device")
@@ -245,8 +260,11 @@ def _result_used(site: CallSite) -> bool:
     return site.value_used and not _no_result(site)
 
 
-@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, COMPAT), plan=plan)
+@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, COMPAT, INTERNAL), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
+    if (why := left_for_human(ctx)) is not None:
+        ctx.report(INTERNAL, site.original, f"call left alone: {why}")
+        return None
     reason = compat_reason(site, "call_with_device")
     if reason is None and not _result_used(site):
         reason = several_devices_reason(ctx)

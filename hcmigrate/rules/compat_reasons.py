@@ -28,6 +28,14 @@ def several_devices_reason(ctx) -> str | None:
     return f"the module uses {api} (several devices), where ordered jax.debug callbacks are refused"
 
 
+def left_for_human(ctx) -> str | None:
+    """Why no call of the module may be rewritten on its own (None: nothing stops it)."""
+    name = ctx.patched_internal()
+    if name is None:
+        return None
+    return f"this module patches host_callback internals (`{name}`); port the whole module by hand"
+
+
 def tap_note(ctx) -> str:
     """What a tap or print on the ordered jax.debug chain does differently from legacy."""
     note = "under vmap it runs once per element (legacy: once, with the whole batch)"

@@ -222,6 +222,9 @@ class RuleContext(Protocol):
     def several_devices(self) -> str | None:
         """The multi-device API the module names (pmap, shard_map, a sharding), or None."""
 
+    def patched_internal(self) -> str | None:
+        """The legacy internal the module patches (`outside_call_p`), or None."""
+
     def with_numpy_args(
         self, func: cst.BaseExpression, original: cst.BaseExpression | None
     ) -> cst.BaseExpression:

@@ -13,6 +13,7 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
+    left_for_human,
     IO_CHAIN_NOTE,
     compat_reason,
     several_devices_reason,
@@ -20,6 +21,7 @@ from hcmigrate.rules.compat_reasons import (
 )
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, is_simple, literal_value, parse, string
+from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
 
@@ -82,6 +84,7 @@ def step(x):
 """,
             after="""\
 import sys
+
 from hcmigrate_compat import host_callback as hcb_compat
 
 
@@ -100,8 +103,23 @@ def step(x):
 _PRINTER_ONLY = ("output_stream", "threshold")
 
 
-@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT))
+def printer_of(header: str, fmt: str, ctx: RuleContext) -> cst.BaseExpression:
+    """A host function printing what `jax.debug.print(fmt, value)` prints: `print` itself,
+    `functools.partial(print, header, sep="\\n")` for one value under a header, else a lambda
+    formatting `fmt` (a tuple's elements)."""
+    if fmt == "{}":
+        return cst.Name("print")
+    if header and fmt.endswith("\n{}"):
+        partial = ctx.dotted("functools.partial")
+        return parse(f'{partial}(print, {string(header).value}, sep="\\n")')
+    return parse(f"lambda *values: print({string(fmt).value}.format(*values))")
+
+
+@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT, INTERNAL))
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
+    if (why := left_for_human(ctx)) is not None:
+        ctx.report(INTERNAL, site.original, f"id_print left alone: {why}")
+        return None
     reason = compat_reason(site, "tap_with_device")
     if reason is None:
         given = [
@@ -120,8 +138,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(COMPAT, site.original, f"id_print kept on the compat runtime: {reason}")
         return site.updated.with_changes(func=ctx.compat("id_print"))
 
-    header = " ".join(f"{k}: {header_values[k]}" for k in sorted(header_values))
-    header = header.replace("{", "{{").replace("}", "}}")
+    raw_header = " ".join(f"{k}: {header_values[k]}" for k in sorted(header_values))
+    header = raw_header.replace("{", "{{").replace("}", "}}")
     value = site.args.get("arg", cst.Name("None"))
     split_tuple = (
         isinstance(value, cst.Tuple)
@@ -136,7 +154,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
         values = [e.value for e in printed.elements] if split_tuple else [printed]
         if ctx.taps_join_ordered_io:
-            printer = parse(f"lambda *values: print({string(fmt).value}.format(*values))")
+            printer = printer_of(raw_header, fmt, ctx)
             return site.call_like(
                 parse(ctx.modern("io_callback")),
                 (arg(printer), first_keyword),

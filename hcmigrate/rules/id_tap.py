@@ -13,6 +13,7 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
+    left_for_human,
     IO_CHAIN_NOTE,
     compat_reason,
     several_devices_reason,
@@ -20,6 +21,7 @@ from hcmigrate.rules.compat_reasons import (
 )
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, parse
+from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
 
@@ -51,12 +53,13 @@ def step(x):
 """,
             after="""\
 import functools
+
 import jax
 import numpy as np
 
 
 def _with_numpy_args(host_function):
-    \"\"\"host_function, called with numpy arrays, as the legacy host callbacks called it.\"\"\"
+    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
 
     @functools.wraps(host_function)
     def call(*args):
@@ -89,12 +92,13 @@ def step(i):
 """,
             after="""\
 import functools
+
 import jax
 import numpy as np
 
 
 def _with_numpy_args(host_function):
-    \"\"\"host_function, called with numpy arrays, as the legacy host callbacks called it.\"\"\"
+    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
 
     @functools.wraps(host_function)
     def call(*args):
@@ -104,7 +108,11 @@ def _with_numpy_args(host_function):
 
 
 def step(i):
-    return jax.lax.cond(i > 0, lambda v: (jax.debug.callback(_with_numpy_args(lambda arg: show(arg, ())), v, ordered=True), v)[1], lambda v: v, i)
+    def tap_show(v):
+        jax.debug.callback(_with_numpy_args(lambda arg: show(arg, ())), v, ordered=True)
+        return v
+
+    return jax.lax.cond(i > 0, tap_show, lambda v: v, i)
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
@@ -220,7 +228,7 @@ def step(x):
 
 def plan(site: CallSite, planner) -> None:
     """The tap function is adapted before the rewrite (its def may lose parameters)."""
-    if planner.suppressed(site.original, NATIVE):
+    if planner.suppressed(site.original, NATIVE) or planner.patched_internal():
         return
     reason = compat_reason(site, "tap_with_device")
     if reason is not None:
@@ -238,8 +246,11 @@ def plan(site: CallSite, planner) -> None:
     )
 
 
-@handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT), plan=plan)
+@handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT, INTERNAL), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
+    if (why := left_for_human(ctx)) is not None:
+        ctx.report(INTERNAL, site.original, f"id_tap left alone: {why}")
+        return None
     reason = compat_reason(site, "tap_with_device") or several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.mode == "compat":

@@ -261,14 +261,21 @@ def clean_up(site: ImportSite, ctx: ImportContext):
         for alias, bound in legacy_aliases(original, ctx.reexports)
         if not ctx.still_used(original, bound)
     ]
-    exported = [bound for _, bound in unused if bound in ctx.exported_here]
+    exported = [
+        bound for _, bound in unused if bound in ctx.exported_here or "*" in ctx.exported_here
+    ]
     if exported:
         # Other modules import these names from here: keep them importable.
         if legacy_aliases(original):
+            how = (
+                "imported from this module by other modules"
+                if all(bound in ctx.exported_here for bound in exported)
+                else "in the namespace this module hands out (`globals()`)"
+            )
             ctx.report(
                 REEXPORT_KEPT,
                 original,
-                f"{', '.join(sorted(exported))} imported from this module by other modules: pointed at {COMPAT_MODULE}",
+                f"{', '.join(sorted(exported))} {how}: pointed at {COMPAT_MODULE}",
             )
             return import_to_compat(original, updated)
         return None

@@ -143,6 +143,33 @@ PRIMITIVE = hcb.outside_call_p
                 "3:13 HCB501 [manual] `outside_call_p` is a private primitive of the legacy implementation; port this by hand",
             ),
         ),
+        Example(
+            title="a module that patches the internals: none of its calls is rewritten alone",
+            before="""\
+from jax.experimental import host_callback as hcb
+from jax.interpreters import batching
+
+RULE = batching.primitive_batchers[hcb.outside_call_p]
+
+
+def f(x):
+    return hcb.id_tap(print, x)
+""",
+            after="""\
+from jax.experimental import host_callback as hcb
+from jax.interpreters import batching
+
+RULE = batching.primitive_batchers[hcb.outside_call_p]
+
+
+def f(x):
+    return hcb.id_tap(print, x)
+""",
+            diagnostics=(
+                "4:36 HCB501 [manual] `outside_call_p` is a private primitive of the legacy implementation; port this by hand",
+                "8:12 HCB501 [manual] id_tap left alone: this module patches host_callback internals (`outside_call_p`); port the whole module by hand",
+            ),
+        ),
     ),
 )
 COMPAT_REFERENCE = Rule(
@@ -164,6 +191,7 @@ tap_to = functools.partial(hcb.id_tap, device_index=1)
 """,
             after="""\
 import functools
+
 from hcmigrate_compat import host_callback as hcb_compat
 
 tap_to = functools.partial(hcb_compat.id_tap, device_index=1)
@@ -192,6 +220,17 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
         ctx.report(AMBIGUOUS, node, f"may mean {', '.join(ref.ambiguous_with)}; left alone")
         return None
     member = ref.member
+    if member in LEGACY_EXCEPTIONS and _handler_that_never_ran(node, ctx):
+        # Legacy raised it only from barrier_wait (with outfeed); a tap's error reached
+        # this `try` as the runtime's error, which the modern exception would now catch here.
+        ctx.report(
+            COMPAT_REFERENCE,
+            node,
+            f"`except {member}` never ran: legacy raised it only from barrier_wait, which this "
+            "try does not call; pointed at the compat runtime's class, so it still never runs "
+            "(delete the handler by hand)",
+        )
+        return ctx.compat(member)
     if member in LEGACY_EXCEPTIONS:
         ctx.report(
             EXCEPTION,
@@ -221,3 +260,18 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
         INTERNAL, node, f"`{member}` is not part of the legacy public API; port this by hand"
     )
     return None
+
+
+def _handler_that_never_ran(node: cst.CSTNode, ctx: RuleContext) -> bool:
+    """Is `node` a type an `except` clause catches, in a `try` whose body calls no
+    barrier_wait (the only place legacy raised its exceptions from)?"""
+    child, parent = node, ctx.parent(node)
+    while isinstance(parent, (cst.Tuple, cst.Element)):
+        child, parent = parent, ctx.parent(parent)
+    if not isinstance(parent, cst.ExceptHandler) or parent.type is not child:
+        return False
+    try_statement = ctx.parent(parent)
+    if not isinstance(try_statement, cst.Try):
+        return False
+    body = cst.Module(body=[]).code_for_node(try_statement.body)
+    return "barrier_wait" not in body and "effects_barrier" not in body

@@ -23,9 +23,10 @@ def with_legacy_value(
 ) -> cst.BaseExpression:
     """Build `make_effect(arg)` and make the whole expression evaluate to `result` or `arg`.
 
-    Where the call is a statement's whole value (`y = tap(...)`, `return tap(...)`), the
-    callback becomes a statement of its own, as a person would write it; inside a larger
-    expression (a lambda, an operand) it is `(callback, value)[1]`.
+    The callback becomes a statement of its own, as a person would write it, wherever it can
+    run first (hcmigrate.codemod.hoisting): before the statement that holds it, or in a local
+    def that replaces the lambda that holds it. Only where no statement can hold it (a branch
+    of `a if c else b`, a comprehension) is it `(callback, value)[1]`.
     """
     arg = site.args.get("arg", cst.Name("None"))
     result = site.args.get("result")
@@ -37,25 +38,45 @@ def with_legacy_value(
         ctx.is_returned(site.original) or ctx.assignment_target(site.original) is not None
     )
     value = result if result is not None else (arg if is_simple(arg) else None)
-    if value is not None:
-        if own_statement:
-            ctx.insert_before(site.original, cst.Expr(make_effect(arg)))
-            if isinstance(value, cst.Name) and ctx.assignment_target(site.original) == value.value:
-                ctx.replace_statement(site.original)  # `x = id_tap(f, x)`: no `x = x` left
-            return value
-        return keep_value(make_effect(arg), value)
+    if own_statement and value is not None:
+        ctx.insert_before(site.original, cst.Expr(make_effect(arg)))
+        if isinstance(value, cst.Name) and ctx.assignment_target(site.original) == value.value:
+            ctx.replace_statement(site.original)  # `x = id_tap(f, x)`: no `x = x` left
+        return value
     target = ctx.assignment_target(site.original)
     if target is not None:
         # `y = id_print(x * 2)` -> `y = x * 2`, then the callback on `y`.
         ctx.insert_after(site.original, cst.Expr(make_effect(cst.Name(target))))
         return arg
-    if ctx.is_returned(site.original):
-        # `return id_print(x * 2)` -> `value = x * 2`, the callback on `value`, `return value`.
+    if ctx.runs_before_its_statement(site.original):
+        # `y = id_tap(f, x * 2) + 1` -> `value = x * 2`, the callback, `y = value + 1`.
+        def run_first(statement: cst.BaseSmallStatement) -> None:
+            ctx.insert_before(site.original, statement)
+
+    elif (lam := ctx.liftable_lambda(site.original)) is not None:
+        # `lambda _: id_tap(f, i, result=i)` -> a local def: the callback, then `return i`.
+        def run_first(statement: cst.BaseSmallStatement) -> None:
+            ctx.run_first_in_lambda(lam, statement, def_name(site))
+
+    else:  # (an expression only: a branch of `a if c else b`, a comprehension ...)
+        if value is not None:
+            return keep_value(make_effect(arg), value)
+        name = ctx.fresh_name("_hcb_value")
+        return keep_value(make_effect(walrus(name, arg)), cst.Name(name))
+    if value is None:
         name = ctx.fresh_name("value")
-        ctx.insert_before(
-            site.original, cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=arg)
-        )
-        ctx.insert_before(site.original, cst.Expr(make_effect(cst.Name(name))))
-        return cst.Name(name)
-    name = ctx.fresh_name("_hcb_value")
-    return keep_value(make_effect(walrus(name, arg)), cst.Name(name))
+        run_first(cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=arg))
+        arg = value = cst.Name(name)
+    run_first(cst.Expr(make_effect(arg)))
+    return value
+
+
+def def_name(site: CallSite) -> str:
+    """The name of the def a lambda holding the site becomes: what it does (`tap_update_bar`
+    for a tap of `_update_bar`, `print_value` for an id_print)."""
+    if site.function == "id_print":
+        return "print_value"
+    func = site.original_args.get("tap_func")
+    name = func.value if isinstance(func, cst.Name) else None
+    name = name or (func.attr.value if isinstance(func, cst.Attribute) else None)
+    return f"tap_{name.strip('_')}" if name and name.strip("_") else "tap"
