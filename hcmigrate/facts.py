@@ -148,6 +148,14 @@ CANONICAL_DTYPE_NAMES = frozenset(
 # `vmap_method=` exists from jax 0.4.35; `vectorized=` was removed in 0.6 (on 0.10 it is
 # silently forwarded to the callback as a keyword argument).
 VMAP_METHOD_SINCE = (0, 4, 35)
+# The oldest JAX the native rewrite's code runs on: ordered jax.debug.callback/io_callback,
+# jax.effects_barrier and jax.tree.map (0.4.25) are all there in 0.4.26, the release that
+# deprecated host_callback. A project pinned lower is told to raise its pin (HCB008).
+NATIVE_OUTPUT_SINCE = (0, 4, 26)
+# The codes of rules that write the modern API (the others remove, keep or point at compat).
+MODERN_API_CODES = frozenset(
+    {"HCB101", "HCB201", "HCB301", "HCB302", "HCB304", "HCB401", "HCB403", "HCB601"}
+)
 PURE_CALLBACK_NAMES = ("jax.pure_callback", "jax._src.callback.pure_callback")
 VMAP_METHOD_FOR_VECTORIZED = {True: "legacy_vectorized", False: "sequential"}
 DEFAULT_VMAP_METHOD = "sequential"

@@ -65,6 +65,8 @@ c01_host_sees_numpy c02_tap_return_values c03_order_across_modules
 c04_reads_state_written_by_tap c05_tap_reads_transforms c06_names_other_modules
 c08_x64_config_alias c08_x64_config_update c08_x64_from_environ c10_id_print_float64
 c04_numpy_random_not_pure f_tap_factories t_grad t_pmap t_scan
+econpizza_model_context saxml_stream_done c05_device_index_signature
+c09_callback_exception_handler
 """.split()
 
 

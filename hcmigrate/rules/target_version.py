@@ -1,0 +1,67 @@
+"""HCB008: a project whose dependency pins allow a JAX older than the native rewrite's code
+runs on (facts.NATIVE_OUTPUT_SINCE) is told to raise its pin, in each module the rewrite
+changed to the modern API. `--target-jax`, `[tool.hcmigrate] target-jax` or the lowest
+version the project's `jax` requirement allows set the target (hcmigrate.config.pinned_jax).
+"""
+
+from __future__ import annotations
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.facts import MODERN_API_CODES, NATIVE_OUTPUT_SINCE
+from hcmigrate.rules.context import ModuleSite, ReportContext
+from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
+
+_SINCE = ".".join(map(str, NATIVE_OUTPUT_SINCE))
+
+TARGET_TOO_OLD = Rule(
+    code="HCB008",
+    name="target-jax-too-old",
+    level=Level.MANUAL,
+    legacy="a project pinned to `jax>=0.1.67`, rewritten to the modern callbacks",
+    modern="(reported: raise the pin)",
+    summary=f"The rewritten code needs JAX >= {_SINCE}; a lower pin installs a JAX it fails on.",
+    examples=(
+        Example(
+            title="the project's requirement allows jax 0.1.67",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def step(x):
+    hcb.id_print(x)
+""",
+            after="""\
+import jax
+
+
+def step(x):
+    jax.debug.print("{}", x, ordered=True)
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
+                "1:1 HCB008 [manual] the rewritten code needs JAX >= 0.4.26 (ordered jax.debug callbacks, io_callback, jax.tree.map); the target JAX is 0.1.67: raise the project's `jax` requirement, or migrate with --strategy compat",
+            ),
+            options={"target_jax": (0, 1, 67)},
+        ),
+    ),
+)
+
+
+@handles(ModuleEnd(), reports=(TARGET_TOO_OLD,))
+def report_old_target(site: ModuleSite, ctx: ReportContext) -> None:
+    target = site.options.target_jax
+    if (
+        site.options.strategy != "native"
+        or target is None
+        or tuple(target) >= NATIVE_OUTPUT_SINCE
+        or not any(d.code in MODERN_API_CODES for d in site.diagnostics)
+    ):
+        return
+    ctx.report(
+        TARGET_TOO_OLD,
+        None,
+        f"the rewritten code needs JAX >= {_SINCE} (ordered jax.debug callbacks, io_callback, "
+        f"jax.tree.map); the target JAX is {'.'.join(map(str, target))}: raise the project's "
+        "`jax` requirement, or migrate with --strategy compat",
+    )
