@@ -167,7 +167,29 @@ def _tree_uses_api(tree: ast.Module) -> bool:
             _names_api(node) or any(_names_api(alias) for alias in node.names)
         ):
             return True
-    return any(_names_api(node) for node in ast.walk(tree))
+    return any(_names_api(node) for node in ast.walk(tree)) or _string_names_api(tree)
+
+
+_LEGACY_WORD = re.compile(r"\bhost_callback\b")
+
+
+def _string_names_api(tree: ast.Module) -> bool:
+    """A string that is not a docstring names host_callback (`import_module(...)`, code for
+    `exec`): the codemod reports it (HCB009)."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return any(
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and _LEGACY_WORD.search(node.value)
+        for node in ast.walk(tree)
+    )
 
 
 def _names_api(node: ast.AST) -> bool:

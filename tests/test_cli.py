@@ -423,3 +423,17 @@ def test_the_program_also_freezes_when_a_warm_cache_leaves_files_to_migrate(tmp_
     _frozen_after("program", tree, cache)  # fills the cache
     (tree / "b.py").write_text(LEGACY_FILE.replace("barrier_wait()", "barrier_wait()  # b"))
     assert _frozen_after("program", tree, cache)
+
+
+def test_dynamic_uses_of_host_callback_are_reported_not_passed(tmp_path):
+    """import_module / exec / getattr through a string: no rule can follow them, so each is
+    a manual finding (HCB009) instead of a silently clean file; a docstring is not a use."""
+    (tmp_path / "dyn.py").write_text(
+        '"""Formerly used jax.experimental.host_callback."""\n'
+        "import importlib\n\n"
+        'hcb = importlib.import_module("jax.experimental.host_callback")\n'
+        'exec("from jax.experimental import host_callback")\n'
+    )
+    res = run(["--check", "dyn.py"], cwd=tmp_path)
+    assert res.output.count("HCB009 [manual]") == 2
+    assert "dyn.py:4:1: HCB009" in res.output and "dyn.py:5:1: HCB009" in res.output

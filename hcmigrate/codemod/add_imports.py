@@ -150,10 +150,14 @@ def _section(line: cst.SimpleStatementLine, first_party: str | None) -> int:
     return FIRST_PARTY if first_party and top == first_party else THIRD_PARTY
 
 
-def _sort_key(line: cst.SimpleStatementLine) -> tuple[bool, str]:
+def _sort_key(line: cst.SimpleStatementLine) -> tuple[bool, str, str]:
     """isort's order within a section: `import x` lines first, then `from x import ...`,
-    each by module name, ignoring case."""
-    return isinstance(line.body[0], cst.ImportFrom), _module_of(line).lower()
+    each by module name, ignoring case (`import x` before `import x as y`)."""
+    small = line.body[0]
+    alias = ""
+    if isinstance(small, cst.Import) and small.names[0].asname is not None:
+        alias = cst.Module(body=[]).code_for_node(small.names[0].asname.name)
+    return isinstance(small, cst.ImportFrom), _module_of(line).lower(), alias
 
 
 def _place(

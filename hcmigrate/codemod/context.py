@@ -23,6 +23,7 @@ from hcmigrate.codemod.host_functions import (
     several_devices_api,
 )
 from hcmigrate.codemod.hoisting import Hoisting
+from hcmigrate.codemod.import_names import ImportNames
 from hcmigrate.codemod.module_helpers import HELPERS
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.plan import Plan, is_pure
@@ -108,6 +109,7 @@ class ModuleContext:
             self.resolver, lambda call: self.dispatch.legacy_function(call) is not None
         )
         self.lifted: dict[int, LiftedLambda] = {}  # id(original lambda) -> its def
+        self.names = ImportNames(scopes, self.fresh_name)
 
     # ------------------------------------------------------------------ sites
     def run_site(self, handlers: list[Handler], site, original, updated):
@@ -208,12 +210,21 @@ class ModuleContext:
     # ------------------------------------------------------------------ RuleContext: names
     def modern(self, key: str) -> str:
         modern = MODERN[key]
-        self._record.imports.append((modern.import_module, modern.import_name, None))
-        return modern.dotted
+        local, needed = self.names.local_name(
+            modern.import_module, modern.import_name, at=self._site_offset()
+        )
+        self._record.imports.append(needed)
+        usual = modern.import_name or modern.import_module.split(".")[0]
+        return local + modern.dotted[len(usual) :]
 
     def dotted(self, name: str) -> str:
-        self._record.imports.append((name.split(".", 1)[0], None, None))
-        return name
+        root, _, rest = name.partition(".")
+        local, needed = self.names.local_name(root, at=self._site_offset())
+        self._record.imports.append(needed)
+        return f"{local}.{rest}" if rest else local
+
+    def _site_offset(self) -> int | None:
+        return self.resolver.index.start_offset(self._site) if self._site is not None else None
 
     def compat(self, member: str | None) -> cst.BaseExpression:
         self._record.imports.append((_COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
@@ -222,8 +233,22 @@ class ModuleContext:
     def use_helper(self, key: str) -> str:
         helper = HELPERS[key]
         self._record.helpers.append(key)
-        self._record.imports.extend(helper.imports)
+        for _, module, alias in helper.imports:  # (module level: no site's scope matters)
+            self._record.imports.append(self.names.local_name(module, alias=alias)[1])
         return helper.name
+
+    def helper_definitions(self) -> list[tuple[str, str]]:
+        """(name, source) of the module helpers the kept rewrites call, spelled with the
+        module's names of what they use."""
+        definitions = []
+        for key in dict.fromkeys(self.helpers):
+            helper = HELPERS[key]
+            names = {
+                placeholder: self.names.local_name(module, alias=alias)[0]
+                for placeholder, module, alias in helper.imports
+            }
+            definitions.append((helper.name, helper.text(names)))
+        return definitions
 
     def fresh_name(self, base: str) -> str:
         if self._names is None:

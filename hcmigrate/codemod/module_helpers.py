@@ -20,8 +20,20 @@ from hcmigrate.codemod.partial_parse import VerbatimStatement
 @dataclass(frozen=True)
 class HelperDef:
     name: str
-    source: str  # the definition, black-formatted, ending with a newline
-    imports: tuple[Needed, ...]
+    # the definition, black-formatted, ending with a newline; `{jax}`, `{np}`, `{functools}`
+    # stand for the module's names of those modules (hcmigrate.codemod.import_names)
+    source: str
+    imports: tuple[tuple[str, str, str | None], ...]  # (placeholder, module, usual alias)
+
+    def text(self, names: dict[str, str]) -> str:
+        return self.source.format(**names)
+
+
+_NUMPY_HELPER_IMPORTS = (
+    ("functools", "functools", None),
+    ("jax", "jax", None),
+    ("np", "numpy", "np"),
+)
 
 
 HELPERS: dict[str, HelperDef] = {
@@ -33,13 +45,13 @@ HELPERS: dict[str, HelperDef] = {
 def _with_numpy_args(host_function):
     """Call `host_function` with numpy arrays, as the legacy host callbacks did."""
 
-    @functools.wraps(host_function)
+    @{functools}.wraps(host_function)
     def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
+        return host_function(*{jax}.tree.map({np}.asarray, args))
 
     return call
 ''',
-        imports=(("functools", None, None), ("jax", None, None), ("numpy", None, "np")),
+        imports=_NUMPY_HELPER_IMPORTS,
     ),
     # An io_callback with no result needs a host function that returns None; legacy ignored
     # what a tap returned (`lambda *a: bar.update()` returns a bool).
@@ -49,13 +61,13 @@ def _with_numpy_args(host_function):
 def _tap_with_numpy_args(tap):
     """Call `tap` with numpy arrays, as legacy host callbacks did; drop its result."""
 
-    @functools.wraps(tap)
+    @{functools}.wraps(tap)
     def call(*args):
-        tap(*jax.tree.map(np.asarray, args))
+        tap(*{jax}.tree.map({np}.asarray, args))
 
     return call
 ''',
-        imports=(("functools", None, None), ("jax", None, None), ("numpy", None, "np")),
+        imports=_NUMPY_HELPER_IMPORTS,
     ),
     # Legacy `call` took any tree of arrays, ShapeDtypeStructs and Python scalars as
     # result_shape and canonicalised its dtypes; modern callbacks need canonical dtypes
@@ -66,15 +78,15 @@ def _tap_with_numpy_args(tap):
 def _shape_dtype_structs(result_shape):
     """A legacy `result_shape` (arrays, ShapeDtypeStructs, Python scalars) as the modern
     callbacks take it: ShapeDtypeStructs with canonical dtypes."""
-    return jax.tree.map(
-        lambda leaf: jax.ShapeDtypeStruct(
+    return {jax}.tree.map(
+        lambda leaf: {jax}.ShapeDtypeStruct(
             getattr(leaf, "shape", ()),
-            jax.dtypes.canonicalize_dtype(getattr(leaf, "dtype", type(leaf))),
+            {jax}.dtypes.canonicalize_dtype(getattr(leaf, "dtype", type(leaf))),
         ),
         result_shape,
     )
 ''',
-        imports=(("jax", None, None),),
+        imports=(("jax", "jax", None),),
     ),
 }
 
@@ -100,18 +112,20 @@ class _Reindent(cst.CSTTransformer):
         return updated.with_changes(indent=self.unit)
 
 
-def add_helpers(module: cst.Module, keys: list[str], indent: str = "    ") -> cst.Module:
-    """`module` with the definitions of the helpers `keys` it does not define yet, indented
-    with `indent` as the module's own blocks are."""
+def add_helpers(
+    module: cst.Module, helpers: list[tuple[str, str]], indent: str = "    "
+) -> cst.Module:
+    """`module` with the definitions `helpers` ((name, source) pairs) of the helpers it does
+    not define yet, indented with `indent` as the module's own blocks are."""
     present = defined_functions(module)
-    missing = [HELPERS[k] for k in dict.fromkeys(keys) if HELPERS[k].name not in present]
+    missing = [source for name, source in dict(helpers).items() if name not in present]
     if not missing:
         return module
     body = list(module.body)
     at = insertion_point(body)
     definitions = []
-    for helper in missing:
-        statement = cst.parse_module(helper.source).body[0].visit(_Reindent(indent))
+    for source in missing:
+        statement = cst.parse_module(source).body[0].visit(_Reindent(indent))
         leading = [cst.EmptyLine(), cst.EmptyLine()] if at > 0 or definitions else []
         definitions.append(statement.with_changes(leading_lines=leading))
     following = body[at:]

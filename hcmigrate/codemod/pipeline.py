@@ -119,7 +119,7 @@ def _result(
 ) -> MigrationResult:
     """The result, with what the module-end rules add to the diagnostics."""
     ctx = ModuleEndContext(options)
-    site = ModuleSite(options, diagnostics)
+    site = ModuleSite(options, diagnostics, text)
     for handler in registry.module_end:
         handler(site, ctx)
     return MigrationResult(text, code, diagnostics + ctx.diagnostics, compile_checked=True)
@@ -133,10 +133,15 @@ class ModuleEndContext:
         self.diagnostics: list[Diagnostic] = []
 
     def report(
-        self, rule: Rule, node: cst.CSTNode | None, message: str, level: Level | None = None
+        self,
+        rule: Rule,
+        node: cst.CSTNode | None,
+        message: str,
+        level: Level | None = None,
+        line: int = 1,
     ) -> None:
         if selected(self._options, rule.code):
-            self.diagnostics.append(Diagnostic(rule.code, message, level or rule.level, 1, 1))
+            self.diagnostics.append(Diagnostic(rule.code, message, level or rule.level, line, 1))
 
 
 def migrate_module(
@@ -164,7 +169,7 @@ def migrate_module(
     cleanup.descend = _only_to_imports(ctx)
     with_imports = add_imports(rewritten.visit(cleanup), ctx.imports, first_party)
     indent = indent_unit(index.text)
-    return add_helpers(with_imports, ctx.helpers, indent), ctx.diagnostics
+    return add_helpers(with_imports, ctx.helper_definitions(), indent), ctx.diagnostics
 
 
 def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:

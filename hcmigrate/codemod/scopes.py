@@ -384,8 +384,13 @@ class _Walk:
                 if found:
                     key, candidates = name, found
                     break
-            # A use does not see a binding made later in its own scope (unless nothing earlier).
-            earlier = [b for b in candidates if b.scope is not scope or b.offset < access.offset]
+            # A use does not see a binding made later in its own scope (unless nothing earlier);
+            # a comprehension binds its targets before its element runs, written before them.
+            earlier = [
+                b
+                for b in candidates
+                if b.scope is not scope or b.offset < access.offset or scope.kind == "comprehension"
+            ]
             if not earlier and candidates and scope.parent is not None:
                 earlier = (scope._visible_parent() or scope.parent).resolve(key)
             for binding in earlier:

@@ -110,14 +110,19 @@ class ModuleSite:
 
     options: Options
     diagnostics: list[Diagnostic]  # what the module's sites reported
+    text: str = ""  # the module's source
 
 
 class ReportContext(Protocol):
     def report(
-        self, rule: Rule, node: cst.CSTNode | None, message: str, level: Level | None = None
+        self,
+        rule: Rule,
+        node: cst.CSTNode | None,
+        message: str,
+        level: Level | None = None,
+        line: int = 1,
     ) -> None:
-        """Record a diagnostic at `node` (None: the module's first line), if `rule` is
-        selected."""
+        """Record a diagnostic at `node` (None: at `line`), if `rule` is selected."""
 
 
 class ImportContext(ReportContext, Protocol):

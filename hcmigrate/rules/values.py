@@ -61,6 +61,16 @@ def with_legacy_value(
     else:  # (an expression only: a branch of `a if c else b`, a comprehension ...)
         if value is not None:
             return keep_value(make_effect(arg), value)
+        if _in_comprehension(site.original, ctx):
+            # (a walrus is refused in a comprehension in a class body or in its iterable)
+            name = ctx.fresh_name("value")
+            once = cst.Lambda(
+                params=cst.Parameters(params=[cst.Param(cst.Name(name))]),
+                body=keep_value(make_effect(cst.Name(name)), cst.Name(name)),
+                lpar=[cst.LeftParen()],
+                rpar=[cst.RightParen()],
+            )
+            return cst.Call(once, [cst.Arg(arg)])
         name = ctx.fresh_name("_hcb_value")
         return keep_value(make_effect(walrus(name, arg)), cst.Name(name))
     if value is None:
@@ -80,3 +90,11 @@ def def_name(site: CallSite) -> str:
     name = func.value if isinstance(func, cst.Name) else None
     name = name or (func.attr.value if isinstance(func, cst.Attribute) else None)
     return f"tap_{name.strip('_')}" if name and name.strip("_") else "tap"
+
+
+def _in_comprehension(node: cst.CSTNode, ctx: RuleContext) -> bool:
+    while node is not None and not isinstance(node, cst.BaseStatement):
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+            return True
+        node = ctx.parent(node)
+    return False

@@ -1,0 +1,73 @@
+"""The local names generated code uses for what it imports, never a name the module binds to
+something else.
+
+Generated code says `jax.debug.callback`, `io_callback`, `np.asarray`, `functools.wraps`. A
+module may already use those names for other things: `import jax.numpy as np` (common in JAX
+code), its own `def io_callback`, a parameter named `jax` in the function the site is in.
+Adding `import numpy as np` there would change what the user's own code calls. So each name is
+checked against the module's bindings (hcmigrate.codemod.scopes): the usual name when the
+module binds it to nothing else, else another import of the same thing the module has
+(`import numpy as onp` gives `onp`), else a fresh alias (`import numpy as onp`, `import jax as
+jax_`).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from hcmigrate.codemod.scopes import IMPORT, ScopeAnalysis
+
+Needed = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
+
+# The alias tried first when the usual name is taken (then `base_1`, ...).
+_FRESH_BASE = {"numpy": "onp", "jax": "jax_", "functools": "functools_"}
+
+
+class ImportNames:
+    def __init__(self, scopes: ScopeAnalysis, fresh_name: Callable[[str], str]):
+        self._scopes = scopes
+        self._fresh_name = fresh_name
+        self._chosen: dict[str, tuple[str, Needed]] = {}  # target -> (local name, import)
+
+    def local_name(
+        self, module: str, name: str | None = None, alias: str | None = None, at: int | None = None
+    ) -> tuple[str, Needed]:
+        """The name generated code uses for `module` (or `module.name`), and the import that
+        binds it; `alias`: the usual name (`np`); `at`: the offset of a site whose own scope
+        must not shadow it either."""
+        target = f"{module}.{name}" if name else module
+        usual = alias or name or module.split(".")[0]
+        if self._means(usual, target, at):
+            return usual, (module, name, alias)
+        chosen = self._chosen.get(target)
+        if chosen is not None and self._means(chosen[0], target, at):
+            return chosen
+        other = self._other_import_of(target)
+        if other is not None and self._means(other, target, at):
+            local = other
+        else:
+            local = self._fresh_name(_FRESH_BASE.get(target, f"jax_{name}" if name else usual))
+        if name:
+            needed = (module, name, None if local == name else local)
+        else:
+            needed = (module, None, None if local == module else local)
+        self._chosen[target] = (local, needed)
+        return local, needed
+
+    def _means(self, local: str, target: str, at: int | None) -> bool:
+        """Does `local` stand for `target` (or for nothing) at module level and at `at`?"""
+        bindings = list(self._scopes.module.bindings.get(local, ()))
+        if at is not None:
+            bindings += [b for b in self._scopes.bindings_at(at, local) if b not in bindings]
+        return all(
+            b.kind == IMPORT and b.real == target and b.scope is self._scopes.module
+            for b in bindings
+            if getattr(b, "kind", None) != "builtin"
+        )
+
+    def _other_import_of(self, target: str) -> str | None:
+        """A module-level name another import binds to `target` (`import numpy as onp`)."""
+        for key, bindings in self._scopes.module.bindings.items():
+            if "." not in key and all(b.kind == IMPORT and b.real == target for b in bindings):
+                return key
+        return None
