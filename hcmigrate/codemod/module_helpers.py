@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from hcmigrate.codemod.add_imports import Needed, insertion_point
+from hcmigrate.codemod.add_imports import insertion_point
 from hcmigrate.codemod.partial_parse import VerbatimStatement
 
 
