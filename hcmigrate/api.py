@@ -49,6 +49,10 @@ class Options:
     # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
     # `[tool.black]` line-length; see hcmigrate.codemod.layout).
     line_length: int = DEFAULT_LINE_LENGTH
+    # False: the rewrite is not laid out (hcmigrate.codemod.layout). The runner lays out files
+    # only where the text is shown or written, not for `--check`: layout never decides what
+    # changes, and it is most of a changed file's migration time.
+    lay_out: bool = True
     # Cross-module facts from the file-level scan: ("mypkg.taps.id_tap",
     # "jax.experimental.host_callback.id_tap") for every name another module re-exports, and
     # the dotted name of the module being migrated (its re-exported legacy imports are kept

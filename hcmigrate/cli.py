@@ -7,6 +7,7 @@ not be processed.
 
 from __future__ import annotations
 
+
 import sys
 import time
 from pathlib import Path

@@ -72,11 +72,8 @@ def _process(task: Task, cache: ResultCache | None = None) -> FileResult | None:
             return None
         res.status, res.error, res.error_line = FAILED, exc.message, exc.line
         return res
-    key = (
-        task_key(task.cache_tool, src.text, task.options, task.notebook)
-        if task.cache_tool
-        else None
-    )
+    options = _migration_options(task)
+    key = task_key(task.cache_tool, src.text, options, task.notebook) if task.cache_tool else None
     if cache is not None:
         outcome = cache.get(key)
         if outcome is None:
@@ -92,10 +89,31 @@ def _outcome(task: Task, text: str) -> Outcome:
     """What migrating the file's text gives: its new text (None: unchanged) and diagnostics, or
     the error that leaves it unchanged."""
     try:
-        new_text, diagnostics = migrate_text(text, task.options, task.display, task.notebook)
+        new_text, diagnostics = migrate_text(
+            text, _migration_options(task), task.display, task.notebook
+        )
     except HcmigrateError as exc:
         return outcome_of(None, [], (exc.message, exc.line, exc.cell))
     return outcome_of(None if new_text == text else new_text, diagnostics)
+
+
+def _migration_options(task: Task) -> Options:
+    """A Python file is migrated (and cached) without layout, which only the modes that show
+    or write the text need (`_laid_out`); a notebook's cells are laid out as they migrate."""
+    return task.options if task.notebook else dataclasses.replace(task.options, lay_out=False)
+
+
+def _laid_out(task: Task, text: str, new_text: str) -> str:
+    """The rewrite laid out as the project's formatter would, if it still compiles so (it
+    does: black keeps the program; the check is the safety net's)."""
+    if task.notebook or not task.options.lay_out:
+        return new_text
+    from hcmigrate.codemod.layout import format_written_lines
+
+    laid_out = format_written_lines(text, new_text, task.options.line_length)
+    if laid_out != new_text and compile_error(laid_out, task.display) is not None:
+        return new_text
+    return laid_out
 
 
 def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResult) -> FileResult:
@@ -109,6 +127,8 @@ def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResul
     if new_text is None:
         return res
     res.status = CHANGED
+    if task.mode != "check":
+        new_text = _laid_out(task, src.text, new_text)
     if task.mode == "diff":
         res.diff = unified_diff(src.text, new_text, task.display)
     elif task.mode == "review":

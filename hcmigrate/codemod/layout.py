@@ -7,8 +7,9 @@ for a line comes out one argument a line, with its closing bracket on a line of 
 in the rest of a formatted file. Statements are formatted one at a time, as text of their
 own: black never sees, so never changes, a line around them.
 
-What is formatted:
-- in a file black already leaves alone, every statement with a line the codemod wrote, in
+What is formatted (a one-line statement within the limit is already as black writes it):
+- in a file laid out by black (the statements the rewrite replaced are as black writes
+  them), every statement with a line the codemod wrote, in
   black's whole style (string quotes included): the project's formatter would make the same
   change on its next run;
 - in any other file, only statements with a written line longer than the limit, with their
@@ -52,8 +53,11 @@ def written_lines(source: str, code: str) -> set[int]:
     }
 
 
-def format_written_lines(source: str, code: str, line_length: int = DEFAULT_LINE_LENGTH) -> str:
-    """`code` (the rewrite of `source`) with the statements the codemod wrote formatted."""
+def format_written_lines(
+    source: str, code: str, line_length: int = DEFAULT_LINE_LENGTH, source_tree=None
+) -> str:
+    """`code` (the rewrite of `source`, whose ast is `source_tree` if the caller has it) with
+    the statements the codemod wrote formatted."""
     if code == source:
         return code
     written = written_lines(source, code)
@@ -65,19 +69,32 @@ def format_written_lines(source: str, code: str, line_length: int = DEFAULT_LINE
         return code
     try:
         tree = ast.parse(code)
-        black_style = _black(black, source, line_length, True) == source
     except Exception:  # (top-level await in a notebook cell, a syntax black does not know)
         return code
     lines = code.splitlines(keepends=True)
-    spans = _statement_spans(tree, lines, written, line_length, black_style)
+    spans = _statement_spans(tree, lines, written, line_length)
+    if not spans:
+        return code
+    try:  # (asked only when a statement needs black)
+        black_style = _black_style(black, source, code, line_length, source_tree)
+    except Exception:
+        return code
+    if not black_style:  # only statements with a written line over the limit
+        spans = [
+            (first, last)
+            for first, last in spans
+            if any(
+                i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
+                for i in range(first, last + 1)
+            )
+        ]
     changed = False
     for first, last in sorted(spans, reverse=True):  # (bottom up: line numbers stay valid)
         text = "".join(lines[first - 1 : last])
         indent = text[: len(text) - len(text.lstrip(" "))]
-        try:
-            formatted = _black(
-                black, textwrap.dedent(text), max(line_length - len(indent), 20), black_style
-            )
+        statement = textwrap.dedent(text)
+        try:  # (black's layout is the same program; the pipeline compiles the result)
+            formatted = _black(black, statement, max(line_length - len(indent), 20), black_style)
         except Exception:
             continue
         formatted = textwrap.indent(formatted, indent)
@@ -86,31 +103,20 @@ def format_written_lines(source: str, code: str, line_length: int = DEFAULT_LINE
         if formatted != text:
             lines[first - 1 : last] = [formatted]
             changed = True
-    if not changed:
-        return code
-    result = "".join(lines)
-    try:
-        return result if ast.dump(ast.parse(result)) == ast.dump(tree) else code
-    except SyntaxError:
-        return code
+    return "".join(lines) if changed else code
 
 
 def _statement_spans(
-    tree: ast.Module, lines: list[str], written: set[int], line_length: int, black_style: bool
+    tree: ast.Module, lines: list[str], written: set[int], line_length: int
 ) -> list[tuple[int, int]]:
-    """(first, last) lines of the simple statements to format: alone on their lines, with a
-    written line (black style), or a written line over the limit (otherwise)."""
+    """(first, last) lines of the simple statements with a written line, alone on their lines,
+    that black could lay out differently: written over several lines, or too long (a short
+    one-line statement is already what black writes: generated code is spaced as black
+    spaces it, and what it copies comes from the file)."""
     spans = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.stmt) or isinstance(node, _COMPOUND):
-            continue
+    for node in _statements_on(tree, written):
         first, last = node.lineno, node.end_lineno or node.lineno
-        span = range(first, last + 1)
-        if not written.intersection(span):
-            continue
-        if not black_style and not any(
-            i in written and len(lines[i - 1].rstrip("\r\n")) > line_length for i in span
-        ):
+        if first == last and len(lines[first - 1].rstrip("\r\n")) <= line_length:
             continue
         before = lines[first - 1][: node.col_offset]
         after = lines[last - 1].encode()[node.end_col_offset :].decode(errors="replace")
@@ -120,6 +126,59 @@ def _statement_spans(
             continue
         spans.append((first, last))
     return spans
+
+
+def _black_style(black, source: str, code: str, line_length: int, tree=None) -> bool:
+    """Does the project format with black (or ruff format)? Asked of the statements the
+    rewrite replaced (at most a few): black leaves them alone. (The whole file would answer
+    it too, at many times the cost: black is the largest part of a migration's time.)"""
+    old = source.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, source.splitlines(), code.splitlines(), autojunk=False)
+    replaced = {
+        line
+        for tag, i1, i2, _, _ in matcher.get_opcodes()
+        if tag in ("replace", "delete")
+        for line in range(i1 + 1, i2 + 1)
+    }
+    tree = tree or ast.parse(source)
+    checked = 0
+    for node in _statements_on(tree, replaced):
+        first, last = node.lineno, node.end_lineno or node.lineno
+        text = "".join(old[first - 1 : last])
+        indent = text[: len(text) - len(text.lstrip(" "))]
+        if node.col_offset != len(indent) or "\t" in indent:
+            continue
+        if _black(black, textwrap.dedent(text), max(line_length - len(indent), 20), True) != (
+            textwrap.dedent(text)
+        ):
+            return False
+        checked += 1
+        if checked == 2:
+            break
+    return checked > 0
+
+
+def _statements_on(tree: ast.Module, lines: set[int]):
+    """The simple statements with a line in `lines`, in order; blocks that hold none of the
+    lines are not walked."""
+    stack = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if not any(first <= line <= last for line in lines):
+            continue
+        if isinstance(node, _COMPOUND):
+            children = [
+                child
+                for field in ("body", "orelse", "finalbody", "handlers", "cases")
+                for child in getattr(node, field, ())
+            ]
+            blocks = [
+                getattr(c, "body", None) if not isinstance(c, ast.stmt) else [c] for c in children
+            ]
+            stack.extend(reversed([s for block in blocks if block for s in block]))
+        else:
+            yield node
 
 
 def _black(black, text: str, line_length: int, normalize_strings: bool) -> str:

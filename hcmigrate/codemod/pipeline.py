@@ -86,7 +86,8 @@ def migrate(
             f"internal error ({type(error).__name__}: {error}); file left unchanged — please report it"
         ) from error
     code, _ = index.print_module(new_module)
-    code = format_written_lines(text, code, options.line_length)
+    if options.lay_out:
+        code = format_written_lines(text, code, options.line_length, scopes.tree)
     diagnostics = sorted(diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != text:  # never hand back code that does not compile
         error = compile_error(code, filename, top_level_await=top_level_await)
@@ -101,7 +102,7 @@ def migrate(
                 _source_line(text, code, error.lineno or 1),
                 error.offset or 1,
             ) from None
-    return _result(text, code, diagnostics, options, registry)
+    return _result(text, code, diagnostics, options, registry, scopes.tree)
 
 
 def _source_line(text: str, code: str, line: int) -> int:
@@ -115,11 +116,16 @@ def _source_line(text: str, code: str, line: int) -> int:
 
 
 def _result(
-    text: str, code: str, diagnostics: list[Diagnostic], options: Options, registry: Registry
+    text: str,
+    code: str,
+    diagnostics: list[Diagnostic],
+    options: Options,
+    registry: Registry,
+    tree=None,  # the source's ast, when the pipeline has it
 ) -> MigrationResult:
     """The result, with what the module-end rules add to the diagnostics."""
     ctx = ModuleEndContext(options)
-    site = ModuleSite(options, diagnostics, text)
+    site = ModuleSite(options, diagnostics, text, tree)
     for handler in registry.module_end:
         handler(site, ctx)
     return MigrationResult(text, code, diagnostics + ctx.diagnostics, compile_checked=True)

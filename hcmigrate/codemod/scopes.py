@@ -138,7 +138,8 @@ class ScopeAnalysis:
         self.scope_at: dict[int, Scope] = {}  # offset of a name (use or binding) -> its scope
         self.imports: dict[int, list[Binding]] = {}  # import statement offset -> its bindings
         self._referents: dict[int, tuple[str, list]] = {}  # use offset -> (name it uses, bindings)
-        _Walk(self).body((tree or ast.parse(text)).body, self.module)
+        self.tree = tree or ast.parse(text)  # (also read by the layout and module-end rules)
+        _Walk(self).body(self.tree.body, self.module)
 
     # ---------------------------------------------------------------- offsets
     def offset(self, node: ast.AST) -> int:

@@ -9,7 +9,7 @@ to one after it returns.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
 
@@ -111,6 +111,7 @@ class ModuleSite:
     options: Options
     diagnostics: list[Diagnostic]  # what the module's sites reported
     text: str = ""  # the module's source
+    tree: Any = None  # its ast.Module, when the pipeline parsed it (else None)
 
 
 class ReportContext(Protocol):

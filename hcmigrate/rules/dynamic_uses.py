@@ -14,6 +14,7 @@ from hcmigrate.rules.context import ModuleSite, ReportContext
 from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
 
 _NAMES_LEGACY = re.compile(r"\bhost_callback\b")
+_QUOTED_LEGACY = re.compile(r"[\"'][^\n]*\bhost_callback\b")
 
 DYNAMIC_USE = Rule(
     code="HCB009",
@@ -45,12 +46,14 @@ hcb = importlib.import_module("jax.experimental.host_callback")
 
 @handles(ModuleEnd(), reports=(DYNAMIC_USE,))
 def report_dynamic_uses(site: ModuleSite, ctx: ReportContext) -> None:
-    if "host_callback" not in site.text:
-        return
-    try:
-        tree = ast.parse(site.text)
-    except (SyntaxError, ValueError):
-        return
+    if not _QUOTED_LEGACY.search(site.text):
+        return  # (no quote before `host_callback` on its line: no string names it)
+    tree = site.tree
+    if tree is None:
+        try:
+            tree = ast.parse(site.text)
+        except (SyntaxError, ValueError):
+            return
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
