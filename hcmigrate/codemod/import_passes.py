@@ -31,6 +31,7 @@ class ImportRulesContext:
         self.reexports = usage.reexports
         self.exported_here = usage.exported_here
         self.still_used = usage.still_used
+        self.ever_used = usage.ever_used
         self.imported_elsewhere = usage.imported_elsewhere
         self.star_names_still_used = usage.star_names_still_used
         self.qualified = ctx.resolver.qualified

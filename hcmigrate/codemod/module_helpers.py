@@ -76,8 +76,7 @@ def _tap_with_numpy_args(tap):
         name="_shape_dtype_structs",
         source='''\
 def _shape_dtype_structs(result_shape):
-    """A legacy `result_shape` (arrays, ShapeDtypeStructs, Python scalars) as the modern
-    callbacks take it: ShapeDtypeStructs with canonical dtypes."""
+    """Legacy `result_shape` leaves as ShapeDtypeStructs with canonical dtypes."""
     return {jax}.tree.map(
         lambda leaf: {jax}.ShapeDtypeStruct(
             getattr(leaf, "shape", ()),

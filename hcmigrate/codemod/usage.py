@@ -44,6 +44,12 @@ class Usage:
             return True
         return self._still_used(b for b in self._scopes.imports.get(offset, ()) if b.key == bound)
 
+    def ever_used(self, import_node: cst.CSTNode, bound: str) -> bool:
+        offset = self._index.start_offset(import_node)
+        if offset is None:
+            return True
+        return any(b.accesses for b in self._scopes.imports.get(offset, ()) if b.key == bound)
+
     def imported_elsewhere(self, import_node: cst.CSTNode, module: str) -> bool:
         offset = self._index.start_offset(import_node)
         if offset is None:
@@ -62,7 +68,13 @@ class Usage:
         return any(not self.gone(n) for n in self._resolver.star_refs.values())
 
 
-_HANDS_OUT_NAMESPACE = re.compile(r"\b(?:globals|vars)\(\s*\)")
+# The module's namespace handed to code that reads any name from it: copied (`globals().copy()`,
+# `dict(globals())`, `{**globals()}`) or passed to exec/eval. A lookup by a name the module
+# spells (`globals()["f"]`) is not that.
+_HANDS_OUT_NAMESPACE = re.compile(
+    r"\b(?:globals|vars)\(\s*\)\s*\.copy\(|\bdict\(\s*(?:globals|vars)\(\s*\)\s*\)"
+    r"|\*\*\s*(?:globals|vars)\(\s*\)|\b(?:exec|eval)\([^)]*\b(?:globals|vars)\(\s*\)"
+)
 
 
 def _exported_here(module: cst.Module, options: Options, text: str) -> frozenset[str]:

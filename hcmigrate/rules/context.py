@@ -136,6 +136,9 @@ class ImportContext(ReportContext, Protocol):
     def still_used(self, import_node: cst.CSTNode, bound: str) -> bool:
         """Is `bound`, as this import binds it, still used after the rewrite?"""
 
+    def ever_used(self, import_node: cst.CSTNode, bound: str) -> bool:
+        """Did the module use `bound`, as this import binds it, before the rewrite?"""
+
     def imported_elsewhere(self, import_node: cst.CSTNode, module: str) -> bool:
         """Does another import in the same scope bind `module` as such (`import jax`)?"""
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.facts import COMPAT_MODULE, LEGACY_MODULE
+from hcmigrate.facts import COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_MODULE
 from hcmigrate.rules.nodes import dotted_name
 from hcmigrate.rules.context import ImportContext, ImportSite, ModuleSite, ReportContext
 from hcmigrate.rules.nodes import parse
@@ -73,6 +73,38 @@ from hcmigrate_compat.host_callback import id_tap
                 "reexports": (("mypkg.taps.id_tap", "jax.experimental.host_callback.id_tap"),),
                 "module_name": "mypkg.taps",
             },
+        ),
+        Example(
+            title="a legacy function given a name of the module's own, which it never uses",
+            before="""\
+from jax.experimental.host_callback import id_print as jax_print
+""",
+            after="""\
+from hcmigrate_compat.host_callback import id_print as jax_print
+""",
+            diagnostics=(
+                "1:1 HCB005 [compat-fallback] jax_print renamed here and not used here: a name for other modules to import (remove it by hand if none does): pointed at hcmigrate_compat.host_callback",
+            ),
+        ),
+        Example(
+            title="a module whose namespace code run with `exec` reads",
+            before="""\
+from jax.experimental.host_callback import id_print
+
+
+def run(code):
+    exec(code, globals())
+""",
+            after="""\
+from hcmigrate_compat.host_callback import id_print
+
+
+def run(code):
+    exec(code, globals())
+""",
+            diagnostics=(
+                "1:1 HCB005 [compat-fallback] id_print in the namespace this module hands out (`globals()`): pointed at hcmigrate_compat.host_callback",
+            ),
         ),
     ),
 )
@@ -196,6 +228,19 @@ def legacy_aliases(
     return found
 
 
+def _renames_a_function(node: cst.CSTNode, alias: cst.ImportAlias) -> bool:
+    """`from jax.experimental.host_callback import id_print as jax_print`: a legacy function
+    given a public name of the module's own (a module that never uses it offers it to others)."""
+    return (
+        isinstance(node, cst.ImportFrom)
+        and alias.asname is not None
+        and isinstance(alias.asname.name, cst.Name)
+        and alias.asname.name.value != alias.evaluated_name
+        and not alias.asname.name.value.startswith("_")
+        and alias.evaluated_name in LEGACY_FUNCTIONS
+    )
+
+
 def import_to_compat(original: cst.Import | cst.ImportFrom, updated: cst.Import | cst.ImportFrom):
     """The same import pointed at hcmigrate_compat.host_callback (aliases kept; other names untouched)."""
     found = legacy_aliases(original)
@@ -261,17 +306,28 @@ def clean_up(site: ImportSite, ctx: ImportContext):
         for alias, bound in legacy_aliases(original, ctx.reexports)
         if not ctx.still_used(original, bound)
     ]
+    renamed = {
+        bound
+        for alias, bound in unused
+        if _renames_a_function(original, alias) and not ctx.ever_used(original, bound)
+    }
     exported = [
-        bound for _, bound in unused if bound in ctx.exported_here or "*" in ctx.exported_here
+        bound
+        for _, bound in unused
+        if bound in ctx.exported_here or "*" in ctx.exported_here or bound in renamed
     ]
     if exported:
         # Other modules import these names from here: keep them importable.
         if legacy_aliases(original):
-            how = (
-                "imported from this module by other modules"
-                if all(bound in ctx.exported_here for bound in exported)
-                else "in the namespace this module hands out (`globals()`)"
-            )
+            if all(bound in ctx.exported_here for bound in exported):
+                how = "imported from this module by other modules"
+            elif "*" in ctx.exported_here:
+                how = "in the namespace this module hands out (`globals()`)"
+            else:  # `from ...host_callback import id_print as jax_print`, unused here
+                how = (
+                    "renamed here and not used here: a name for other modules to import "
+                    "(remove it by hand if none does)"
+                )
             ctx.report(
                 REEXPORT_KEPT,
                 original,

@@ -125,11 +125,16 @@ def call_like(
     if not template.args or not (line_breaks or isinstance(before, cst.ParenthesizedWhitespace)):
         return call(func, *args)
     between = before if isinstance(before, cst.ParenthesizedWhitespace) else line_breaks[0]
+    if not isinstance(before, cst.ParenthesizedWhitespace):
+        between = _realigned(between, template.func, func)
     last = template.args[-1]
     trailing_comma = isinstance(last.comma, cst.Comma)
     closing = last.comma.whitespace_after if trailing_comma else last.whitespace_after_arg
-    if not isinstance(closing, cst.ParenthesizedWhitespace):
-        closing = cst.ParenthesizedWhitespace(last_line=cst.SimpleWhitespace(""), indent=False)
+    # `)` right after the last argument (`f(a,\n  b)`): it stays there, unless a comment must
+    # be kept before it; then it goes on a line of its own, aligned with the arguments.
+    hugging = not isinstance(closing, cst.ParenthesizedWhitespace)
+    if hugging:
+        closing = cst.ParenthesizedWhitespace(indent=between.indent, last_line=between.last_line)
     used = {id(o) for o in origins if o is not None}
     orphans = [
         cst.EmptyLine(
@@ -150,6 +155,12 @@ def call_like(
             None,
         )
         is_last = i == len(args) - 1
+        if is_last and hugging and own is None and not orphans:
+            comma = cst.Comma() if trailing_comma else cst.MaybeSentinel.DEFAULT
+            laid_out.append(
+                new.with_changes(comma=comma, whitespace_after_arg=cst.SimpleWhitespace(""))
+            )
+            continue
         ws = cst.ParenthesizedWhitespace(
             first_line=own.first_line if own else cst.TrailingWhitespace(),
             empty_lines=[*(own.empty_lines if own else ()), *(orphans if is_last else ())],
@@ -174,6 +185,19 @@ def call_like(
         lpar=template.lpar,
         rpar=template.rpar,
     )
+
+
+def _realigned(
+    between: cst.ParenthesizedWhitespace, old: cst.BaseExpression, new: cst.BaseExpression
+) -> cst.ParenthesizedWhitespace:
+    """Continuation lines aligned with the opening bracket (`call(a,\n     b)`) stay aligned
+    with it when the callee's name changes length."""
+    printer = cst.Module(body=[])
+    shift = len(printer.code_for_node(new)) - len(printer.code_for_node(old))
+    spaces = between.last_line.value
+    if not shift or spaces.strip(" ") or len(spaces) + shift < 1:
+        return between
+    return between.with_changes(last_line=cst.SimpleWhitespace(" " * (len(spaces) + shift)))
 
 
 def _arg_whitespace_of(arg: cst.Arg):
