@@ -67,11 +67,10 @@ def plan_run(
                 notebook=target.notebook,
             )
             continue
-        options = settings.options
+        # (the module's own package is isort's first-party section for the imports it gets)
+        options = dataclasses.replace(settings.options, module_name=module_name(target.display))
         if reexports.table:
-            options = dataclasses.replace(
-                options, reexports=reexports.table, module_name=module_name(target.display)
-            )
+            options = dataclasses.replace(options, reexports=reexports.table)
         if i in reexports.importers:
             options = dataclasses.replace(options, reexporters_imported=reexports.importers[i])
         task = Task(target.display, target.display, target.notebook, mode, options)
