@@ -108,16 +108,54 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
 
 
 def formatter_line_length(pyproject: dict) -> int | None:
-    """The line length the project's formatter is configured with: `[tool.ruff]`, else
-    `[tool.black]` (a value that is not a sensible integer is ignored)."""
+    """The line length the project's formatter or linter is configured with in pyproject.toml:
+    `[tool.ruff]`, `[tool.black]`, `[tool.yapf]` (column_limit), `[tool.pylint.format]`
+    (max-line-length); a value that is not a sensible integer is ignored."""
     tool = pyproject.get("tool", {})
-    for section in (tool.get("ruff"), tool.get("black")):
-        value = (
-            section.get("line-length", section.get("line_length"))
-            if isinstance(section, dict)
-            else None
-        )
-        if isinstance(value, int) and not isinstance(value, bool) and 20 <= value <= 400:
+    pylint = tool.get("pylint", {})
+    candidates = (
+        (tool.get("ruff"), ("line-length", "line_length")),
+        (tool.get("black"), ("line-length", "line_length")),
+        (tool.get("yapf"), ("column_limit", "column-limit")),
+        (pylint.get("format") if isinstance(pylint, dict) else None, ("max-line-length",)),
+    )
+    for section, keys in candidates:
+        if not isinstance(section, dict):
+            continue
+        for key in keys:
+            value = section.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and 20 <= value <= 400:
+                return value
+    return None
+
+
+# Other files a project states its line length in: (file, section, key).
+_LINE_LENGTH_FILES = (
+    (".style.yapf", "style", "column_limit"),
+    ("setup.cfg", "yapf", "column_limit"),
+    ("setup.cfg", "flake8", "max-line-length"),
+    (".flake8", "flake8", "max-line-length"),
+    ("tox.ini", "flake8", "max-line-length"),
+    (".pylintrc", "FORMAT", "max-line-length"),
+    ("pylintrc", "FORMAT", "max-line-length"),
+)
+
+
+def ini_line_length(root: Path) -> int | None:
+    """The line length a yapf, flake8 or pylint file in `root` states, if any."""
+    import configparser
+
+    for name, section, key in _LINE_LENGTH_FILES:
+        path = root / name
+        if not path.is_file():
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(path, encoding="utf-8")
+            value = parser.getint(section, key)
+        except (configparser.Error, ValueError, OSError, UnicodeDecodeError):
+            continue
+        if 20 <= value <= 400:
             return value
     return None
 

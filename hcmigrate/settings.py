@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hcmigrate.api import DEFAULT_LINE_LENGTH, Options
-from hcmigrate.config import load_config, parse_version, pinned_jax, shown
+from hcmigrate.config import ini_line_length, load_config, parse_version, pinned_jax, shown
 from hcmigrate.discover import Selector
 from hcmigrate.errors import ConfigError
 
@@ -118,7 +118,10 @@ def resolve_settings(
             select=frozenset(select) if select else None,
             ignore=frozenset(ignore),
             target_jax=target,
-            line_length=v.get("line-length") or cfg.formatter_line_length or DEFAULT_LINE_LENGTH,
+            line_length=v.get("line-length")
+            or cfg.formatter_line_length
+            or ini_line_length(root)
+            or DEFAULT_LINE_LENGTH,
         ),
         root=root,
         exclude=exclude_patterns,

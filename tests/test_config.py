@@ -163,3 +163,31 @@ def test_load_config_without_section(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.hcmigrate]\nbogus = 1\n")
     with pytest.raises(ConfigError, match="bogus"):
         load_config(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"pyproject.toml": '[project]\nname = "d"\n[tool.ruff]\nline-length = 60\n'},
+        {"pyproject.toml": '[project]\nname = "d"\n[tool.black]\nline-length = 60\n'},
+        {"pyproject.toml": '[project]\nname = "d"\n[tool.yapf]\ncolumn_limit = 60\n'},
+        {"pyproject.toml": '[project]\nname = "d"\n[tool.hcmigrate]\nline-length = 60\n'},
+        {".style.yapf": "[style]\nbased_on_style = google\ncolumn_limit = 60\n"},
+        {"setup.cfg": "[flake8]\nmax-line-length = 60\n"},
+        {".pylintrc": "[FORMAT]\nmax-line-length=60\n"},
+    ],
+)
+def test_written_lines_keep_the_projects_line_length(tmp_path, files):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "a.py").write_text(LEGACY)
+    run(["a.py"], tmp_path)
+    site = (tmp_path / "a.py").read_text().split("def f(x):")[1]  # (the rewritten site)
+    assert "jax.debug.callback" in site
+    assert max(len(line) for line in site.splitlines()) <= 60
+    (tmp_path / "a.py").write_text(LEGACY)
+    for name in files:
+        (tmp_path / name).unlink()
+    run(["a.py"], tmp_path)  # the default, 88: the same call fits on one line
+    site = (tmp_path / "a.py").read_text().split("def f(x):")[1]
+    assert max(len(line) for line in site.splitlines()) > 60
