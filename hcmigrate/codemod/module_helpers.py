@@ -8,6 +8,7 @@ defines a top-level function of that name keeps its own (so a second run adds no
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -124,13 +125,19 @@ def add_helpers(
     at = insertion_point(body)
     definitions = []
     for source in missing:
-        statement = cst.parse_module(source).body[0].visit(_Reindent(indent))
+        statement = _definition(source, indent)
         leading = [cst.EmptyLine(), cst.EmptyLine()] if at > 0 or definitions else []
         definitions.append(statement.with_changes(leading_lines=leading))
     following = body[at:]
     if following:
         following[0] = _two_blank_lines_above(following[0])
     return module.with_changes(body=[*body[:at], *definitions, *following])
+
+
+@functools.lru_cache(maxsize=32)
+def _definition(source: str, indent: str) -> cst.BaseStatement:
+    """The helper's def, parsed once per spelling (libcst nodes are immutable: modules share it)."""
+    return cst.parse_module(source).body[0].visit(_Reindent(indent))
 
 
 def _two_blank_lines_above(statement: cst.BaseStatement) -> cst.BaseStatement:
