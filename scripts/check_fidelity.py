@@ -53,8 +53,13 @@ from record_golden import (  # noqa: E402
     runnable_programs,
 )
 
-from hcmigrate.verify.compare import Tolerance, compare_traces, event_reason  # noqa: E402
-from hcmigrate.verify.execute import Side, project_compat_dir, run_sides, scratch_folder  # noqa: E402
+from hcmigrate.verify.compare import compare_traces  # noqa: E402
+from hcmigrate.verify.event_match import event_reason  # noqa: E402
+from hcmigrate.verify.execute import run_sides  # noqa: E402
+from hcmigrate.verify.launch import Side  # noqa: E402
+from hcmigrate.verify.reference_env import project_compat_dir  # noqa: E402
+from hcmigrate.verify.values import Tolerance  # noqa: E402
+from hcmigrate.verify.workspace import scratch_folder  # noqa: E402
 
 FOLDERS = (REPO / "fixtures" / "realworld", REPO / "fixtures" / "fidelity")
 LINE_LIMIT = 88  # issue 15: the project's configured limit, else 88

@@ -32,8 +32,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hcmigrate.verify.core import clean  # noqa: E402
-from hcmigrate.verify.execute import Side, run_sides, scratch_folder  # noqa: E402
+from hcmigrate.verify.execute import run_sides  # noqa: E402
+from hcmigrate.verify.launch import Side  # noqa: E402
+from hcmigrate.verify.traces import clean  # noqa: E402
+from hcmigrate.verify.workspace import scratch_folder  # noqa: E402
 from hcmigrate.verify.golden import MARKER  # noqa: E402
 from hcmigrate.verify.golden import runnable_fixtures as find_runnable  # noqa: E402
 

@@ -12,10 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from hcmigrate.verify.compare import Tolerance, compare_traces
-from hcmigrate.verify.core import CANNOT_RUN, DIFFERENT, EQUIVALENT, Outcome, text_report
-from hcmigrate.verify.execute import Side, project_compat_dir, run_sides, scratch_folder
+from hcmigrate.verify.compare import compare_traces
+from hcmigrate.verify.execute import run_sides
 from hcmigrate.verify.golden import MARKER, runnable_fixtures
+from hcmigrate.verify.launch import Side
+from hcmigrate.verify.outcome import CANNOT_RUN, DIFFERENT, EQUIVALENT, Outcome
+from hcmigrate.verify.reference_env import project_compat_dir
+from hcmigrate.verify.report import text_report
+from hcmigrate.verify.values import Tolerance
+from hcmigrate.verify.workspace import scratch_folder
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from hcmigrate.verify.compare import Tolerance, compare_traces, normalise_print, diff_tokens
+from hcmigrate.verify.compare import compare_traces
+from hcmigrate.verify.text_diff import diff_tokens, normalise_print
+from hcmigrate.verify.values import Tolerance
 
 
 def arr(data, dtype="float32", shape=None):

@@ -172,7 +172,7 @@ def test_compare_pytest_traces_unit():
 
 def test_shared_pytest_folder_holds_only_pytest_and_its_dependencies(tmp_path):
     """The offline fallback for a reference interpreter without pytest (same Python version)."""
-    from hcmigrate.verify.execute import shared_pytest_dir
+    from hcmigrate.verify.pytest_env import shared_pytest_dir
 
     shared = shared_pytest_dir(tmp_path)
     names = {p.name for p in Path(shared).iterdir()}

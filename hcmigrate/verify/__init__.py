@@ -15,8 +15,12 @@ def __getattr__(name):  # keep `import hcmigrate.verify` cheap (no numpy until n
         from hcmigrate.verify.core import verify
 
         return verify
-    if name in ("compare_traces", "Tolerance"):
-        from hcmigrate.verify import compare
+    if name == "compare_traces":
+        from hcmigrate.verify.compare import compare_traces
 
-        return getattr(compare, name)
+        return compare_traces
+    if name == "Tolerance":
+        from hcmigrate.verify.values import Tolerance
+
+        return Tolerance
     raise AttributeError(name)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from hcmigrate.verify.compare import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
+from hcmigrate.verify.values import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
 
 
 class LiveProgress:
@@ -186,8 +186,10 @@ def verify(
     outcome and host calls are compared. Exit status: 0 equivalent, 1 different, 2 could not
     run, 3 the candidate fails on current JAX for a reason the migration did not cause.
     """
-    from hcmigrate.verify.core import CANNOT_RUN, json_report, text_report, verify_pytest
     from hcmigrate.verify.core import verify as run_verify
+    from hcmigrate.verify.outcome import CANNOT_RUN
+    from hcmigrate.verify.pytest_mode import verify_pytest
+    from hcmigrate.verify.report import json_report, text_report
 
     def progress(message: str) -> None:
         click.echo(message, err=True)

@@ -16,11 +16,21 @@ import json
 import os
 from pathlib import Path
 
-from hcmigrate.verify.execute import SKIP_DIRS
+from hcmigrate.verify.workspace import SKIP_DIRS
 
 _RECORDER = [
     Path(__file__).resolve().parent / name
-    for name in ("_runner.py", "_pytest_plugin.py", "stream.py", "execute.py")
+    for name in (
+        "_runner.py",
+        "_pytest_plugin.py",
+        "stream.py",
+        "execute.py",
+        "launch.py",
+        "supervise.py",
+        "reference_env.py",
+        "pytest_env.py",
+        "workspace.py",
+    )
 ]
 
 

@@ -1,0 +1,184 @@
+"""Starting one side's subprocess: `Side` (how a side is run: interpreter, script or test
+folder, paths, environment), the `_runner.py` command line and environment it runs with
+(pytest-xdist workers included), `subprocess_env` (the environment every verify subprocess
+starts from), and killing a side's process group."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hcmigrate.verify.stream import Watch, stream_files
+
+
+RUNNER = Path(__file__).resolve().parent / "_runner.py"
+
+
+@dataclass
+class Side:
+    """How one side is run."""
+
+    label: str  # "reference" | "candidate"
+    python: str
+    script: Path
+    install_compat: bool = False
+    compat_dir: str | None = None
+    extra_paths: list[str] = field(default_factory=list)
+    description: str = ""
+    pytest: bool = False  # script is the root folder; script_args are pytest arguments
+    append_paths: list[str] = field(
+        default_factory=list
+    )  # sys.path entries added last (shared pytest)
+    cwd: str | None = None
+    env: dict = field(default_factory=dict)  # extra environment (e.g. JAX_* configuration)
+    select: list[str] | None = None  # --pytest: run only these test ids
+    no_file: bool = False  # run without __file__ (a notebook's cells)
+
+
+WORKER_DIR = Path(__file__).resolve().parent / "_worker"
+WORKER_PLUGIN = "_hcmigrate_verify_worker"
+
+
+def _command(side: Side, trace_path: Path, script_args: list[str], entries: list[str]) -> list:
+    cmd = [side.python, str(RUNNER), "--trace", str(trace_path), "--side", side.label]
+    for e in entries:
+        cmd += ["--entry", e]
+    if side.install_compat:
+        cmd.append("--install-compat")
+    if side.compat_dir:
+        cmd += ["--compat-dir", side.compat_dir]
+    for p in side.extra_paths:
+        cmd += ["--path", p]
+    for p in side.append_paths:
+        cmd += ["--append-path", p]
+    if side.pytest:
+        cmd.append("--pytest")
+    if side.no_file:
+        cmd.append("--no-file")
+    return [*cmd, str(side.script), "--", *script_args]
+
+
+def _side_env(side: Side, base: dict, trace_path: Path, select_file: Path | None) -> dict:
+    env = {**base, **side.env}
+    if side.pytest:
+        # pytest-xdist workers record too: they load the worker plugin by name, from a folder
+        # holding nothing else; the package's own paths go on PYTHONPATH so workers see them.
+        paths = [*side.extra_paths, str(WORKER_DIR)]
+        if env.get("PYTHONPATH"):
+            paths.append(env["PYTHONPATH"])
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        plugins = [p for p in env.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
+        env["PYTEST_PLUGINS"] = ",".join([*plugins, WORKER_PLUGIN])
+        env["HCMIGRATE_VERIFY_TRACE"] = str(trace_path)
+        env["HCMIGRATE_VERIFY_OPTIONS"] = json.dumps(
+            {
+                "side": side.label,
+                "compat_dir": side.compat_dir,
+                "install_compat": side.install_compat,
+            }
+        )
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # never write into the original's folder
+        if select_file is not None:
+            env["HCMIGRATE_VERIFY_SELECT"] = str(select_file)
+        else:
+            env.pop("HCMIGRATE_VERIFY_SELECT", None)
+    return env
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def subprocess_env(platform: str | None = "cpu") -> dict:
+    env = dict(os.environ)
+    if platform:
+        env["JAX_PLATFORMS"] = platform
+    env.setdefault("PYTHONHASHSEED", "0")
+    env["PYTHONUNBUFFERED"] = "1"
+    env.pop("PYTHONSTARTUP", None)
+    for name in (
+        "HCMIGRATE_VERIFY_TRACE",
+        "HCMIGRATE_VERIFY_SELECT",
+        "HCMIGRATE_VERIFY_OPTIONS",
+        "HCMIGRATE_VERIFY_PARENT",
+    ):
+        env.pop(name, None)  # a verify run inside a verified test suite starts afresh
+    for name in [n for n in env if n.startswith("PYTEST_XDIST") or n == "PYTEST_CURRENT_TEST"]:
+        # (verify run from a test of an xdist worker: its sides are not that worker's)
+        env.pop(name)
+    return env
+
+
+@dataclass
+class Running:
+    side: Side
+    index: int
+    trace_path: Path
+    proc: subprocess.Popen
+    out: Path
+    err: Path
+    watch: Watch
+    started: float
+    timed_out: bool = False
+    timed_out_tests: dict = field(default_factory=dict)  # nodeid -> seconds
+    died: dict = field(default_factory=dict)  # nodeid -> exit status of the process running it
+    last_activity: float = 0.0
+    restarts: int = 0
+
+
+def start_side(
+    side, index, workdir, base_env, script_args, entries, cwd, *, select=None, attempt=0
+):
+    trace_path = workdir / f"{side.label}-{index}.jsonl"
+    if attempt == 0:
+        for old in stream_files(trace_path):
+            old.unlink()
+    select_file = None
+    chosen = select if select is not None else side.select
+    args = list(script_args)
+    if chosen is not None:
+        select_file = workdir / f"{side.label}-{index}-select-{attempt}.txt"
+        select_file.write_text("".join(t + "\n" for t in chosen), encoding="utf-8")
+        args = _narrow_to_files(args, chosen)
+    out = workdir / f"{side.label}-{index}-{attempt}.stdout"
+    err = workdir / f"{side.label}-{index}-{attempt}.stderr"
+    with open(out, "w") as fo, open(err, "w") as fe:
+        proc = subprocess.Popen(
+            _command(side, trace_path, args, entries),
+            stdout=fo,
+            stderr=fe,
+            stdin=subprocess.DEVNULL,
+            cwd=side.cwd or cwd,
+            env=_side_env(side, base_env, trace_path, select_file),
+            start_new_session=True,  # own process group: killed as a whole on timeout / Ctrl-C
+        )
+    now = time.monotonic()
+    return Running(
+        side, index, trace_path, proc, out, err, Watch(trace_path), now, last_activity=now
+    )
+
+
+def _narrow_to_files(pytest_args: list[str], nodeids: list[str]) -> list[str]:
+    """Collect only the files the chosen tests are in: the first argument (the TESTS path
+    verify was given) becomes those files, when it is a folder or file containing them."""
+    if not pytest_args or not nodeids:
+        return pytest_args
+    files = sorted({t.split("::", 1)[0] for t in nodeids})
+    first = pytest_args[0].split("::", 1)[0].rstrip("/")
+    if all(f == first or f.startswith(first + "/") for f in files):
+        return [*files, *pytest_args[1:]]
+    return pytest_args

@@ -1,0 +1,123 @@
+"""The files a verify run works on: the scratch folder it writes to, the entry point of an
+original folder, and the copy of the original the codemod migrates into the candidate
+(`SKIP_DIRS`: the tool and build folders left out of copies)."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterator
+
+from hcmigrate.verify.outcome import CannotRun
+
+
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "__pycache__",
+    ".venv",
+    "venv",
+    "env",
+    ".tox",
+    ".nox",
+    "build",
+    "dist",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "node_modules",
+    ".ipynb_checkpoints",
+}
+
+
+def find_entry(folder: Path, entry_file: str | None = None) -> Path:
+    if entry_file:
+        p = folder / entry_file
+        if not p.is_file():
+            raise CannotRun(f"entry file {entry_file} not found in {folder}")
+        return p
+    for name in ("__main__.py", "main.py"):
+        if (folder / name).is_file():
+            return folder / name
+    guarded = [
+        p
+        for p in sorted(folder.glob("*.py"))
+        if "__name__" in (t := p.read_text(encoding="utf-8", errors="replace")) and "__main__" in t
+    ]
+    if len(guarded) == 1:
+        return guarded[0]
+    if not guarded:
+        raise CannotRun(
+            f'{folder}: no entry point (no __main__.py, main.py or file with `if __name__ == "__main__":`); '
+            "pass --entry-file"
+        )
+    raise CannotRun(
+        f"{folder}: several possible entry points ({', '.join(p.name for p in guarded)}); pass --entry-file"
+    )
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    shutil.copytree(
+        src,
+        dst,
+        ignore=lambda d, names: [n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")],
+    )
+
+
+def migrate_copy(original: Path, workdir: Path, options=None) -> tuple[Path, list[str]]:
+    """Migrate a temporary copy with the codemod (`options`: the project's [tool.hcmigrate],
+    e.g. strategy = "compat"); .py files and notebooks. Returns (copy, notes)."""
+    try:
+        from hcmigrate.api import MigrationError, Options, migrate_source
+        from hcmigrate.notebook import NotebookError, migrate_notebook
+    except ImportError as e:  # pragma: no cover - only while the codemod is missing
+        raise CannotRun(f"the codemod is not available ({e}); pass --candidate MIGRATED") from None
+    options = options or Options()
+    dest = workdir / "candidate"
+    if original.is_dir():
+        _copy_tree(original, dest / original.name)
+        root = dest / original.name
+        files = sorted([*root.rglob("*.py"), *root.rglob("*.ipynb")])
+    else:
+        root = dest
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(original, root / original.name)
+        files = [root / original.name]
+    notes = []
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        shown = f.relative_to(root.parent) if original.is_dir() else f.name
+        try:
+            if f.suffix == ".ipynb":
+                result = migrate_notebook(text, options, filename=str(f))
+            else:
+                result = migrate_source(text, options, filename=str(f))
+        except NotebookError as e:
+            raise CannotRun(f"the codemod could not migrate {shown}: {e.message}") from None
+        except MigrationError as e:
+            raise CannotRun(
+                f"the codemod could not migrate {shown}: {e.message} (line {e.line})"
+            ) from None
+        if result.changed:
+            f.write_text(result.code, encoding="utf-8")
+            notes.append(f"migrated {shown}")
+        for d in result.diagnostics:
+            if d.level.needs_human:
+                notes.append(f"codemod left for a human: {d.format(str(shown))}")
+    return (root if original.is_dir() else root / original.name), notes
+
+
+@contextlib.contextmanager
+def scratch_folder(keep: bool = False) -> Iterator[Path]:
+    """A private scratch folder for one verify run (traces, migrated copy), removed afterwards
+    whatever happens (unless `keep`, for --keep: the report's candidate paths stay valid):
+    every caller goes through here so no run leaves a folder in the temp dir."""
+    path = Path(tempfile.mkdtemp(prefix="hcmigrate-verify-"))
+    try:
+        yield path
+    finally:
+        if not keep:
+            shutil.rmtree(path, ignore_errors=True)
