@@ -17,14 +17,14 @@ from hcmigrate.api import Options
 from hcmigrate.codemod.dispatch import Dispatch
 from hcmigrate.codemod.host_functions import (
     Adaptation,
-    converts_its_arguments,
-    drop_params,
+    adapted_function,
+    takes_arrays_as_they_come,
     patched_internal,
     several_devices_api,
 )
-from hcmigrate.codemod.hoisting import Hoisting
+from hcmigrate.codemod.context_parts import NamesContext, StatementsContext
+from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
 from hcmigrate.codemod.import_names import ImportNames
-from hcmigrate.codemod.module_helpers import HELPERS
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.plan import Plan, is_pure
 from hcmigrate.codemod.reporting import Reporter, SiteSkipped
@@ -32,39 +32,21 @@ from hcmigrate.codemod.resolution import Resolver
 from hcmigrate.codemod.result_shape import ShapeConverter
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.statement_edits import StatementEdits
-from hcmigrate.codemod.walk import descendants, names_used
+from hcmigrate.codemod.walk import descendants
 from hcmigrate.diagnostics import Diagnostic, Level
 import re
 
 from hcmigrate.facts import (
-    ARRAY_AGNOSTIC_BUILTINS,
-    ARRAY_AGNOSTIC_PREFIXES,
-    IMPURE_MODULE_PREFIXES,
     IO_BREAKING_TRANSFORMS,
-    COMPAT_ALIAS,
-    COMPAT_MODULE,
-    MODERN,
 )
 from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite
-from hcmigrate.rules.nodes import literal_value, parse
 from hcmigrate.rules.registry import Registry
 from hcmigrate.rules.spec import Handler, Rule
 
-_COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 
 _IO_BREAKING = re.compile(r"\b(%s)\b" % "|".join(IO_BREAKING_TRANSFORMS))
 
 Import = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
-
-
-@dataclass(eq=False)
-class LiftedLambda:
-    """A lambda that becomes a local def, placed before its statement: `def name(params):`,
-    the statements the sites inside it asked for, then `return` what the lambda's body is."""
-
-    name: str
-    statements: list[cst.BaseSmallStatement]
-    owner: "SiteRecord"
 
 
 @dataclass(eq=False)
@@ -86,7 +68,10 @@ class SiteRecord:
             record.retract()
 
 
-class ModuleContext:
+class ModuleContext(NamesContext, StatementsContext):
+    """The context of one module's rewrite: its site transactions here, the names and
+    statements parts of hcmigrate.rules.context.RuleContext in the mixins."""
+
     def __init__(
         self, index: NodeIndex, scopes: ScopeAnalysis, options: Options, registry: Registry
     ):
@@ -108,7 +93,7 @@ class ModuleContext:
         self.hoisting = Hoisting(
             self.resolver, lambda call: self.dispatch.legacy_function(call) is not None
         )
-        self.lifted: dict[int, LiftedLambda] = {}  # id(original lambda) -> its def
+        self.lambda_defs = LambdaDefs(self.resolver, self.edits, self.fresh_name)
         self.names = ImportNames(scopes, self.fresh_name)
 
     # ------------------------------------------------------------------ sites
@@ -207,121 +192,6 @@ class ModuleContext:
     def import_module(self, module: str) -> None:
         self._module_imports.append((module, None, None))
 
-    # ------------------------------------------------------------------ RuleContext: names
-    def modern(self, key: str) -> str:
-        modern = MODERN[key]
-        local, needed = self.names.local_name(
-            modern.import_module, modern.import_name, at=self._site_offset()
-        )
-        self._record.imports.append(needed)
-        usual = modern.import_name or modern.import_module.split(".")[0]
-        return local + modern.dotted[len(usual) :]
-
-    def dotted(self, name: str) -> str:
-        root, _, rest = name.partition(".")
-        local, needed = self.names.local_name(root, at=self._site_offset())
-        self._record.imports.append(needed)
-        return f"{local}.{rest}" if rest else local
-
-    def _site_offset(self) -> int | None:
-        return self.resolver.index.start_offset(self._site) if self._site is not None else None
-
-    def compat(self, member: str | None) -> cst.BaseExpression:
-        self._record.imports.append((_COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
-        return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
-
-    def use_helper(self, key: str) -> str:
-        helper = HELPERS[key]
-        self._record.helpers.append(key)
-        for _, module, alias in helper.imports:  # (module level: no site's scope matters)
-            self._record.imports.append(self.names.local_name(module, alias=alias)[1])
-        return helper.name
-
-    def helper_definitions(self) -> list[tuple[str, str]]:
-        """(name, source) of the module helpers the kept rewrites call, spelled with the
-        module's names of what they use."""
-        definitions = []
-        for key in dict.fromkeys(self.helpers):
-            helper = HELPERS[key]
-            names = {
-                placeholder: self.names.local_name(module, alias=alias)[0]
-                for placeholder, module, alias in helper.imports
-            }
-            definitions.append((helper.name, helper.text(names)))
-        return definitions
-
-    def fresh_name(self, base: str) -> str:
-        if self._names is None:
-            self._names = self.resolver.index.names
-        name, i = base, 1
-        while name in self._names:
-            name, i = f"{base}_{i}", i + 1
-        self._names.add(name)
-        return name
-
-    # ------------------------------------------------------------------ RuleContext: statements
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.resolver.parent(node)
-
-    def assignment_target(self, node: cst.CSTNode) -> str | None:
-        return self.resolver.assignment_target(node)
-
-    def is_returned(self, node: cst.CSTNode) -> bool:
-        return self.resolver.is_returned(node)
-
-    def insert_before(self, node: cst.CSTNode, statement: cst.BaseSmallStatement) -> None:
-        self.edits.insert_before(self.resolver.enclosing_statement(node), statement, self._record)
-        self._record.queued.append(statement)
-
-    def insert_after(self, node: cst.CSTNode, statement: cst.BaseSmallStatement) -> None:
-        self.edits.insert_after(self.resolver.enclosing_statement(node), statement, self._record)
-        self._record.queued.append(statement)
-
-    def replace_statement(self, node: cst.CSTNode) -> None:
-        self.edits.replace(self.resolver.enclosing_statement(node), self._record)
-
-    def runs_before_its_statement(self, node: cst.CSTNode) -> bool:
-        root = self.hoisting.statement_root(node)
-        return root is not None and self.hoisting.runs_first(node, root)
-
-    def liftable_lambda(self, node: cst.CSTNode) -> cst.Lambda | None:
-        return self.hoisting.liftable_lambda(node)
-
-    def run_first_in_lambda(
-        self, lam: cst.Lambda, statement: cst.BaseSmallStatement, name_base: str
-    ) -> None:
-        lifted = self.lifted.get(id(lam))
-        if lifted is None or lifted.owner.retracted:
-            lifted = self.lifted[id(lam)] = LiftedLambda(
-                self.fresh_name(name_base), [], self._record
-            )
-        lifted.statements.append(statement)
-        self._record.queued.append(statement)
-
-    def lifted_def(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Name | None:
-        """The name of the def that replaces the lambda (queued before its statement), or
-        None when no site asked for one."""
-        lifted = self.lifted.get(id(original))
-        if lifted is None or lifted.owner.retracted:
-            return None
-        body = [cst.SimpleStatementLine([s]) for s in lifted.statements]
-        value = updated.body
-        if isinstance(value, cst.Tuple) and value.elements:
-            value = value.with_changes(lpar=[], rpar=[])  # `return a, b`
-        if literal_value(value) is not None:
-            body.append(cst.SimpleStatementLine([cst.Return(value)]))
-        statement = self.resolver.enclosing_statement(original)
-        block = self.resolver.parent(statement)
-        first_in_block = isinstance(block, cst.IndentedBlock) and block.body[0] is statement
-        definition = cst.FunctionDef(
-            name=cst.Name(lifted.name),
-            params=updated.params,
-            body=cst.IndentedBlock(body=body),
-            leading_lines=[] if first_in_block else [cst.EmptyLine(indent=False)],
-        )
-        self.edits.insert_before(statement, definition, lifted.owner)
-        return cst.Name(lifted.name)
-
     # ------------------------------------------------------------------ RuleContext: the rest
     def adaptation(self, site: CallSite) -> Adaptation:
         return self.plan.adaptations.get(id(site.original), Adaptation("as_is"))
@@ -329,24 +199,7 @@ class ModuleContext:
     def adapted_function(
         self, site: CallSite, adaptation: Adaptation, pass_transforms: bool
     ) -> cst.BaseExpression:
-        key = "tap_func" if site.function == "id_tap" else "callback_func"
-        func = site.args[key]
-        if adaptation.mode == "edit" and isinstance(func, cst.Lambda):
-            return func.with_changes(params=drop_params(func.params, adaptation.drop))
-        if adaptation.mode == "wrap":
-            device_flag = "tap_with_device" if site.function == "id_tap" else "call_with_device"
-            param = "arg" if "arg" not in names_used(func) else self.fresh_name("arg")
-            extra = ", ()" if pass_transforms else ""
-            extra += (
-                ", device=None"
-                if literal_value(site.args.get(device_flag, cst.Name("False"))) is True
-                else ""
-            )
-            code = cst.Module(body=[]).code_for_node(func)
-            if not isinstance(func, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-                code = f"({code})"
-            return parse(f"lambda {param}: {code}({param}{extra})")
-        return func
+        return adapted_function(site, adaptation, pass_transforms, self.fresh_name)
 
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return is_pure(self.resolver, func)
@@ -360,7 +213,7 @@ class ModuleContext:
     def with_numpy_args(
         self, func: cst.BaseExpression, original: cst.BaseExpression | None
     ) -> cst.BaseExpression:
-        if original is None or self._takes_arrays_as_they_come(original):
+        if original is None or takes_arrays_as_they_come(self.resolver, original):
             return func
         return cst.Call(cst.Name(self.use_helper("numpy_args")), [cst.Arg(func)])
 
@@ -368,29 +221,6 @@ class ModuleContext:
         self, func: cst.BaseExpression, original: cst.BaseExpression | None
     ) -> cst.BaseExpression:
         return cst.Call(cst.Name(self.use_helper("numpy_args_no_result")), [cst.Arg(func)])
-
-    def _array_agnostic(self, func: cst.BaseExpression) -> bool:
-        names = self.resolver.qualified(func)
-        return bool(names) and all(
-            (
-                name.startswith(ARRAY_AGNOSTIC_PREFIXES)
-                and not name.startswith(IMPURE_MODULE_PREFIXES)
-            )
-            or name in ARRAY_AGNOSTIC_BUILTINS
-            for name in names
-        )
-
-    def _takes_arrays_as_they_come(self, func: cst.BaseExpression) -> bool:
-        """A numpy/scipy function, or a function that only hands its arguments to one."""
-        if self._array_agnostic(func):
-            return True
-        if isinstance(func, cst.Lambda):
-            return converts_its_arguments(func.params, func.body, self._array_agnostic)
-        if isinstance(func, cst.Name):
-            fdef = self.resolver.function_def(func)
-            if fdef is not None and not fdef.decorators:
-                return converts_its_arguments(fdef.params, fdef.body, self._array_agnostic)
-        return False
 
     @property
     def module_has_ordered_io(self) -> bool:

@@ -18,11 +18,14 @@ decide, on original nodes:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import libcst as cst
 
 from hcmigrate.codemod.resolution import Resolver
+from hcmigrate.codemod.statement_edits import StatementEdits
+from hcmigrate.rules.nodes import literal_value
 
 # Functions that cannot have an effect the reordering could show (the names are qualified).
 PURE_PREFIXES = ("jax.numpy.", "jax.lax.", "numpy.", "math.", "jax.tree.", "jax.tree_util.")
@@ -161,3 +164,50 @@ def _unconditional(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
             cst.NamedExpr,
         ),
     )
+
+
+@dataclass(eq=False)
+class _LambdaDef:
+    name: str
+    statements: list[cst.BaseSmallStatement]
+    owner: object  # the site record that asked first (hcmigrate.codemod.context.SiteRecord)
+
+
+class LambdaDefs:
+    """Lambdas that become local defs, placed before their statement: `def name(params):`,
+    the statements the sites inside asked to run first, then `return` the lambda's value."""
+
+    def __init__(self, resolver: Resolver, edits: StatementEdits, fresh_name):
+        self._resolver = resolver
+        self._edits = edits
+        self._fresh_name = fresh_name
+        self._defs: dict[int, _LambdaDef] = {}  # id(original lambda) -> its def
+
+    def run_first(self, lam: cst.Lambda, statement, owner, name_base: str) -> None:
+        lifted = self._defs.get(id(lam))
+        if lifted is None or lifted.owner.retracted:
+            lifted = self._defs[id(lam)] = _LambdaDef(self._fresh_name(name_base), [], owner)
+        lifted.statements.append(statement)
+
+    def replace(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Name | None:
+        """The def's name (the def queued before the lambda's statement), or None."""
+        lifted = self._defs.get(id(original))
+        if lifted is None or lifted.owner.retracted:
+            return None
+        body = [cst.SimpleStatementLine([s]) for s in lifted.statements]
+        value = updated.body
+        if isinstance(value, cst.Tuple) and value.elements:
+            value = value.with_changes(lpar=[], rpar=[])  # `return a, b`
+        if literal_value(value) is not None:
+            body.append(cst.SimpleStatementLine([cst.Return(value)]))
+        statement = self._resolver.enclosing_statement(original)
+        block = self._resolver.parent(statement)
+        first_in_block = isinstance(block, cst.IndentedBlock) and block.body[0] is statement
+        definition = cst.FunctionDef(
+            name=cst.Name(lifted.name),
+            params=updated.params,
+            body=cst.IndentedBlock(body=body),
+            leading_lines=[] if first_in_block else [cst.EmptyLine(indent=False)],
+        )
+        self._edits.insert_before(statement, definition, lifted.owner)
+        return cst.Name(lifted.name)

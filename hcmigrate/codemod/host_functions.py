@@ -18,6 +18,8 @@ from typing import Literal
 import libcst as cst
 
 from hcmigrate.facts import (
+    ARRAY_AGNOSTIC_BUILTINS,
+    ARRAY_AGNOSTIC_PREFIXES,
     IMPURE_MODULE_PREFIXES,
     MULTI_DEVICE_APIS,
     PATCHED_INTERNALS,
@@ -26,6 +28,7 @@ from hcmigrate.facts import (
     PURE_MODULE_PREFIXES,
 )
 from hcmigrate.codemod.walk import descendants, names_used
+from hcmigrate.rules.nodes import literal_value, parse
 
 _MULTI_DEVICE = re.compile(r"\b(%s)\b" % "|".join(MULTI_DEVICE_APIS))
 
@@ -341,3 +344,55 @@ def mutable_module_state(text: str) -> frozenset[str]:
         ):
             changed.add(node.func.value.id)
     return frozenset(module_names & changed)
+
+
+def adapted_function(
+    site, adaptation: Adaptation, pass_transforms: bool, fresh_name
+) -> cst.BaseExpression:
+    """The site's host function made callable as `f(arg)` (hcmigrate.rules.context.RuleContext
+    .adapted_function): a lambda loses the parameters its adaptation drops; a wrapped function
+    is called by a lambda with what legacy passed it (`()` for transforms, `device=None`)."""
+    key = "tap_func" if site.function == "id_tap" else "callback_func"
+    func = site.args[key]
+    if adaptation.mode == "edit" and isinstance(func, cst.Lambda):
+        return func.with_changes(params=drop_params(func.params, adaptation.drop))
+    if adaptation.mode == "wrap":
+        device_flag = "tap_with_device" if site.function == "id_tap" else "call_with_device"
+        param = "arg" if "arg" not in names_used(func) else fresh_name("arg")
+        extra = ", ()" if pass_transforms else ""
+        extra += (
+            ", device=None"
+            if literal_value(site.args.get(device_flag, cst.Name("False"))) is True
+            else ""
+        )
+        code = cst.Module(body=[]).code_for_node(func)
+        if not isinstance(func, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            code = f"({code})"
+        return parse(f"lambda {param}: {code}({param}{extra})")
+    return func
+
+
+def array_agnostic(resolver, func: cst.BaseExpression) -> bool:
+    """A numpy/scipy/math function or one of facts.ARRAY_AGNOSTIC_BUILTINS: jax.Array and
+    numpy arrays give it the same result."""
+    names = resolver.qualified(func)
+    return bool(names) and all(
+        (name.startswith(ARRAY_AGNOSTIC_PREFIXES) and not name.startswith(IMPURE_MODULE_PREFIXES))
+        or name in ARRAY_AGNOSTIC_BUILTINS
+        for name in names
+    )
+
+
+def takes_arrays_as_they_come(resolver, func: cst.BaseExpression) -> bool:
+    """A numpy/scipy function, or a function that only hands its arguments to one: it needs no
+    numpy copies of its arguments."""
+    agnostic = functools.partial(array_agnostic, resolver)
+    if agnostic(func):
+        return True
+    if isinstance(func, cst.Lambda):
+        return converts_its_arguments(func.params, func.body, agnostic)
+    if isinstance(func, cst.Name):
+        fdef = resolver.function_def(func)
+        if fdef is not None and not fdef.decorators:
+            return converts_its_arguments(fdef.params, fdef.body, agnostic)
+    return False

@@ -1,0 +1,113 @@
+"""Two parts of hcmigrate.rules.context.RuleContext, as mixins of
+hcmigrate.codemod.context.ModuleContext (which holds the state they read: the module's
+resolver, import names, statement edits, the site being rewritten and its record).
+
+* NamesContext: how generated code spells what it imports (never a name the module binds to
+  something else: hcmigrate.codemod.import_names), the compat runtime, module helpers and
+  fresh names;
+* StatementsContext: where a site stands, statements queued around it, and hoisting a
+  callback before its statement or into a def made of its lambda (hcmigrate.codemod.hoisting).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hcmigrate.codemod.module_helpers import HELPERS
+from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
+from hcmigrate.rules.nodes import parse
+
+_COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
+
+
+class NamesContext:
+    def modern(self, key: str) -> str:
+        modern = MODERN[key]
+        local, needed = self.names.local_name(
+            modern.import_module, modern.import_name, at=self._site_offset()
+        )
+        self._record.imports.append(needed)
+        usual = modern.import_name or modern.import_module.split(".")[0]
+        return local + modern.dotted[len(usual) :]
+
+    def dotted(self, name: str) -> str:
+        root, _, rest = name.partition(".")
+        local, needed = self.names.local_name(root, at=self._site_offset())
+        self._record.imports.append(needed)
+        return f"{local}.{rest}" if rest else local
+
+    def _site_offset(self) -> int | None:
+        return self.resolver.index.start_offset(self._site) if self._site is not None else None
+
+    def compat(self, member: str | None) -> cst.BaseExpression:
+        self._record.imports.append((_COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
+        return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
+
+    def use_helper(self, key: str) -> str:
+        helper = HELPERS[key]
+        self._record.helpers.append(key)
+        for _, module, alias in helper.imports:  # (module level: no site's scope matters)
+            self._record.imports.append(self.names.local_name(module, alias=alias)[1])
+        return helper.name
+
+    def helper_definitions(self) -> list[tuple[str, str]]:
+        """(name, source) of the module helpers the kept rewrites call, spelled with the
+        module's names of what they use."""
+        definitions = []
+        for key in dict.fromkeys(self.helpers):
+            helper = HELPERS[key]
+            names = {
+                placeholder: self.names.local_name(module, alias=alias)[0]
+                for placeholder, module, alias in helper.imports
+            }
+            definitions.append((helper.name, helper.text(names)))
+        return definitions
+
+    def fresh_name(self, base: str) -> str:
+        if self._names is None:
+            self._names = self.resolver.index.names
+        name, i = base, 1
+        while name in self._names:
+            name, i = f"{base}_{i}", i + 1
+        self._names.add(name)
+        return name
+
+
+class StatementsContext:
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.resolver.parent(node)
+
+    def assignment_target(self, node: cst.CSTNode) -> str | None:
+        return self.resolver.assignment_target(node)
+
+    def is_returned(self, node: cst.CSTNode) -> bool:
+        return self.resolver.is_returned(node)
+
+    def insert_before(self, node: cst.CSTNode, statement: cst.BaseSmallStatement) -> None:
+        self.edits.insert_before(self.resolver.enclosing_statement(node), statement, self._record)
+        self._record.queued.append(statement)
+
+    def insert_after(self, node: cst.CSTNode, statement: cst.BaseSmallStatement) -> None:
+        self.edits.insert_after(self.resolver.enclosing_statement(node), statement, self._record)
+        self._record.queued.append(statement)
+
+    def replace_statement(self, node: cst.CSTNode) -> None:
+        self.edits.replace(self.resolver.enclosing_statement(node), self._record)
+
+    def runs_before_its_statement(self, node: cst.CSTNode) -> bool:
+        root = self.hoisting.statement_root(node)
+        return root is not None and self.hoisting.runs_first(node, root)
+
+    def liftable_lambda(self, node: cst.CSTNode) -> cst.Lambda | None:
+        return self.hoisting.liftable_lambda(node)
+
+    def run_first_in_lambda(
+        self, lam: cst.Lambda, statement: cst.BaseSmallStatement, name_base: str
+    ) -> None:
+        self.lambda_defs.run_first(lam, statement, self._record, name_base)
+        self._record.queued.append(statement)
+
+    def lifted_def(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Name | None:
+        """The name of the def that replaces the lambda (queued before its statement), or
+        None when no site asked for one."""
+        return self.lambda_defs.replace(original, updated)
