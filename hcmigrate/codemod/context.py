@@ -204,6 +204,9 @@ class ModuleContext(NamesContext, StatementsContext):
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return is_pure(self.resolver, func)
 
+    def visible_value(self, name: cst.Name) -> cst.BaseExpression | None:
+        return self.resolver.visible_value(name)
+
     def several_devices(self) -> str | None:
         return several_devices_api(self.resolver.index.text)
 

@@ -228,6 +228,10 @@ class RuleContext(Protocol):
         """Does the module have ordered io_callbacks and no transformation that an ordered
         io_callback cannot run under? Then its taps join that chain, in program order."""
 
+    def visible_value(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value of the one assignment `name = value` that binds an original `name` where
+        it is used (None: not visibly one)."""
+
     def several_devices(self) -> str | None:
         """The multi-device API the module names (pmap, shard_map, a sharding), or None."""
 

@@ -9,6 +9,8 @@ separate chain, said in the diagnostic.
 
 from __future__ import annotations
 
+import string as string_module
+
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
@@ -20,7 +22,7 @@ from hcmigrate.rules.compat_reasons import (
     tap_note,
 )
 from hcmigrate.rules.context import CallSite, RuleContext
-from hcmigrate.rules.nodes import arg, is_simple, literal_value, parse, string
+from hcmigrate.rules.nodes import arg, literal_value, parse, string
 from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
@@ -34,7 +36,9 @@ NATIVE = Rule(
     summary="Print through jax.debug.print with the legacy `k: v` header; the value is kept.",
     behaviour_note=(
         "Under vmap jax.debug.print prints once per element (legacy: once, with a `transforms:` "
-        "header); a non-literal pytree argument is formatted by str() instead of `( a b )`."
+        "header); a tuple or list written out or held in a name bound to one prints in "
+        "legacy's `( a b )` / `[ a b ]` layout, other pytrees (dicts, whose `{ k=v }` "
+        "jax.debug.print cannot start a format with) are formatted by str()."
     ),
     examples=(
         Example(
@@ -58,6 +62,31 @@ def step(x):
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
                 "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
+            ),
+        ),
+        Example(
+            title="a tuple held in a name prints in legacy's layout, `( a b )`",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def step(x):
+    pair = (x.min(), x.max())
+    hcb.id_print(pair, what="range")
+    return x
+""",
+            after="""\
+import jax
+
+
+def step(x):
+    pair = (x.min(), x.max())
+    jax.debug.print("what: range\\n( {} {} )", pair[0], pair[1], ordered=True)
+    return x
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
             ),
         ),
     ),
@@ -103,6 +132,64 @@ def step(x):
 _PRINTER_ONLY = ("output_stream", "threshold")
 
 
+def legacy_layout(
+    shape: cst.BaseExpression, access: cst.BaseExpression | None
+) -> tuple[str, list[cst.BaseExpression]] | None:
+    """The format text and leaf values that print a tuple, list or dict literal `shape` as
+    legacy id_print laid pytrees out (`( a b )`, `[ a b ]`, `{ k=v }` with sorted keys);
+    leaves are the literal's own expressions (`access` None) or subscripts of `access`
+    (a name holding the literal). None: not such a literal."""
+
+    def item(key: cst.BaseExpression) -> cst.BaseExpression:
+        return cst.Subscript(access, [cst.SubscriptElement(cst.Index(key))])
+
+    def part(node, sub_access):
+        nested = legacy_layout(node, sub_access)
+        return nested or ("{}", [sub_access if sub_access is not None else node])
+
+    if isinstance(shape, (cst.Tuple, cst.List)):
+        if not shape.elements or any(isinstance(e, cst.StarredElement) for e in shape.elements):
+            return None
+        parts = [
+            part(e.value, item(cst.Integer(str(i))) if access is not None else None)
+            for i, e in enumerate(shape.elements)
+        ]
+        opening, closing = ("( ", " )") if isinstance(shape, cst.Tuple) else ("[ ", " ]")
+    elif isinstance(shape, cst.Dict):
+        keys = [
+            literal_value(e.key) if isinstance(e, cst.DictElement) else ... for e in shape.elements
+        ]
+        if (
+            not shape.elements
+            or not all(isinstance(k, str) for k in keys)
+            or len(set(keys)) < len(keys)
+        ):
+            return None
+        ordered = sorted(zip(keys, shape.elements), key=lambda pair: pair[0])
+        parts = [
+            (
+                f"{key.replace('{', '{{').replace('}', '}}')}=" + text,
+                leaves,
+            )
+            for key, element in ordered
+            for text, leaves in [
+                part(element.value, item(element.key) if access is not None else None)
+            ]
+        ]
+        opening, closing = ("{{ ", " }}")
+    else:
+        return None
+    text = opening + " ".join(p[0] for p in parts) + closing
+    return text, [leaf for _, leaves in parts for leaf in leaves]
+
+
+def _placeholder_first(fmt: str) -> bool:
+    """Does `fmt` reach a placeholder before any escaped brace? jax.debug.print formats only
+    when the first piece `string.Formatter().parse` gives has a field (JAX 0.10 prints
+    `{{ max={} }} 2.0` for `{{ max={} }}`), and `{{` ends a piece."""
+    return next(iter(string_module.Formatter().parse(fmt)), (None, None))[1] is not None
+
+
 def printer_of(header: str, fmt: str, ctx: RuleContext) -> cst.BaseExpression:
     """A host function printing what `jax.debug.print(fmt, value)` prints: `print` itself,
     `functools.partial(print, header, sep="\\n")` for one value under a header, else a lambda
@@ -140,32 +227,36 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
 
     raw_header = " ".join(f"{k}: {header_values[k]}" for k in sorted(header_values))
     header = raw_header.replace("{", "{{").replace("}", "}}")
-    value = site.args.get("arg", cst.Name("None"))
-    split_tuple = (
-        isinstance(value, cst.Tuple)
-        and value.elements
-        and not any(isinstance(e, cst.StarredElement) for e in value.elements)
-        and (not site.value_used or "result" in site.args or is_simple(value))
-    )
-    placeholders = "( " + " ".join("{}" for _ in value.elements) + " )" if split_tuple else "{}"
-    fmt = f"{header}\n{placeholders}" if header else placeholders
+    original = site.original_args.get("arg")
+    # a container written out, or held in a name the code visibly bound to one
+    shown = ctx.visible_value(original) if isinstance(original, cst.Name) else original
     first_keyword = next(iter(site.extra_keywords), None)
 
     def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
-        values = [e.value for e in printed.elements] if split_tuple else [printed]
+        laid_out = None
+        if isinstance(printed, (cst.Tuple, cst.List, cst.Dict)):
+            laid_out = legacy_layout(printed, None)
+        elif isinstance(printed, cst.Name) and shown is not None:
+            laid_out = legacy_layout(shown, printed)
+        fmt = f"{header}\n{laid_out[0]}" if header and laid_out else laid_out and laid_out[0]
+        if laid_out and not ctx.taps_join_ordered_io and not _placeholder_first(fmt):
+            laid_out = None  # (jax.debug.print would not format it: see _placeholder_first)
+        placeholders, values = laid_out or ("{}", [printed])
+        split = laid_out is not None
+        fmt = f"{header}\n{placeholders}" if header else placeholders
         if ctx.taps_join_ordered_io:
             printer = printer_of(raw_header, fmt, ctx)
             return site.call_like(
                 parse(ctx.modern("io_callback")),
                 (arg(printer), first_keyword),
                 (arg(cst.Name("None")), None),
-                *[(arg(v), "arg" if not split_tuple else None) for v in values],
+                *[(arg(v), "arg" if not split else None) for v in values],
                 (arg(cst.Name("True"), "ordered"), "result"),
             )
         return site.call_like(
             parse(ctx.modern("debug_print")),
             (arg(string(fmt)), first_keyword),
-            *[(arg(v), "arg" if not split_tuple else None) for v in values],
+            *[(arg(v), "arg" if not split else None) for v in values],
             (arg(cst.Name("True"), "ordered"), "result"),
         )
 
