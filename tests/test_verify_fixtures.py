@@ -94,11 +94,16 @@ def test_example_flips_when_a_callback_is_dropped(legacy_python, tmp_path):
 
     migrated = migrate_source(EXAMPLE.read_text(encoding="utf-8")).code
     lines = migrated.splitlines()
-    # Drop the progress-bar callback: the cond branch just returns the counter.
-    idx = [i for i, line in enumerate(lines) if "_update_progress" in line and "lambda _:" in line]
+    # Drop the progress-bar callback: the cond branch (a def the codemod made of the lambda)
+    # just returns the counter.
+    idx = [
+        i
+        for i, line in enumerate(lines)
+        if "_update_progress" in line and "jax.debug.callback(" in line
+    ]
     assert len(idx) == 1, migrated
     indent = lines[idx[0]][: len(lines[idx[0]]) - len(lines[idx[0]].lstrip())]
-    lines[idx[0]] = f"{indent}lambda _: i,"
+    lines[idx[0]] = f"{indent}pass"
     candidate = tmp_path / "mcmc_progress.py"
     candidate.write_text("\n".join(lines) + "\n", encoding="utf-8")
     res = hcmigrate_verify(EXAMPLE, "--candidate", candidate, "--reference", "legacy")
