@@ -96,13 +96,13 @@ class StreamResult:
 
     output: bytes | None  # None: nothing to write (--check, --diff)
     result: FileResult | None  # None: the file is excluded
-    diff: str | None = None
+    diff: bytes | None = None  # a patch of the input's bytes
 
 
 def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> StreamResult:
     """Migrate a file's bytes read from standard input (`name`: what the file is called, for
     messages, notebooks and --force-exclude). Raises HcmigrateError for a file left unchanged."""
-    from hcmigrate.runner import migrate_text, unified_diff
+    from hcmigrate.runner import migrate_text, patch_diff
 
     if name != "-" and settings.force_exclude:
         selection = settings.selector(force_exclude=True).select([name])
@@ -112,7 +112,8 @@ def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> Str
     text, encoding, bom = fileio.decode_utf8(data) if notebook else fileio.decode_python(data)
     new, diagnostics = migrate_text(text, settings.options, name, notebook)
     result = FileResult(name, CHANGED if new != text else UNCHANGED, diagnostics, notebook=notebook)
+    encoded = (b"\xef\xbb\xbf" if bom else b"") + new.encode(encoding)
     if mode in ("fix", "review"):
-        return StreamResult((b"\xef\xbb\xbf" if bom else b"") + new.encode(encoding), result)
-    diff = unified_diff(text, new, name) if mode == "diff" and new != text else None
+        return StreamResult(encoded, result)
+    diff = patch_diff(data, encoded, name) if mode == "diff" and new != text else None
     return StreamResult(None, result, diff)

@@ -39,6 +39,7 @@ class Task:
 
 
 def unified_diff(old: str, new: str, name: str) -> str:
+    """A unified diff of two texts, for reading (--interactive shows notebooks this way)."""
     import difflib
 
     lines = difflib.unified_diff(
@@ -48,6 +49,39 @@ def unified_diff(old: str, new: str, name: str) -> str:
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def patch_lines(data: bytes) -> list[bytes]:
+    """`data` cut into lines as git and patch cut it: after each LF only (a form feed, a lone
+    CR, U+2028 are characters of a line)."""
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def patch_diff(old: bytes, new: bytes, name: str) -> bytes:
+    """A unified diff of a file's bytes that `git apply` and `patch -p1` apply: lines are the
+    file's own bytes (its encoding, BOM and line endings), cut at LF only; `name` is written as
+    the file system spells it."""
+    import difflib
+
+    label = os.fsencode(name)
+    # A name with a blank ends at a tab, as diff writes it (patch reads the name to a tab).
+    end = b"\t" if any(c in label for c in b" \t") else b""
+    lines = difflib.diff_bytes(
+        difflib.unified_diff,
+        patch_lines(old),
+        patch_lines(new),
+        b"a/" + label + end,
+        b"b/" + label + end,
+        lineterm=b"\n",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")
+    return b"".join(out)
 
 
 def process(task: Task) -> FileResult:
@@ -109,18 +143,24 @@ def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResul
     if new_text is None:
         return res
     res.status = CHANGED
-    if task.mode == "diff":
-        res.diff = unified_diff(src.text, new_text, task.display)
-    elif task.mode == "review":
-        res.original, res.new = src.text, new_text
-    elif task.mode == "fix":
-        try:
+    try:
+        if task.mode == "diff":
+            res.diff = patch_diff(src.raw, src.encode(new_text), task.path)
+        elif task.mode == "review":
+            res.original, res.new = src.text, new_text
+        elif task.mode == "fix":
             fileio.write_atomic(src, new_text)
             res.written = True
-        except fileio.FileError as exc:
-            res.status, res.error = FAILED, f"not written: {exc.message}"
-        except OSError as exc:
-            res.status, res.error = FAILED, f"not written: {exc.strerror or exc}"
+    except fileio.FileError as exc:
+        res.status, res.error = FAILED, f"not written: {exc.message}"
+    except OSError as exc:
+        res.status, res.error = FAILED, f"not written: {exc.strerror or exc}"
+    except UnicodeEncodeError as exc:
+        res.status = FAILED
+        res.error = (
+            f"not written: the rewrite has a character ({exc.object[exc.start]!r}) that the "
+            f"file's encoding ({src.encoding}) cannot hold"
+        )
     return res
 
 
