@@ -17,6 +17,7 @@ from hcmigrate import __version__
 from hcmigrate.cache import ResultCache, cache_directory
 from hcmigrate.config import STRATEGIES
 from hcmigrate.errors import ConfigError, HcmigrateError
+from hcmigrate.files import printable
 from hcmigrate.report import (
     FORMATS,
     Summary,
@@ -217,33 +218,48 @@ def cli(
 def _run_stdin(
     settings: Settings, mode: str, stdin_filename: str | None, output_format: str, quiet: bool
 ) -> int:
-    from hcmigrate.api import migrate_stream
+    from hcmigrate.project import migrate_stream, read_stream
 
     name = stdin_filename or "-"
-    data = sys.stdin.buffer.read()  # bytes: the file's own encoding is honoured
+    shown = printable(name)
     out = sys.stdout.buffer
+    data = b""
+    problems = [FileResult(printable(path), FAILED, error=why) for path, why in settings.problems]
+    for res in problems:
+        _err(f"error: {res.display}: {res.error}")
     try:
+        data = read_stream(sys.stdin.buffer)  # bytes: the file's own encoding is honoured
         stream = migrate_stream(data, name, settings, mode)
     except HcmigrateError as exc:
-        _err(f"error: {exc.location(name)}: {exc.message}")
-        if mode == "fix":
-            out.write(data)
+        _err(f"error: {exc.location(shown)}: {exc.message}")
+        if mode == "fix" and data:
+            out.write(data)  # (a pipe never loses its input)
+            out.flush()
+        if output_format != "text":
+            failed = FileResult(
+                shown, FAILED, error=exc.message, error_line=exc.line, error_cell=exc.cell
+            )
+            summary = Summary()
+            summary.add(failed)
+            summary.failed += len(problems)
+            _err(machine_report(output_format, problems + [failed], summary, False, mode))
         return EXIT_ERROR
     if stream.output is not None:
         out.write(stream.output)
         out.flush()
     if stream.result is None:  # excluded
-        return EXIT_OK
+        return EXIT_ERROR if problems else EXIT_OK
     if stream.diff:
         click.echo(stream.diff, nl=False)
     summary = Summary()
     summary.add(stream.result)
+    summary.failed += len(problems)
     if output_format == "text":
         if not quiet:
             for d in stream.result.diagnostics:
-                _err(d.format(name))
+                _err(d.format(shown))
     else:
-        _err(machine_report(output_format, [stream.result], summary, False, mode))
+        _err(machine_report(output_format, problems + [stream.result], summary, False, mode))
     return _exit_code(mode, summary)
 
 
@@ -273,11 +289,19 @@ def _run_paths(
     def say(msg: str) -> None:
         click.echo(msg, err=to_err)
 
-    for path, reason in plan.selection.errors:
-        _err(f"error: {path}: {reason}")
+    # Paths that could not be looked at, and files read for the settings that could not be:
+    # each an error (exit 2) of its own, while the run goes on.
+    problems = [
+        FileResult(printable(path), FAILED, error=reason)
+        for path, reason in [*settings.problems, *plan.selection.errors]
+    ]
+    for res in problems:
+        _err(f"error: {res.display}: {res.error}")
     if verbose:
         for path, reason in plan.selection.skipped:
-            _err(f"skipped {path}: {reason}")
+            _err(f"skipped {printable(path)}: {reason}")
+        for path in plan.removed:
+            _err(f"removed {printable(path)}: a temporary file left by a run that was killed")
 
     show_progress = (
         not quiet
@@ -322,7 +346,7 @@ def _run_paths(
     summary.add_unchanged(plan.passed)
     for r in final:
         summary.add(r)
-    summary.failed += len(plan.selection.errors)
+    summary.failed += len(problems)
     if text_out:
         if verbose:
             for r in final:
@@ -343,7 +367,7 @@ def _run_paths(
                 )
             )
     else:
-        click.echo(machine_report(output_format, final, summary, statistics, mode))
+        click.echo(machine_report(output_format, problems + final, summary, statistics, mode))
         if output_format == "github" and not quiet:
             _err(summary.text(mode))
     return _exit_code(mode, summary)

@@ -1,5 +1,7 @@
 """Reading and writing source files without losing a byte.
 
+* Only regular files of at most MAX_FILE_BYTES are read (read_regular): a FIFO, a socket or a
+  device is refused without blocking, before a byte is read; so is a file too large.
 * Reading keeps the exact bytes' meaning: PEP 263 coding cookies, a UTF-8 BOM and the line
   endings (CRLF, LF, mixed) all survive a round trip, because text is decoded without newline
   translation and re-encoded with the same codec (and BOM).
@@ -12,6 +14,7 @@
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import io
 import os
@@ -24,6 +27,20 @@ from pathlib import Path
 from hcmigrate.errors import FileError
 
 TEMP_SUFFIX = ".hcmigrate-tmp"
+
+
+def printable(path: str) -> str:
+    """`path` as messages show it: a file name that is not valid UTF-8 (its undecodable bytes
+    are held as surrogates, PEP 383) gets them as `\\xNN` escapes, so it can be printed and
+    written into JSON; other names are unchanged."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # (a surrogate that stands for no byte)
+            return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return path
 
 
 @dataclass(frozen=True)
@@ -50,29 +67,98 @@ class SourceFile:
         return codecs.BOM_UTF8 + data if self.bom else data
 
 
-def snapshot_of(path: Path, data: bytes) -> Snapshot:
-    st = os.stat(path)
+def _snapshot(st: os.stat_result, data: bytes) -> Snapshot:
     return Snapshot(st.st_mtime_ns, st.st_size, st.st_ino, hashlib.sha1(data).hexdigest())
 
 
-def read_bytes(path: Path) -> bytes:
+# Files larger than this are refused (named, exit 2): no real source file comes near it, and a
+# file that did (or a device that never ends) would only exhaust memory in the parser.
+MAX_FILE_BYTES = 32 * 1024 * 1024
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def kind_of(mode: int) -> str:
+    """What a non-regular file is, in words (for messages)."""
+    return next((words for test, words in _KINDS if test(mode)), "not a regular file")
+
+
+def too_large(size: int, limit: int = MAX_FILE_BYTES) -> str:
+    return (
+        f"file too large ({size:,} bytes; the limit is {limit // (1024 * 1024)} MiB); not processed"
+    )
+
+
+def open_regular(path: str | Path, limit: int = MAX_FILE_BYTES) -> int:
+    """A read-only descriptor of `path`, which must be a regular file of at most `limit` bytes;
+    FileError otherwise. Opening never blocks: a FIFO is opened non-blocking and refused, a
+    device (/dev/zero) is refused before a byte is read."""
     try:
-        if path.is_symlink() and not path.exists():
-            raise FileError("broken symlink or symlink loop")
-        with open(path, "rb") as fh:
-            return fh.read()
-    except FileError:
-        raise
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except PermissionError:
         raise FileError("permission denied (file is not readable)") from None
     except IsADirectoryError:
         raise FileError("is a directory") from None
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise FileError("broken symlink or symlink loop") from None
         raise FileError("no such file") from None
     except OSError as exc:
-        if exc.errno == 40:  # ELOOP
-            raise FileError("symlink loop") from None
+        if exc.errno == errno.ELOOP:
+            raise FileError("broken symlink or symlink loop") from None
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO that refuses non-blocking opens
+            raise FileError("not a regular file (a socket or FIFO); not read") from None
         raise FileError(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                raise FileError("is a directory")
+            raise FileError(f"not a regular file ({kind_of(st.st_mode)}); not read")
+        if st.st_size > limit:
+            raise FileError(too_large(st.st_size, limit))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_fd(fd: int, limit: int = MAX_FILE_BYTES) -> bytes:
+    """All of an open file's bytes, at most `limit` (a file that grows past it is refused)."""
+    chunks, total = [], 0
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise FileError(too_large(total, limit))
+    return b"".join(chunks)
+
+
+def read_regular(path: str | Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of `path`, a regular file of at most `limit` bytes; FileError otherwise (a
+    FIFO, a device, a socket, a folder, a file too large, an unreadable one). Never blocks."""
+    return _read_snapshot(path, limit)[0]
+
+
+def _read_snapshot(path: str | Path, limit: int = MAX_FILE_BYTES) -> tuple[bytes, Snapshot]:
+    fd = open_regular(path, limit)
+    try:
+        data = read_fd(fd, limit)
+        return data, _snapshot(os.fstat(fd), data)
+    except OSError as exc:
+        raise FileError(f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def read_bytes(path: Path) -> bytes:
+    return read_regular(path)
 
 
 def looks_binary(data: bytes) -> bool:
@@ -126,8 +212,7 @@ def decode_utf8(data: bytes) -> tuple[str, str, bool]:
 
 
 def read_source(path: Path, *, notebook: bool = False) -> SourceFile:
-    data = read_bytes(path)
-    snap = snapshot_of(path, data)
+    data, snap = _read_snapshot(path)
     text, encoding, bom = decode_utf8(data) if notebook else decode_python(data)
     return SourceFile(path, text, encoding, bom, data, snap)
 
@@ -171,9 +256,11 @@ def write_atomic(source: SourceFile, new_text: str) -> None:
 def _ensure_unchanged(source: SourceFile) -> None:
     path = source.path
     try:
-        with open(path, "rb") as fh:
-            now = fh.read()
-        snap = snapshot_of(path, now)
+        _, snap = _read_snapshot(path)
+    except FileError as exc:
+        raise FileError(
+            f"file disappeared or became unreadable during the run: {exc.message}"
+        ) from None
     except OSError as exc:
         raise FileError(
             f"file disappeared or became unreadable during the run: {exc.strerror}"

@@ -172,11 +172,17 @@ def migrate_notebook(
                 cell, first = n, start
         return cell, max(1, line - first + 1)
 
+    from hcmigrate.runner import python_parses
+
     try:
+        # (Python's parser first: code too deep for it must not reach libcst's native parser)
+        python_parses(module, top_level_await=True)
         result: MigrationResult = migrate_source(
             module, options, filename=filename, top_level_await=True
         )
     except MigrationError as exc:
+        if exc.line is None:  # (nesting too deep: no line to point at)
+            raise NotebookError(exc.message, line=None, col=None) from None
         message, line, _ = describe(module, exc.message, exc.line, exc.col, top_level_await=True)
         cell, line = locate(line)
         raise NotebookError(message, line=line, col=None, cell=cell) from None
