@@ -6,9 +6,13 @@
   endings (CRLF, LF, mixed) all survive a round trip, because text is decoded without newline
   translation and re-encoded with the same codec (and BOM).
 * Writing is atomic: the new text goes to a temporary file in the same folder, gets the old
-  file's mode bits, is flushed to disk, and replaces the old file with ``os.replace``. Just
-  before the replace the old file is checked again; if it changed since it was read, nothing
-  is written. A file reached through a symlink is never written.
+  file's mode bits (and owner and group, where this process may set them), is flushed to disk,
+  and replaces the old file with ``os.replace``. Just before the replace the old file is checked
+  again; if it changed since it was read, nothing is written. Where a replace would lose
+  something (hard links, an owner or group it cannot give), the checked file is overwritten in
+  place instead (see write_atomic). A file reached through a symlink is never written.
+* Temporary files name the process writing them; those whose process is gone are removed by
+  a later run (remove_stale_temp_files).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import errno
 import hashlib
 import io
 import os
+import re
+import signal
 import stat
 import tempfile
 import tokenize
@@ -230,27 +236,128 @@ def check_writable(path: Path) -> None:
         raise FileError("read-only file, not written (make it writable to migrate it)")
 
 
+def temp_name_prefix(path: Path) -> str:
+    """`.NAME.PID.`: a temporary file names the process writing it, so a later run can tell a
+    temporary file left by a process that died (removed, see remove_stale_temp_files) from one
+    that a running process is still writing."""
+    return f".{path.name}.{os.getpid()}."
+
+
+_TEMP_PID = re.compile(r"^\..+\.(\d+)\.[^.]+" + re.escape(TEMP_SUFFIX) + "$")
+
+
+def stale_temp_file(path: str) -> bool:
+    """Whether `path` is a temporary file of ours whose writer is no longer running."""
+    m = _TEMP_PID.match(os.path.basename(path))
+    if m is None:
+        return False
+    pid = int(m.group(1))
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # (alive, another user's)
+        return False
+    return False
+
+
+def remove_stale_temp_files(paths) -> list[str]:
+    """Remove those of `paths` (temporary files met while walking) that a dead process left
+    behind (a run killed with SIGKILL, a machine that lost power); returns those removed."""
+    removed = []
+    for path in paths:
+        if stale_temp_file(path):
+            try:
+                os.unlink(path)
+                removed.append(path)
+            except OSError:
+                pass
+    return removed
+
+
+# Signals that stop a run (the CLI turns them into an interruption): held back while a file is
+# overwritten in place, so that an interruption never leaves it half written.
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+
+
 def write_atomic(source: SourceFile, new_text: str) -> None:
-    """Replace `source.path` with `new_text`, atomically, if the file did not change meanwhile."""
+    """Replace `source.path` with `new_text` if the file did not change meanwhile.
+
+    The new bytes go to a temporary file in the same folder first (flushed to disk: the disk
+    has room for them), then the file is checked again. Normally the temporary file then
+    replaces the file (atomic), with the file's mode and, where this process may set them
+    (root), its owner and group. When that would lose something, the file is instead
+    overwritten in place, as black and ruff do, which keeps its inode: a file with several hard
+    links (a replace would split them), or one whose owner or group this process cannot give
+    the new file (a replace by another user would change them). Stop signals are held back
+    during that write, and if it fails the old bytes are written back."""
     path = source.path
     check_writable(path)
     data = source.encode(new_text)
-    mode = stat.S_IMODE(os.stat(path).st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    st = os.stat(path)
+    mode = stat.S_IMODE(st.st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=temp_name_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+            in_place = st.st_nlink > 1 or not _give_owner(fh.fileno(), st)
         os.chmod(tmp, mode)
         _ensure_unchanged(source)
-        os.replace(tmp, path)
+        if in_place:
+            _write_in_place(path, data, source.raw)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _give_owner(fd: int, st: os.stat_result) -> bool:
+    """Give the new file the old one's owner and group; False where that is not allowed."""
+    now = os.fstat(fd)
+    if (now.st_uid, now.st_gid) == (st.st_uid, st.st_gid):
+        return True
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except OSError:
+        return False
+    return True
+
+
+def _write_in_place(path: Path, data: bytes, old: bytes) -> None:
+    """Overwrite `path`'s bytes with `data` (same inode: hard links, owner, group, ACLs kept)."""
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise FileError("not a regular file any more; not written")
+            try:
+                _overwrite(fd, data)
+            except OSError:
+                _overwrite(fd, old)  # (best effort: put the old bytes back)
+                raise
+        finally:
+            os.close(fd)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+
+def _overwrite(fd: int, data: bytes) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.ftruncate(fd, len(data))
+    os.fsync(fd)
 
 
 def _ensure_unchanged(source: SourceFile) -> None:

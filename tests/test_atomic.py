@@ -4,6 +4,7 @@ file either wholly old or wholly new."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -119,3 +120,72 @@ def test_killed_run_leaves_every_file_wholly_old_or_new(tmp_path, sig, jobs):
     )
     assert res.returncode == 0, res.stderr
     assert _state(expected) == (0, len(expected))
+
+
+# --- ownership, group and hard links (issue 17) ---------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+ONE = LEGACY.format(n=3)
+
+
+def _hcmigrate(*args, cwd, prefix=()):
+    """The real program (this checkout's code) in a subprocess."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "hcmigrate", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+
+
+@needs_root
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        (),
+        # Root without the right to give files away (CAP_CHOWN), as any other user is: the
+        # file is overwritten in place, which keeps its owner.
+        ("setpriv", "--inh-caps=-chown", "--bounding-set=-chown"),
+    ],
+    ids=["root", "no-chown"],
+)
+def test_owner_group_mode_and_hard_links_are_kept(tmp_path, prefix):
+    if prefix and shutil.which("setpriv") is None:
+        pytest.skip("needs setpriv (util-linux)")
+    owned = tmp_path / "owned.py"
+    owned.write_text(ONE)
+    os.chown(owned, 1234, 2345)
+    owned.chmod(0o640)
+    linked = tmp_path / "linked.py"
+    linked.write_text(ONE)
+    other_name = tmp_path / "sub" / "same_file.txt"
+    other_name.parent.mkdir()
+    os.link(linked, other_name)
+    inode = linked.stat().st_ino
+    res = _hcmigrate("-q", "-j2", "owned.py", "linked.py", cwd=tmp_path, prefix=prefix)
+    assert res.returncode == 0, res.stderr
+    new = migrate_source(ONE).code
+    st = owned.stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 2345, 0o640)
+    assert owned.read_text() == new
+    assert linked.stat().st_ino == inode and linked.stat().st_nlink == 2
+    assert linked.read_text() == new and other_name.read_text() == new
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["linked.py", "owned.py", "sub"]
+
+
+def test_in_place_write_still_refuses_a_file_changed_meanwhile(tmp_path):
+    a = tmp_path / "a.py"
+    a.write_text("old\n")
+    os.link(a, tmp_path / "b.py")
+    src = fileio.read_source(a)
+    a.write_text("edited\n")
+    with pytest.raises(fileio.FileError, match="changed on disk"):
+        fileio.write_atomic(src, "new\n")
+    assert (tmp_path / "b.py").read_text() == "edited\n"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a.py", "b.py"]
