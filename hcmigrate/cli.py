@@ -2,11 +2,12 @@
 
 Exit codes: 0 nothing to do / done; 1 changes needed (--check) or, when rewriting, findings
 left for a human (`manual` diagnostics); 2 usage error, bad configuration, or a file that could
-not be processed.
+not be processed; 128 + N interrupted by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -174,45 +175,49 @@ def cli(
     and writes standard output. `hcmigrate verify ...` runs the differential tester instead
     (a file named `verify` is passed as ./verify).
     """
-    if list_rules:
-        click.echo(rules_text())
-        sys.exit(EXIT_OK)
-    if not paths:
-        raise click.UsageError("no PATH given (use `-` to read standard input)")
-    if sum(map(bool, (diff, check, interactive))) > 1:
-        raise click.UsageError("--diff, --check and --interactive cannot be combined")
-    if "-" in paths and len(paths) > 1:
-        raise click.UsageError("`-` (standard input) cannot be combined with other paths")
-    mode = "diff" if diff else "check" if check else "review" if interactive else "fix"
     try:
-        settings = resolve_settings(
-            paths,
-            stdin_filename=stdin_filename,
-            config_path=config_path,
-            strategy=strategy,
-            add_todos=add_todos,
-            select=select,
-            ignore=ignore,
-            target_jax=target_jax,
-            exclude=exclude,
-            include=include,
-            force_exclude=force_exclude,
-            respect_gitignore=respect_gitignore,
+        if list_rules:
+            click.echo(rules_text())
+            sys.exit(EXIT_OK)
+        if not paths:
+            raise click.UsageError("no PATH given (use `-` to read standard input)")
+        if sum(map(bool, (diff, check, interactive))) > 1:
+            raise click.UsageError("--diff, --check and --interactive cannot be combined")
+        if "-" in paths and len(paths) > 1:
+            raise click.UsageError("`-` (standard input) cannot be combined with other paths")
+        mode = "diff" if diff else "check" if check else "review" if interactive else "fix"
+        try:
+            settings = resolve_settings(
+                paths,
+                stdin_filename=stdin_filename,
+                config_path=config_path,
+                strategy=strategy,
+                add_todos=add_todos,
+                select=select,
+                ignore=ignore,
+                target_jax=target_jax,
+                exclude=exclude,
+                include=include,
+                force_exclude=force_exclude,
+                respect_gitignore=respect_gitignore,
+            )
+        except ConfigError as exc:
+            _err(f"error: {exc.message}")
+            sys.exit(EXIT_ERROR)
+        if verbose:
+            for note in settings.notes:
+                _err(note)
+        if paths == ("-",):
+            sys.exit(_run_stdin(settings, mode, stdin_filename, output_format, quiet))
+        cache = None if no_cache else cache_directory(settings.root, cache_dir)
+        sys.exit(
+            _run_paths(
+                settings, list(paths), mode, output_format, statistics, jobs, quiet, verbose, cache
+            )
         )
-    except ConfigError as exc:
-        _err(f"error: {exc.message}")
-        sys.exit(EXIT_ERROR)
-    if verbose:
-        for note in settings.notes:
-            _err(note)
-    if paths == ("-",):
-        sys.exit(_run_stdin(settings, mode, stdin_filename, output_format, quiet))
-    cache = None if no_cache else cache_directory(settings.root, cache_dir)
-    sys.exit(
-        _run_paths(
-            settings, list(paths), mode, output_format, statistics, jobs, quiet, verbose, cache
-        )
-    )
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (see main) before the files' run
+        _err("interrupted")
+        sys.exit(interrupted_exit_code(exc))
 
 
 def _run_stdin(
@@ -330,12 +335,12 @@ def _run_paths(
                 progress.stop()
                 _print_result(res, mode, quiet, verbose, say)
                 progress.start()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if progress is not None:
             progress.stop()
-        stream.close()  # cancels what has not started; running writes complete
+        stream.close()  # stops the workers: each file is wholly written or untouched
         _err("interrupted; files already written are complete, the others are untouched")
-        return 130
+        return interrupted_exit_code(exc)
     finally:
         if progress is not None:
             progress.stop()
@@ -402,6 +407,32 @@ def _print_result(res: FileResult, mode: str, quiet: bool, verbose: int, say) ->
         say(f"unchanged {res.display}")
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is: workers stopped, temporary files removed, every
+    file wholly written or untouched; the exit code is 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def interrupted_exit_code(exc: BaseException) -> int:
+    """128 + the signal that interrupted the run (130 for Ctrl-C, 143 SIGTERM, 129 SIGHUP)."""
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+def stop_signals_interrupt() -> None:
+    """Make SIGTERM and SIGHUP interrupt the program as Ctrl-C does, unless they are ignored
+    (`nohup` ignores SIGHUP: that stays so)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _raise_interrupted)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: `hcmigrate verify ...` goes to the differential tester."""
     run_as_program()  # (a short-lived process: runner.load_codemod may freeze what it imports)
@@ -416,6 +447,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(EXIT_ERROR)
         verify.main(args=argv[1:], prog_name="hcmigrate verify")
         return
+    stop_signals_interrupt()
     cli.main(args=argv, prog_name="hcmigrate")
 
 

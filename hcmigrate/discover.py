@@ -328,7 +328,10 @@ class Selector:
                         continue
                     subdirs.append(shown + name)
                     continue
-                if not self._included(name) or name.endswith(".hcmigrate-tmp"):
+                if name.endswith(_TEMP_SUFFIX):
+                    sel.temp_files.append(shown + name)
+                    continue
+                if not self._included(name):
                     continue
                 if self.exclude is not None and self.excluded(absprefix + name, False):
                     sel.skipped.append((e.path, "excluded"))

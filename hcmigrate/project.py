@@ -45,6 +45,9 @@ def plan_run(
 
     selection = settings.selector().select(paths)
     targets = selection.targets
+    # Temporary files that a killed run left behind (their writer is dead) go when files are
+    # written again.
+    removed = fileio.remove_stale_temp_files(selection.temp_files) if mode == "fix" else []
     # The codemod's import overlaps the scan, unless cached results may make it needless.
     scanned = scan(
         [t.display for t in targets],
@@ -85,7 +88,7 @@ def plan_run(
         )
         tasks.append((i, task))
     passed = len(targets) - len(results) - len(tasks)
-    return RunPlan(selection, tasks, results, passed)
+    return RunPlan(selection, tasks, results, passed, removed)
 
 
 def migrate_files(

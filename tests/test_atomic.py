@@ -189,3 +189,86 @@ def test_in_place_write_still_refuses_a_file_changed_meanwhile(tmp_path):
         fileio.write_atomic(src, "new\n")
     assert (tmp_path / "b.py").read_text() == "edited\n"
     assert sorted(x.name for x in tmp_path.iterdir()) == ["a.py", "b.py"]
+
+
+# --- SIGTERM and SIGHUP are Ctrl-C (issue 17) ------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == str(pid):
+            kids.append(int(stat_file.parent.name))
+    return kids
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_stop_the_workers_and_remove_temp_files(tmp_path, sig, code):
+    expected = _make_tree(tmp_path, 120)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "-q", "--no-cache", "-j", "2", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    deadline = time.time() + 60
+    sample = list(expected)[::4]
+    while time.time() < deadline:
+        if sum(p.read_bytes() == expected[p][1] for p in sample) >= 3:
+            break
+        time.sleep(0.02)
+    else:
+        proc.kill()
+        pytest.fail("the run did not start writing within 60 s")
+    workers = _children(proc.pid)
+    assert workers, "no worker processes"
+    os.kill(proc.pid, sig)  # the main process only, as `kill PID` does
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == code, stderr
+    assert b"interrupted" in stderr and b"Traceback" not in stderr
+    time.sleep(0.2)
+    assert not [pid for pid in workers if _running(pid)], "workers left running"
+    assert not list(tmp_path.rglob("*.hcmigrate-tmp"))
+    old, new = _state(expected)
+    assert old > 0 and new > 0, (old, new)
+    res = _hcmigrate("-q", str(tmp_path), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert _state(expected) == (0, len(expected))
+    assert not list(tmp_path.rglob("*.hcmigrate-tmp"))
+
+
+def _dead_pid() -> int:
+    pid = 4_000_000
+    while Path(f"/proc/{pid}").exists():
+        pid -= 1
+    return pid
+
+
+def test_a_rewrite_removes_temp_files_that_a_killed_run_left(tmp_path):
+    (tmp_path / "m.py").write_text(ONE)
+    dead = tmp_path / f".m.py.{_dead_pid()}.k3j_x9zq{fileio.TEMP_SUFFIX}"
+    alive = tmp_path / f".m.py.{os.getpid()}.a8d7f6e5{fileio.TEMP_SUFFIX}"  # (a run under way)
+    other = tmp_path / "notes.hcmigrate-tmp.txt"
+    for p in (dead, alive, other):
+        p.write_text("partial")
+    res = _hcmigrate("--check", ".", cwd=tmp_path)  # (--check writes nothing, removes nothing)
+    assert res.returncode == 1 and dead.exists()
+    res = _hcmigrate("-v", ".", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert f"removed {dead.name}: a temporary file left by a run that was killed" in res.stderr
+    assert not dead.exists() and alive.exists() and other.exists()
+    assert (tmp_path / "m.py").read_text() == migrate_source(ONE).code
