@@ -2,12 +2,12 @@
 
 Exit codes: 0 nothing to do / done; 1 changes needed (--check) or, when rewriting, findings
 left for a human (`manual` diagnostics); 2 usage error, bad configuration, or a file that could
-not be processed.
+not be processed; 128 + N interrupted by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
 """
 
 from __future__ import annotations
 
-
+import signal
 import sys
 import time
 from pathlib import Path
@@ -18,6 +18,7 @@ from hcmigrate import __version__
 from hcmigrate.cache import ResultCache, cache_directory
 from hcmigrate.config import STRATEGIES
 from hcmigrate.errors import ConfigError, HcmigrateError
+from hcmigrate.files import printable
 from hcmigrate.report import (
     FORMATS,
     Summary,
@@ -174,77 +175,96 @@ def cli(
     and writes standard output. `hcmigrate verify ...` runs the differential tester instead
     (a file named `verify` is passed as ./verify).
     """
-    if list_rules:
-        click.echo(rules_text())
-        sys.exit(EXIT_OK)
-    if not paths:
-        raise click.UsageError("no PATH given (use `-` to read standard input)")
-    if sum(map(bool, (diff, check, interactive))) > 1:
-        raise click.UsageError("--diff, --check and --interactive cannot be combined")
-    if "-" in paths and len(paths) > 1:
-        raise click.UsageError("`-` (standard input) cannot be combined with other paths")
-    mode = "diff" if diff else "check" if check else "review" if interactive else "fix"
     try:
-        settings = resolve_settings(
-            paths,
-            stdin_filename=stdin_filename,
-            config_path=config_path,
-            strategy=strategy,
-            add_todos=add_todos,
-            select=select,
-            ignore=ignore,
-            target_jax=target_jax,
-            exclude=exclude,
-            include=include,
-            force_exclude=force_exclude,
-            respect_gitignore=respect_gitignore,
+        if list_rules:
+            click.echo(rules_text())
+            sys.exit(EXIT_OK)
+        if not paths:
+            raise click.UsageError("no PATH given (use `-` to read standard input)")
+        if sum(map(bool, (diff, check, interactive))) > 1:
+            raise click.UsageError("--diff, --check and --interactive cannot be combined")
+        if "-" in paths and len(paths) > 1:
+            raise click.UsageError("`-` (standard input) cannot be combined with other paths")
+        mode = "diff" if diff else "check" if check else "review" if interactive else "fix"
+        try:
+            settings = resolve_settings(
+                paths,
+                stdin_filename=stdin_filename,
+                config_path=config_path,
+                strategy=strategy,
+                add_todos=add_todos,
+                select=select,
+                ignore=ignore,
+                target_jax=target_jax,
+                exclude=exclude,
+                include=include,
+                force_exclude=force_exclude,
+                respect_gitignore=respect_gitignore,
+            )
+        except ConfigError as exc:
+            _err(f"error: {exc.message}")
+            sys.exit(EXIT_ERROR)
+        if verbose:
+            for note in settings.notes:
+                _err(note)
+        if paths == ("-",):
+            sys.exit(_run_stdin(settings, mode, stdin_filename, output_format, quiet))
+        cache = None if no_cache else cache_directory(settings.root, cache_dir)
+        sys.exit(
+            _run_paths(
+                settings, list(paths), mode, output_format, statistics, jobs, quiet, verbose, cache
+            )
         )
-    except ConfigError as exc:
-        _err(f"error: {exc.message}")
-        sys.exit(EXIT_ERROR)
-    if verbose:
-        for note in settings.notes:
-            _err(note)
-    if paths == ("-",):
-        sys.exit(_run_stdin(settings, mode, stdin_filename, output_format, quiet))
-    cache = None if no_cache else cache_directory(settings.root, cache_dir)
-    sys.exit(
-        _run_paths(
-            settings, list(paths), mode, output_format, statistics, jobs, quiet, verbose, cache
-        )
-    )
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (see main) before the files' run
+        _err("interrupted")
+        sys.exit(interrupted_exit_code(exc))
 
 
 def _run_stdin(
     settings: Settings, mode: str, stdin_filename: str | None, output_format: str, quiet: bool
 ) -> int:
-    from hcmigrate.api import migrate_stream
+    from hcmigrate.project import migrate_stream, read_stream
 
     name = stdin_filename or "-"
-    data = sys.stdin.buffer.read()  # bytes: the file's own encoding is honoured
+    shown = printable(name)
     out = sys.stdout.buffer
+    data = b""
+    problems = [FileResult(printable(path), FAILED, error=why) for path, why in settings.problems]
+    for res in problems:
+        _err(f"error: {res.display}: {res.error}")
     try:
+        data = read_stream(sys.stdin.buffer)  # bytes: the file's own encoding is honoured
         stream = migrate_stream(data, name, settings, mode)
     except HcmigrateError as exc:
-        _err(f"error: {exc.location(name)}: {exc.message}")
-        if mode == "fix":
-            out.write(data)
+        _err(f"error: {exc.location(shown)}: {exc.message}")
+        if mode == "fix" and data:
+            out.write(data)  # (a pipe never loses its input)
+            out.flush()
+        if output_format != "text":
+            failed = FileResult(
+                shown, FAILED, error=exc.message, error_line=exc.line, error_cell=exc.cell
+            )
+            summary = Summary()
+            summary.add(failed)
+            summary.failed += len(problems)
+            _err(machine_report(output_format, problems + [failed], summary, False, mode))
         return EXIT_ERROR
     if stream.output is not None:
         out.write(stream.output)
         out.flush()
     if stream.result is None:  # excluded
-        return EXIT_OK
+        return EXIT_ERROR if problems else EXIT_OK
     if stream.diff:
         click.echo(stream.diff, nl=False)
     summary = Summary()
     summary.add(stream.result)
+    summary.failed += len(problems)
     if output_format == "text":
         if not quiet:
             for d in stream.result.diagnostics:
-                _err(d.format(name))
+                _err(d.format(shown))
     else:
-        _err(machine_report(output_format, [stream.result], summary, False, mode))
+        _err(machine_report(output_format, problems + [stream.result], summary, False, mode))
     return _exit_code(mode, summary)
 
 
@@ -274,11 +294,19 @@ def _run_paths(
     def say(msg: str) -> None:
         click.echo(msg, err=to_err)
 
-    for path, reason in plan.selection.errors:
-        _err(f"error: {path}: {reason}")
+    # Paths that could not be looked at, and files read for the settings that could not be:
+    # each an error (exit 2) of its own, while the run goes on.
+    problems = [
+        FileResult(printable(path), FAILED, error=reason)
+        for path, reason in [*settings.problems, *plan.selection.errors]
+    ]
+    for res in problems:
+        _err(f"error: {res.display}: {res.error}")
     if verbose:
         for path, reason in plan.selection.skipped:
-            _err(f"skipped {path}: {reason}")
+            _err(f"skipped {printable(path)}: {reason}")
+        for path in plan.removed:
+            _err(f"removed {printable(path)}: a temporary file left by a run that was killed")
 
     show_progress = (
         not quiet
@@ -307,12 +335,12 @@ def _run_paths(
                 progress.stop()
                 _print_result(res, mode, quiet, verbose, say)
                 progress.start()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         if progress is not None:
             progress.stop()
-        stream.close()  # cancels what has not started; running writes complete
+        stream.close()  # stops the workers: each file is wholly written or untouched
         _err("interrupted; files already written are complete, the others are untouched")
-        return 130
+        return interrupted_exit_code(exc)
     finally:
         if progress is not None:
             progress.stop()
@@ -323,7 +351,7 @@ def _run_paths(
     summary.add_unchanged(plan.passed)
     for r in final:
         summary.add(r)
-    summary.failed += len(plan.selection.errors)
+    summary.failed += len(problems)
     if text_out:
         if verbose:
             for r in final:
@@ -344,7 +372,7 @@ def _run_paths(
                 )
             )
     else:
-        click.echo(machine_report(output_format, final, summary, statistics, mode))
+        click.echo(machine_report(output_format, problems + final, summary, statistics, mode))
         if output_format == "github" and not quiet:
             _err(summary.text(mode))
     return _exit_code(mode, summary)
@@ -379,6 +407,32 @@ def _print_result(res: FileResult, mode: str, quiet: bool, verbose: int, say) ->
         say(f"unchanged {res.display}")
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled as Ctrl-C is: workers stopped, temporary files removed, every
+    file wholly written or untouched; the exit code is 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def interrupted_exit_code(exc: BaseException) -> int:
+    """128 + the signal that interrupted the run (130 for Ctrl-C, 143 SIGTERM, 129 SIGHUP)."""
+    return 128 + getattr(exc, "signum", signal.SIGINT)
+
+
+def _raise_interrupted(signum, frame):
+    raise Interrupted(signum)
+
+
+def stop_signals_interrupt() -> None:
+    """Make SIGTERM and SIGHUP interrupt the program as Ctrl-C does, unless they are ignored
+    (`nohup` ignores SIGHUP: that stays so)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            signal.signal(signum, _raise_interrupted)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry: `hcmigrate verify ...` goes to the differential tester."""
     run_as_program()  # (a short-lived process: runner.load_codemod may freeze what it imports)
@@ -393,6 +447,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(EXIT_ERROR)
         verify.main(args=argv[1:], prog_name="hcmigrate verify")
         return
+    stop_signals_interrupt()
     cli.main(args=argv, prog_name="hcmigrate")
 
 

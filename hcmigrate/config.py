@@ -7,7 +7,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hcmigrate.errors import ConfigError
+from hcmigrate.errors import ConfigError, FileError
+from hcmigrate.files import read_regular
 
 KNOWN_KEYS = {
     "strategy": str,
@@ -56,13 +57,27 @@ def find_pyproject(start: Path) -> Path | None:
 
 
 def _load_toml(path: Path) -> dict:
+    """The TOML file's table; ConfigError naming the file for anything that is not readable,
+    UTF-8 TOML in a regular file (a FIFO or a device is refused, never read)."""
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        data = read_regular(path, limit=MAX_CONFIG_BYTES)
+    except FileError as exc:
+        raise ConfigError(f"{shown(path)}: {exc.message}") from None
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{shown(path)}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at line {line}); "
+            "TOML files are UTF-8"
+        ) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{shown(path)}: invalid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{shown(path)}: cannot read: {exc.strerror}") from None
+    except (RecursionError, MemoryError):
+        raise ConfigError(f"{shown(path)}: invalid TOML: nested too deeply") from None
+
+
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
 def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
@@ -71,12 +86,15 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
     if path is None:
         return FileConfig()
     data = _load_toml(path)
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{shown(path)}: `tool` must be a table ([tool]), not {_kind(tool)}")
     line_length = formatter_line_length(data)
-    section = data.get("tool", {}).get("hcmigrate")
+    section = tool.get("hcmigrate")
     if section is None:
         return FileConfig(path, {}, line_length)
     if not isinstance(section, dict):
-        raise ConfigError(f"{shown(path)}: [tool.hcmigrate] must be a table")
+        raise ConfigError(f"{shown(path)}: [tool.hcmigrate] must be a table, not {_kind(section)}")
     values = {}
     for key, value in section.items():
         norm = key.replace("_", "-")
@@ -151,9 +169,9 @@ def ini_line_length(root: Path) -> int | None:
             continue
         parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read(path, encoding="utf-8")
+            parser.read_string(read_regular(path, limit=MAX_CONFIG_BYTES).decode("utf-8"))
             value = parser.getint(section, key)
-        except (configparser.Error, ValueError, OSError, UnicodeDecodeError):
+        except (configparser.Error, ValueError, OSError, UnicodeDecodeError, FileError):
             continue
         if 20 <= value <= 400:
             return value
@@ -190,11 +208,16 @@ def _lowest_allowed(spec: str) -> tuple[int, ...] | None:
     return low
 
 
-def pinned_jax(root: Path) -> tuple[tuple[int, ...], str] | None:
+def pinned_jax(
+    root: Path, problems: list[tuple[str, str]] | None = None
+) -> tuple[tuple[int, ...], str] | None:
     """The lowest JAX version the project's dependency pins allow, and where it was found.
 
     Looks at pyproject.toml ([project] dependencies and optional-dependencies) and
-    requirements*.txt in `root`. Returns None when nothing pins a lower bound."""
+    requirements*.txt in `root`. Returns None when nothing pins a lower bound. A pyproject.toml
+    whose [project] values have the wrong shape raises ConfigError; a requirements file that
+    cannot be read (a FIFO, a device, too large) is left out and added to `problems` as
+    (path, reason)."""
     found: list[tuple[tuple[int, ...], str]] = []
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
@@ -202,18 +225,16 @@ def pinned_jax(root: Path) -> tuple[tuple[int, ...], str] | None:
             data = _load_toml(pyproject)
         except ConfigError:
             data = {}
-        project = data.get("project", {})
-        deps = list(project.get("dependencies", []) or [])
-        for extra in (project.get("optional-dependencies", {}) or {}).values():
-            deps.extend(extra or [])
-        for dep in deps:
-            m = _PIN.match(str(dep).split(";")[0])
+        for dep in _dependencies(data, pyproject):
+            m = _PIN.match(dep.split(";")[0])
             if m and (v := _lowest_allowed(m.group("spec"))):
                 found.append((v, f"{pyproject.name}: {dep.strip()}"))
     for req in sorted(root.glob("requirements*.txt")):
         try:
-            lines = req.read_text(errors="replace").splitlines()
-        except OSError:
+            lines = read_regular(req, limit=MAX_CONFIG_BYTES).decode(errors="replace").splitlines()
+        except FileError as exc:
+            if problems is not None:
+                problems.append((shown(req), f"{exc.message} (looked at for the JAX pin)"))
             continue
         for line in lines:
             line = line.split("#")[0]
@@ -223,3 +244,44 @@ def pinned_jax(root: Path) -> tuple[tuple[int, ...], str] | None:
     if not found:
         return None
     return max(found, key=lambda item: item[0])
+
+
+def _kind(value) -> str:
+    """A TOML value's kind, in words (for messages)."""
+    return {
+        str: "a string",
+        int: "an integer",
+        float: "a float",
+        bool: "a boolean",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
+
+
+def _dependencies(data: dict, path: Path) -> list[str]:
+    """[project] dependencies and every optional-dependencies list; ConfigError for values of
+    the wrong shape (the file is not a valid pyproject.toml then, PEP 621)."""
+    where = shown(path)
+    project = data.get("project", {})
+    if not isinstance(project, dict):
+        raise ConfigError(f"{where}: `project` must be a table ([project]), not {_kind(project)}")
+    deps = project.get("dependencies", [])
+    if not isinstance(deps, list) or not all(isinstance(d, str) for d in deps):
+        raise ConfigError(
+            f"{where}: [project] dependencies must be an array of strings, not {_kind(deps)}"
+        )
+    extras = project.get("optional-dependencies", {})
+    if not isinstance(extras, dict):
+        raise ConfigError(
+            f"{where}: [project] optional-dependencies must be a table of arrays of strings "
+            f"(extra = [...]), not {_kind(extras)}"
+        )
+    out = list(deps)
+    for name, extra in extras.items():
+        if not isinstance(extra, list) or not all(isinstance(d, str) for d in extra):
+            raise ConfigError(
+                f"{where}: [project.optional-dependencies] {name} must be an array of strings, "
+                f"not {_kind(extra)}"
+            )
+        out += extra
+    return out

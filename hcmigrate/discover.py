@@ -58,6 +58,8 @@ SKIP_DIRS = frozenset(
 )
 # gitignore's `*.py` matched against a bare file name is exactly a suffix test.
 _DEFAULT_SUFFIXES = (".py", ".ipynb")
+_IGNORE_FILE_LIMIT = 4 * 1024 * 1024
+_TEMP_SUFFIX = ".hcmigrate-tmp"  # (hcmigrate.files.TEMP_SUFFIX)
 _SEP = os.sep
 
 
@@ -79,16 +81,53 @@ class Selection:
     targets: list[Target] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason), for -v
     errors: list[tuple[str, str]] = field(default_factory=list)  # (path, reason): exit 2
+    temp_files: list[str] = field(default_factory=list)  # hcmigrate's temporary files met
 
 
 def _spec(patterns):
-    """A gitignore-style PathSpec, or None when there is no pattern (pathspec not imported)."""
+    """A gitignore-style PathSpec, or None when there is no pattern (pathspec not imported).
+    Raises ValueError naming the first pattern that is not a valid one."""
     patterns = [p for p in patterns if p and p.strip()]
     if not patterns:
         return None
     import pathspec
 
-    return pathspec.PathSpec.from_lines("gitignore", patterns)
+    try:
+        return pathspec.PathSpec.from_lines("gitignore", patterns)
+    except Exception:  # (pathspec raises ValueError, or re.error for `[z-a]`)
+        pass
+    for pattern in patterns:
+        try:
+            pathspec.PathSpec.from_lines("gitignore", [pattern])
+        except Exception as exc:
+            raise ValueError(f"invalid pattern {pattern!r} ({exc})") from None
+    raise ValueError("invalid patterns")  # pragma: no cover (each alone is valid)
+
+
+def check_patterns(patterns, where: str) -> None:
+    """Raise ConfigError when one of `patterns` (--exclude, [tool.hcmigrate] include...) is not
+    a valid gitignore-style pattern."""
+    from hcmigrate.errors import ConfigError
+
+    try:
+        _spec(patterns)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _lenient_spec(lines):
+    """A .gitignore's spec: as git does, a line that is no valid pattern is ignored."""
+    try:
+        return _spec(lines)
+    except ValueError:
+        good = []
+        for line in lines:
+            try:
+                _spec([line])
+            except ValueError:
+                continue
+            good.append(line)
+        return _spec(good)
 
 
 def _under(path: str, root: str) -> str | None:
@@ -118,17 +157,26 @@ class _GitIgnore:
 
     def __init__(self, root: Path):
         self.root = str(root)
-        info = root / ".git" / "info" / "exclude"
-        self.info = _spec(info.read_text(errors="replace").splitlines()) if info.is_file() else None
+        self.problems: list[tuple[str, str]] = []  # (path, reason): files that could not be read
+        self.info = self._read_spec(str(root / ".git" / "info" / "exclude"))
         self._chains: dict[str, Chain] = {}
 
-    def _own_spec(self, folder: str):
-        gi = os.path.join(folder, ".gitignore")
+    def _read_spec(self, path: str):
+        """The spec of an ignore file; None when there is none. One that is no regular file
+        (a FIFO, a device) or is too large is not read, and reported."""
+        from hcmigrate.errors import FileError
+        from hcmigrate.files import read_regular
+
         try:
-            with open(gi, encoding="utf-8", errors="replace") as fh:
-                return _spec(fh.read().splitlines())
-        except OSError:  # none (the common case), or unreadable: nothing to apply
+            data = read_regular(path, limit=_IGNORE_FILE_LIMIT)
+        except FileError as exc:
+            if exc.message.startswith(("not a regular file", "file too large")):
+                self.problems.append((path, f"{exc.message} (git ignore rules not applied)"))
             return None
+        return _lenient_spec(data.decode("utf-8", "replace").splitlines())
+
+    def _own_spec(self, folder: str):
+        return self._read_spec(os.path.join(folder, ".gitignore"))
 
     def chain(self, folder: str) -> Chain:
         """Specs for entries of `folder` (absolute, normalised); () outside the work tree."""
@@ -225,6 +273,8 @@ class Selector:
                     continue
                 seen.add(key)
             sel.targets.append(Target(str(p), p.suffix == ".ipynb", explicit=True))
+        if self.gitignore is not None:
+            sel.errors += self.gitignore.problems
         return sel
 
     def _walk(self, top: str, sel: Selection, seen: set[str] | None) -> None:
@@ -278,7 +328,10 @@ class Selector:
                         continue
                     subdirs.append(shown + name)
                     continue
-                if not self._included(name) or name.endswith(".hcmigrate-tmp"):
+                if name.endswith(_TEMP_SUFFIX):
+                    sel.temp_files.append(shown + name)
+                    continue
+                if not self._included(name):
                     continue
                 if self.exclude is not None and self.excluded(absprefix + name, False):
                     sel.skipped.append((e.path, "excluded"))

@@ -5,9 +5,11 @@ a marker statement before each cell, so the codemod sees the notebook as Python 
 are masked first: a line magic / shell escape (``%time x``, ``!pip ...``, ``y = !ls``, ``x?``)
 becomes ``pass  # <token>`` with the same indentation, a cell magic (``%%bash`` ...) masks its
 whole cell. After the rewrite the markers split the module back into cells and the masks are
-restored. Only the changed cells' ``source`` is replaced; the JSON is written back with the
-original indentation, key order, escaping and final newline, and an unchanged notebook is never
-rewritten. Diagnostics carry the cell number (1-based, counting every cell).
+restored. Only the changed cells' ``source`` values are replaced, in the original text: every
+other byte of the file (escapes, number spellings, key order, duplicate keys, whitespace) stays
+as it was, and in a changed source the lines that did not change keep their own spelling. An
+unchanged notebook is never rewritten. Diagnostics carry the cell number (1-based, counting
+every cell).
 """
 
 from __future__ import annotations
@@ -116,10 +118,155 @@ def dump_like(nb: dict, original: str) -> str:
     return text
 
 
+# Following the layout of a notebook's JSON text, to replace cells' sources in place. Values the
+# walk does not descend into are skipped by json's own (C) scanner.
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+def _skip(text: str, i: int) -> int:
+    return _WS.match(text, i).end()
+
+
+def _members(text: str, i: int):
+    """(key, value start, value end) of each member of the object at text[i] ("{")."""
+    i = _skip(text, i + 1)
+    if text[i] == "}":
+        return
+    while True:
+        if text[i] != '"':
+            raise ValueError("object key expected")
+        key, i = json.decoder.scanstring(text, i + 1)
+        i = _skip(text, i)
+        if text[i] != ":":
+            raise ValueError("':' expected")
+        start = _skip(text, i + 1)
+        end = _DECODER.raw_decode(text, start)[1]
+        yield key, start, end
+        i = _skip(text, end)
+        if text[i] == "}":
+            return
+        if text[i] != ",":
+            raise ValueError("',' expected")
+        i = _skip(text, i + 1)
+
+
+def _elements(text: str, i: int):
+    """(start, end) of each element of the array at text[i] ("[")."""
+    i = _skip(text, i + 1)
+    if text[i] == "]":
+        return
+    while True:
+        end = _DECODER.raw_decode(text, i)[1]
+        yield i, end
+        i = _skip(text, end)
+        if text[i] == "]":
+            return
+        if text[i] != ",":
+            raise ValueError("',' expected")
+        i = _skip(text, i + 1)
+
+
+def _last(members, key: str):
+    """The span of the last member named `key` (the one json.loads keeps), or None."""
+    span = None
+    for name, start, end in members:
+        if name == key:
+            span = (start, end)
+    return span
+
+
+def source_spans(text: str) -> list[tuple[int, int] | None]:
+    """Where each cell's "source" value lies in a notebook's JSON text (None: a cell that is no
+    object or has no source), in the order of json.loads(text)["cells"]."""
+    top = _skip(text, 0)
+    if text[top] != "{":
+        raise ValueError("not an object")
+    cells = _last(_members(text, top), "cells")
+    if cells is None or text[cells[0]] != "[":
+        raise ValueError("no cells array")
+    spans: list[tuple[int, int] | None] = []
+    for start, _ in _elements(text, cells[0]):
+        spans.append(_last(_members(text, start), "source") if text[start] == "{" else None)
+    return spans
+
+
+def _render_source(value, old: str, text: str, at: int, ensure_ascii: bool) -> str:
+    """`value` (a cell's new source, a list of lines or a string) as JSON in the layout of its
+    old spelling `old` (at offset `at` of the notebook `text`): the same whitespace around and
+    between the lines, and each line that did not change spelled as it was."""
+
+    def dumps(line: str) -> str:
+        return json.dumps(line, ensure_ascii=ensure_ascii)
+
+    if not isinstance(value, list):
+        return dumps(value)
+    spans = list(_elements(old, 0)) if old.startswith("[") else []
+    spelled = {}
+    for start, end in spans:
+        spelled.setdefault(json.loads(old[start:end]), old[start:end])
+    if spans:
+        lead = old[1 : spans[0][0]]
+        close = old[spans[-1][1] : -1]
+        sep = old[spans[0][1] : spans[1][0]] if len(spans) > 1 else "," + lead
+    else:  # "[]": one level deeper than the line of the key
+        line_start = text.rfind("\n", 0, at) + 1
+        indent = re.match(r"[ \t]*", text[line_start:]).group(0)
+        unit = _detect_indent(text)
+        if unit is None:
+            lead, close = "", ""
+            sep = ", " if ", " in text else ","
+        else:
+            step = " " * unit if isinstance(unit, int) else unit
+            lead, close = "\n" + indent + step, "\n" + indent
+            sep = "," + lead
+    if not value:
+        return "[]"
+    return "[" + lead + sep.join(spelled.get(line) or dumps(line) for line in value) + close + "]"
+
+
+def splice_sources(text: str, nb: dict, changed: list[int]) -> str | None:
+    """`text` with the sources of the `changed` cells (1-based) replaced by those of `nb`, every
+    other byte kept; None when the text's layout could not be followed."""
+    try:
+        spans = source_spans(text)
+    except (ValueError, IndexError, json.JSONDecodeError):
+        return None
+    if len(spans) != len(nb["cells"]) or any(spans[idx - 1] is None for idx in changed):
+        return None
+    ensure_ascii = not any(ord(ch) > 127 for ch in text) and "\\u" in text
+    out = text
+    for idx in sorted(changed, reverse=True):
+        start, end = spans[idx - 1]
+        new = _render_source(
+            nb["cells"][idx - 1]["source"], text[start:end], text, start, ensure_ascii
+        )
+        out = out[:start] + new + out[end:]
+    try:  # (never trust the splice blindly: it must read back as the migrated notebook)
+        back = json.loads(out)
+        if len(back["cells"]) != len(nb["cells"]) or any(
+            back["cells"][idx - 1]["source"] != nb["cells"][idx - 1]["source"] for idx in changed
+        ):
+            return None
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    return out
+
+
 def _split_source(new_text: str, old_source):
-    if isinstance(old_source, list):
+    """The new source in the old one's form: a string, or a list of lines cut as the old list
+    was cut (after each LF, or, as Jupyter cuts them, also after a CR, form feed, U+2028...)."""
+    if not isinstance(old_source, list):
+        return new_text
+    if any(isinstance(line, str) and line[-1:] in _OTHER_BREAKS for line in old_source):
         return new_text.splitlines(keepends=True)
-    return new_text
+    return [part + "\n" for part in new_text.split("\n")[:-1]] + (
+        [new_text.rsplit("\n", 1)[-1]] if not new_text.endswith("\n") and new_text else []
+    )
+
+
+# What str.splitlines cuts after besides LF.
+_OTHER_BREAKS = frozenset("\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 
 
 def migrate_notebook(
@@ -172,11 +319,17 @@ def migrate_notebook(
                 cell, first = n, start
         return cell, max(1, line - first + 1)
 
+    from hcmigrate.runner import python_parses
+
     try:
+        # (Python's parser first: code too deep for it must not reach libcst's native parser)
+        python_parses(module, top_level_await=True)
         result: MigrationResult = migrate_source(
             module, options, filename=filename, top_level_await=True
         )
     except MigrationError as exc:
+        if exc.line is None:  # (nesting too deep: no line to point at)
+            raise NotebookError(exc.message, line=None, col=None) from None
         message, line, _ = describe(module, exc.message, exc.line, exc.col, top_level_await=True)
         cell, line = locate(line)
         raise NotebookError(message, line=line, col=None, cell=cell) from None
@@ -230,4 +383,7 @@ def migrate_notebook(
             changed_cells.append(idx)
     if not changed_cells:
         return NotebookResult(text, text, diagnostics, [])
-    return NotebookResult(text, dump_like(nb, text), diagnostics, changed_cells)
+    code = splice_sources(text, nb, changed_cells)
+    if code is None:  # (a layout the splice cannot follow: the whole notebook is written anew)
+        code = dump_like(nb, text)
+    return NotebookResult(text, code, diagnostics, changed_cells)

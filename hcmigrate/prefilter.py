@@ -26,11 +26,13 @@ import ast
 import json
 import os
 import re
+from stat import S_ISREG
 from dataclasses import dataclass, field
 from pathlib import Path
 from functools import partial
 from typing import Callable
 
+from hcmigrate.files import MAX_FILE_BYTES
 from hcmigrate.reexports import ReExport, binding_targets, legacy_binding_targets, module_name
 from hcmigrate.rules.spec import LEGACY_WORD, TriggerWords
 from hcmigrate.rules.trigger_table import TRIGGERS
@@ -214,19 +216,27 @@ class ScanResult:
     generated: set[int] = field(default_factory=set)
     reexports: list[ReExport] = field(default_factory=list)
     reexport_hits: dict[int, list[str]] = field(default_factory=dict)  # index -> modules it uses
+    # Candidates Python's own parser did not accept (or did not see: not UTF-8, or an error);
+    # their text is checked by it again before libcst parses it (hcmigrate.runner).
+    unparsed: set[int] = field(default_factory=set)
 
 
 _READ_CHUNK = 1 << 18  # nearly every source file in one read; bigger ones in a few
 
 
 def read_bytes(path: str | Path) -> bytes | None:
-    """The file's bytes, or None when it cannot be read (the per-file step reports why).
-    Plain os.open/os.read: cheaper per file than open()'s buffered file object."""
+    """The file's bytes, or None when it cannot be read or is no regular file of a sane size
+    (a FIFO, a device, a file over hcmigrate.files.MAX_FILE_BYTES: the per-file step reports
+    why). Plain os.open/os.read: cheaper per file than open()'s buffered file object; opened
+    non-blocking, so that a FIFO never blocks the scan."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError:
         return None
     try:
+        st = os.fstat(fd)
+        if not S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            return None
         chunks = []
         while chunk := os.read(fd, _READ_CHUNK):
             chunks.append(chunk)
@@ -237,15 +247,18 @@ def read_bytes(path: str | Path) -> bytes | None:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-# Phase 1 outcome of one file.
-_PASS, _CANDIDATE, _GENERATED = 0, 1, 2
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+# Phase 1 outcome of one file (_UNPARSED: a candidate that Python's parser did not accept).
+_PASS, _CANDIDATE, _GENERATED, _UNPARSED = 0, 1, 2, 3
 
 
 def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
     """(outcome, legacy names the module binds at module level, when it is a candidate)."""
     data = read_bytes(path)
     if data is None:
-        return _CANDIDATE, {}  # unreadable: the per-file step reports the error
+        return _UNPARSED, {}  # unreadable: the per-file step reports the error
     if GENERATED_MARKER in data:
         return _GENERATED, {}
     if notebook:
@@ -265,11 +278,12 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
     tree = _parse(data)
     if tree is not None and not _tree_uses_api(tree):
         return _PASS, {}
+    outcome = _UNPARSED if tree is None else _CANDIDATE
     if NEEDLE not in data or b"import" not in data:
-        return _CANDIDATE, {}
+        return outcome, {}
     if tree is None:  # not UTF-8 (a coding cookie) or does not parse: the lenient reading
-        return _CANDIDATE, legacy_binding_targets(data.decode("utf-8", "replace"))
-    return _CANDIDATE, binding_targets(tree, {})
+        return outcome, legacy_binding_targets(data.decode("utf-8", "replace"))
+    return outcome, binding_targets(tree, {})
 
 
 class _Probe:
@@ -288,14 +302,18 @@ class _Probe:
         self.generated = generated  # skipped files, not looked at again
         self.by_stem: dict[bytes, list[str]] = {}
         for mod in exports:
-            self.by_stem.setdefault(mod.rsplit(".", 1)[-1].encode(), []).append(mod)
+            # (surrogateescape: a module named after a file whose name is not UTF-8)
+            stem = mod.rsplit(".", 1)[-1].encode("utf-8", "surrogateescape")
+            self.by_stem.setdefault(stem, []).append(mod)
         self.stem_set = set(self.by_stem)
         self.stems_re = re.compile(
             rb"\b(?:" + b"|".join(re.escape(st) for st in sorted(self.by_stem)) + rb")\b"
         )
         self.names_re = {
             mod: re.compile(
-                rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(ns)) + rb")\b"
+                rb"\b(?:"
+                + b"|".join(re.escape(n.encode("utf-8", "surrogateescape")) for n in sorted(ns))
+                + rb")\b"
             )
             for mod, ns in exports.items()
         }
@@ -338,7 +356,10 @@ def _phase1_range(
     """(index, outcome, bindings) of the files in [start, stop) that are not plain passes."""
     out = []
     for i in range(start, stop):
-        outcome, bound = _phase1(paths[i], flags[i])
+        try:
+            outcome, bound = _phase1(paths[i], flags[i])
+        except Exception:  # (RecursionError, MemoryError...): the per-file step reports it
+            outcome, bound = _UNPARSED, {}
         if outcome != _PASS:
             out.append((i, outcome, bound))
     return out
@@ -351,7 +372,10 @@ def _phase2_range(
     out = []
     for i in range(start, stop):
         if i not in probe.generated:
-            found, bound = _phase2(probe, i, paths[i])
+            try:
+                found, bound = _phase2(probe, i, paths[i])
+            except Exception:  # (as in phase 1: the per-file step reports what is wrong)
+                continue
             if found:
                 out.append((i, found, bound))
     return out
@@ -394,6 +418,8 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
             if not res.candidates and on_first_candidate is not None:
                 on_first_candidate()
             res.candidates.add(i)
+            if outcome == _UNPARSED:
+                res.unparsed.add(i)
             if bound:
                 pending[i] = bound
     # Phase 2: follow re-exports until a fixpoint.
@@ -419,6 +445,7 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
             res.reexport_hits.setdefault(i, []).extend(found)
             if i not in res.candidates:
                 res.candidates.add(i)
+                res.unparsed.add(i)  # (phase 1 did not parse it)
                 if bound:
                     pending[i] = bound
     return res

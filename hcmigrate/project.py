@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from hcmigrate import files as fileio
-from hcmigrate.cache import ResultCache
+from hcmigrate.cache import ResultCache, diagnostics_of
 from hcmigrate.discover import Selection, Target
 from hcmigrate.results import CHANGED, SKIPPED, UNCHANGED, FileResult
 from hcmigrate.settings import Settings
@@ -26,6 +26,7 @@ class RunPlan:
     tasks: list  # (index into selection.targets, hcmigrate.runner.Task), the candidates
     results: dict[int, FileResult]  # results known without migrating (generated files)
     passed: int  # files the pre-filter passed: unchanged, and given no result of their own
+    removed: list[str] = dataclasses.field(default_factory=list)  # stale temp files removed
 
     @property
     def targets(self) -> list[Target]:
@@ -44,6 +45,9 @@ def plan_run(
 
     selection = settings.selector().select(paths)
     targets = selection.targets
+    # Temporary files that a killed run left behind (their writer is dead) go when files are
+    # written again.
+    removed = fileio.remove_stale_temp_files(selection.temp_files) if mode == "fix" else []
     # The codemod's import overlaps the scan, unless cached results may make it needless.
     scanned = scan(
         [t.display for t in targets],
@@ -61,7 +65,7 @@ def plan_run(
         target = targets[i]
         if i in scanned.generated:
             results[i] = FileResult(
-                target.display,
+                fileio.printable(target.display),
                 SKIPPED,
                 error="generated file (" + "@gen" + "erated marker)",
                 notebook=target.notebook,
@@ -73,10 +77,17 @@ def plan_run(
             options = dataclasses.replace(options, reexports=reexports.table)
         if i in reexports.importers:
             options = dataclasses.replace(options, reexporters_imported=reexports.importers[i])
-        task = Task(target.display, target.display, target.notebook, mode, options)
+        task = Task(
+            target.display,
+            fileio.printable(target.display),
+            target.notebook,
+            mode,
+            options,
+            precheck=i in scanned.unparsed,
+        )
         tasks.append((i, task))
     passed = len(targets) - len(results) - len(tasks)
-    return RunPlan(selection, tasks, results, passed)
+    return RunPlan(selection, tasks, results, passed, removed)
 
 
 def migrate_files(
@@ -95,13 +106,26 @@ class StreamResult:
 
     output: bytes | None  # None: nothing to write (--check, --diff)
     result: FileResult | None  # None: the file is excluded
-    diff: str | None = None
+    diff: bytes | None = None
+
+
+def read_stream(stream) -> bytes:
+    """All of a binary stream (standard input), at most hcmigrate.files.MAX_FILE_BYTES; a
+    FileError for more (`hcmigrate - < /dev/zero` must not read until memory runs out)."""
+    limit = fileio.MAX_FILE_BYTES
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise fileio.FileError(fileio.too_large(len(data), limit) + " (standard input)")
+    return data
 
 
 def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> StreamResult:
     """Migrate a file's bytes read from standard input (`name`: what the file is called, for
-    messages, notebooks and --force-exclude). Raises HcmigrateError for a file left unchanged."""
-    from hcmigrate.runner import migrate_text, unified_diff
+    messages, notebooks and --force-exclude). Raises HcmigrateError for a file left unchanged.
+    The migration runs in a worker process where one can be forked safely (a crash of the
+    parser is then the file's error), and Python's parser judges the text first."""
+    from hcmigrate.errors import MigrationError
+    from hcmigrate.runner import Task, patch_diff, run_isolated
 
     if name != "-" and settings.force_exclude:
         selection = settings.selector(force_exclude=True).select([name])
@@ -109,9 +133,25 @@ def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> Str
             return StreamResult(data if mode == "fix" else None, None)
     notebook = name.endswith(".ipynb")
     text, encoding, bom = fileio.decode_utf8(data) if notebook else fileio.decode_python(data)
-    new, diagnostics = migrate_text(text, settings.options, name, notebook)
-    result = FileResult(name, CHANGED if new != text else UNCHANGED, diagnostics, notebook=notebook)
+    shown = fileio.printable(name)
+    task = Task("-", shown, notebook, mode, settings.options, precheck=True)
+    outcome = run_isolated(task, text)
+    if outcome["error"] is not None:
+        message, line, cell = outcome["error"]
+        raise MigrationError(message, line, None, cell)
+    new = text if outcome["new"] is None else outcome["new"]
+    diagnostics = diagnostics_of(outcome)
+    result = FileResult(
+        shown, CHANGED if new != text else UNCHANGED, diagnostics, notebook=notebook
+    )
+    try:
+        encoded = (b"\xef\xbb\xbf" if bom else b"") + new.encode(encoding)
+    except UnicodeEncodeError as exc:
+        raise fileio.FileError(
+            f"the rewrite has a character ({exc.object[exc.start]!r}) that the input's "
+            f"encoding ({encoding}) cannot hold"
+        ) from None
     if mode in ("fix", "review"):
-        return StreamResult((b"\xef\xbb\xbf" if bom else b"") + new.encode(encoding), result)
-    diff = unified_diff(text, new, name) if mode == "diff" and new != text else None
+        return StreamResult(encoded, result)
+    diff = patch_diff(data, encoded, name) if mode == "diff" and new != text else None
     return StreamResult(None, result, diff)

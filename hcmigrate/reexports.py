@@ -11,7 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hcmigrate.errors import FileError
 from hcmigrate.facts import LEGACY_MODULE as LEGACY
+from hcmigrate.files import read_regular
 
 _WORDS = re.compile(r"\w+")
 
@@ -42,9 +44,9 @@ def legacy_binding_targets(
     module -> {name: target}, come from the module that re-exports them)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+        return binding_targets(tree, extra_modules or {})
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # (too deep: nothing known)
         return {}
-    return binding_targets(tree, extra_modules or {})
 
 
 def binding_targets(tree: ast.Module, extra_modules: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -163,12 +165,12 @@ def plan_reexports(scanned, targets) -> ReexportPlan:
             if not targets[i].notebook:
                 path = targets[i].path
                 try:
-                    text = path.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError):
-                    continue
-                taken |= imported_names(
-                    text, module_name(path), is_package=path.name == "__init__.py"
-                )
+                    text = read_regular(path).decode("utf-8-sig")
+                    taken |= imported_names(
+                        text, module_name(path), is_package=path.name == "__init__.py"
+                    )
+                except (FileError, UnicodeDecodeError, SyntaxError, RecursionError, MemoryError):
+                    continue  # (the per-file step reports what is wrong with it)
         table = tuple(
             sorted(
                 (f"{r.module}.{name}", target)

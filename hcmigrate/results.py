@@ -18,7 +18,7 @@ class FileResult:
     error: str | None = None
     error_line: int | None = None
     error_cell: int | None = None
-    diff: str | None = None
+    diff: bytes | None = None  # --diff: a patch of the file's bytes (git apply, patch -p1)
     original: str | None = None  # kept only when asked (interactive review)
     new: str | None = None
     written: bool = False

@@ -2,18 +2,20 @@
 
 Results come back in the order of the file list whatever the scheduling. A worker never lets an
 exception escape: every problem becomes a `failed` result naming the reason, and the other files
-go on. In fix mode the worker writes its own file (atomically, see hcmigrate.files).
+go on; a worker that dies (a crash in libcst's native parser) costs only the file it was on
+(hcmigrate.workers). In fix mode the worker writes its own file (atomically, see
+hcmigrate.files).
 
-Importing this module is cheap (the CLI imports it on every run): the codemod (libcst) and the
-process pool are imported when a file is migrated, once in the parent before workers fork.
+Importing this module is cheap (the CLI imports it on every run): the codemod (libcst) and
+multiprocessing are imported when a file is migrated, once in the parent before workers fork.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import gc
 import os
-import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,9 +38,13 @@ class Task:
     mode: str  # "fix" | "check" | "diff" | "review"
     options: Options
     cache_tool: str | None = None  # hcmigrate.cache's tool fingerprint, when results are cached
+    # Python's own parser did not accept the file in the pre-filter (or did not see it): it is
+    # asked first, so that text too deep for it never reaches libcst's native parser.
+    precheck: bool = False
 
 
 def unified_diff(old: str, new: str, name: str) -> str:
+    """A unified diff of two texts, for reading (--interactive shows notebooks this way)."""
     import difflib
 
     lines = difflib.unified_diff(
@@ -48,6 +54,39 @@ def unified_diff(old: str, new: str, name: str) -> str:
     for line in lines:
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
+
+
+def patch_lines(data: bytes) -> list[bytes]:
+    """`data` cut into lines as git and patch cut it: after each LF only (a form feed, a lone
+    CR, U+2028 are characters of a line)."""
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def patch_diff(old: bytes, new: bytes, name: str) -> bytes:
+    """A unified diff of a file's bytes that `git apply` and `patch -p1` apply: lines are the
+    file's own bytes (its encoding, BOM and line endings), cut at LF only; `name` is written as
+    the file system spells it."""
+    import difflib
+
+    label = os.fsencode(name)
+    # A name with a blank ends at a tab, as diff writes it (patch reads the name to a tab).
+    end = b"\t" if any(c in label for c in b" \t") else b""
+    lines = difflib.diff_bytes(
+        difflib.unified_diff,
+        patch_lines(old),
+        patch_lines(new),
+        b"a/" + label + end,
+        b"b/" + label + end,
+        lineterm=b"\n",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")
+    return b"".join(out)
 
 
 def process(task: Task) -> FileResult:
@@ -90,7 +129,7 @@ def _outcome(task: Task, text: str) -> Outcome:
     the error that leaves it unchanged."""
     try:
         new_text, diagnostics = migrate_text(
-            text, _migration_options(task), task.display, task.notebook
+            text, _migration_options(task), task.display, task.notebook, precheck=task.precheck
         )
     except HcmigrateError as exc:
         return outcome_of(None, [], (exc.message, exc.line, exc.cell))
@@ -129,37 +168,49 @@ def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResul
     res.status = CHANGED
     if task.mode != "check":
         new_text = _laid_out(task, src.text, new_text)
-    if task.mode == "diff":
-        res.diff = unified_diff(src.text, new_text, task.display)
-    elif task.mode == "review":
-        res.original, res.new = src.text, new_text
-    elif task.mode == "fix":
-        try:
+    try:
+        if task.mode == "diff":
+            res.diff = patch_diff(src.raw, src.encode(new_text), task.path)
+        elif task.mode == "review":
+            res.original, res.new = src.text, new_text
+        elif task.mode == "fix":
             fileio.write_atomic(src, new_text)
             res.written = True
-        except fileio.FileError as exc:
-            res.status, res.error = FAILED, f"not written: {exc.message}"
-        except OSError as exc:
-            res.status, res.error = FAILED, f"not written: {exc.strerror or exc}"
+    except fileio.FileError as exc:
+        res.status, res.error = FAILED, f"not written: {exc.message}"
+    except OSError as exc:
+        res.status, res.error = FAILED, f"not written: {exc.strerror or exc}"
+    except UnicodeEncodeError as exc:
+        res.status = FAILED
+        res.error = (
+            f"not written: the rewrite has a character ({exc.object[exc.start]!r}) that the "
+            f"file's encoding ({src.encoding}) cannot hold"
+        )
     return res
 
 
 def migrate_text(
-    text: str, options: Options, display: str, notebook: bool
+    text: str, options: Options, display: str, notebook: bool, *, precheck: bool = False
 ) -> tuple[str, list[Diagnostic]]:
-    """Migrate one file's text; raise an HcmigrateError for anything that leaves it unchanged."""
-    if notebook:
-        from hcmigrate.notebook import migrate_notebook
-
-        nres = migrate_notebook(text, options, filename=display)
-        return nres.code, list(nres.diagnostics)
+    """Migrate one file's text; raise an HcmigrateError for anything that leaves it unchanged.
+    `precheck`: let Python's own parser judge the text first (see python_parses)."""
     try:
-        result = migrate_source(text, options, filename=display)
-    except MigrationError as exc:
-        message, line, col = describe(text, exc.message, exc.line, exc.col)
-        raise MigrationError(f"{message}{python2_hint(text)}", line, col) from None
+        if notebook:
+            from hcmigrate.notebook import migrate_notebook
+
+            nres = migrate_notebook(text, options, filename=display)
+            return nres.code, list(nres.diagnostics)
+        if precheck:
+            python_parses(text)
+        try:
+            result = migrate_source(text, options, filename=display)
+        except MigrationError as exc:
+            message, line, col = describe(text, exc.message, exc.line, exc.col)
+            raise MigrationError(f"{message}{python2_hint(text)}", line, col) from None
     except RecursionError:
-        raise MigrationError("cannot parse: nesting too deep", line=None, col=None) from None
+        raise MigrationError(TOO_DEEP, line=None, col=None) from None
+    except MemoryError:
+        raise MigrationError(TOO_COMPLEX, line=None, col=None) from None
     if result.changed and not result.compile_checked:
         error = compile_error(result.code, display)
         if error is not None and compile_error(text, display) is None:
@@ -170,6 +221,31 @@ def migrate_text(
                 col=None,
             )
     return result.code, list(result.diagnostics)
+
+
+TOO_DEEP = "cannot parse: nesting too deep (RecursionError); file left unchanged"
+TOO_COMPLEX = "cannot parse: too complex for the parser (MemoryError); file left unchanged"
+
+
+def python_parses(text: str, *, top_level_await: bool = False) -> None:
+    """Raise MigrationError when Python's own parser rejects `text`: its syntax error, or
+    nesting too deep or too complex for it. Python's parser has limits and reports them
+    (too many nested parentheses, RecursionError, MemoryError), while libcst's native parser
+    can overflow its stack on such text and crash the process (a segfault)."""
+    flags = ast.PyCF_ONLY_AST | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0)
+    try:
+        compile(text, "<unknown>", "exec", flags=flags, dont_inherit=True)
+    except SyntaxError as error:
+        message, line, col = describe(
+            text, error.msg, error.lineno or 1, error.offset or 1, top_level_await=top_level_await
+        )
+        raise MigrationError(f"{message}{python2_hint(text)}", line, col) from None
+    except ValueError as error:  # (NUL bytes)
+        raise MigrationError(f"cannot parse: {error}", line=None, col=None) from None
+    except RecursionError:
+        raise MigrationError(TOO_DEEP, line=None, col=None) from None
+    except MemoryError:
+        raise MigrationError(TOO_COMPLEX, line=None, col=None) from None
 
 
 def default_jobs() -> int:
@@ -211,28 +287,57 @@ def run_tasks(
 
 
 def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
-    if jobs <= 1 or len(tasks) <= 1:
-        if tasks:
-            load_codemod()
+    """The tasks' results in order, each file migrated in a worker process (hcmigrate.workers):
+    a file that crashes its worker (libcst's native parser on deeply nested code) gets an error
+    and the run goes on. Only where no worker can be forked safely (this process has imported
+    JAX, see _start_context) and one process is asked for do the files run in this process."""
+    if not tasks:
+        return
+    context = _start_context()
+    if context.get_start_method() != "fork" and (jobs <= 1 or len(tasks) <= 1):
         for t in tasks:
             yield process(t)
         return
-    workers = min(jobs, len(tasks))
-    # Small chunks balance the workers better (files differ a lot in size; docs/performance.md).
-    chunksize = max(1, min(4, len(tasks) // (workers * 8)))
-    from concurrent.futures import ProcessPoolExecutor
+    from hcmigrate.workers import run_in_workers
 
-    pool = ProcessPoolExecutor(
-        max_workers=workers, initializer=_worker_init, mp_context=_start_context()
+    yield from run_in_workers(process, tasks, jobs, context, _died)
+
+
+def _died(task: Task, how: str) -> FileResult:
+    """The result of a file whose worker process died on it."""
+    return FileResult(
+        task.display,
+        FAILED,
+        error=f"the process migrating this file died ({how}); file left unchanged. "
+        + WORKER_DEATH_HINT,
+        notebook=task.notebook,
     )
-    try:
-        yield from pool.map(process, tasks, chunksize=chunksize)
-    except BaseException:
-        # Ctrl-C (or the consumer stopping): start nothing new, let the files being written
-        # finish (workers ignore SIGINT, and each write is atomic anyway), then return.
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
+
+
+WORKER_DEATH_HINT = (
+    "Most likely libcst's parser overflowed its stack on deeply nested code (a larger stack, "
+    "`ulimit -s`, may help), or the system ran out of memory."
+)
+
+
+def run_isolated(task: Task, text: str) -> Outcome:
+    """What migrating `text` gives (as _outcome), worked out in a worker process where one can
+    be forked safely: a crash in the parser is an error of the file, not of the program."""
+    context = _start_context()
+    if context.get_start_method() != "fork":
+        return _outcome(task, text)
+    from hcmigrate.workers import run_in_workers
+
+    def died(item, how: str) -> Outcome:
+        message = f"the process migrating it died ({how}). {WORKER_DEATH_HINT}"
+        return outcome_of(None, [], (message, None, None))
+
+    (outcome,) = run_in_workers(_outcome_of_pair, [(task, text)], 1, context, died)
+    return outcome
+
+
+def _outcome_of_pair(item: tuple[Task, str]) -> Outcome:
+    return _outcome(*item)
 
 
 # Set by the hcmigrate program (hcmigrate.cli.main), a short-lived process; see load_codemod.
@@ -279,10 +384,8 @@ def _start_context():
         return multiprocessing.get_context("fork")
     if "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["hcmigrate.codemod.pipeline", "hcmigrate.runner"])
+        context.set_forkserver_preload(
+            ["hcmigrate.codemod.pipeline", "hcmigrate.runner", "hcmigrate.workers"]
+        )
         return context
     return multiprocessing.get_context("spawn")
-
-
-def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what Ctrl-C does

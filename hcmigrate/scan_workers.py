@@ -11,6 +11,7 @@ PARALLEL_MIN_FILES = 2000
 # Files per unit of work: small enough that interleaved units balance the workers (files differ
 # a lot in size), large enough that the messages (the few non-trivial results) cost nothing.
 _SLICE = 128
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 def can_fork(jobs: int, n_files: int) -> bool:
@@ -49,7 +50,12 @@ def in_workers(work: Callable[[int, int], list], n: int, jobs: int) -> Iterator:
             worker = context.Process(
                 target=_work_slices, args=(work, slices[k::jobs], send), daemon=True
             )
-            worker.start()
+            # (stop signals held back until the worker has reset this process's handlers)
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+            try:
+                worker.start()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             send.close()
             workers.append(worker)
             pipes.append(receive)
@@ -69,6 +75,11 @@ def in_workers(work: Callable[[int, int], list], n: int, jobs: int) -> Iterator:
 def _work_slices(work: Callable[[int, int], list], slices: list[tuple[int, int]], send) -> None:
     """A worker: send (True, result) per slice, in order, or (False, error) and stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process decides what Ctrl-C does
+    # SIGTERM / SIGHUP end a scan worker at once (it writes nothing); the handlers inherited
+    # from the main process (hcmigrate.cli) would raise in it instead.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     try:
         for start, stop in slices:
             send.send((True, work(start, stop)))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hcmigrate.api import DEFAULT_LINE_LENGTH, Options
 from hcmigrate.config import ini_line_length, load_config, parse_version, pinned_jax, shown
-from hcmigrate.discover import Selector
+from hcmigrate.discover import Selector, check_patterns
 from hcmigrate.errors import ConfigError
 
 
@@ -21,6 +21,9 @@ class Settings:
     force_exclude: bool = False
     respect_gitignore: bool = True
     notes: list[str] = field(default_factory=list)  # where each setting came from (-v)
+    # Files read for the settings that could not be (path, reason): reported, exit 2, while the
+    # run goes on without them (a requirements file that is a FIFO).
+    problems: list[tuple[str, str]] = field(default_factory=list)
 
     def selector(self, force_exclude: bool | None = None) -> Selector:
         return Selector(
@@ -82,6 +85,7 @@ def resolve_settings(
     )
     v = cfg.values
     notes = []
+    problems: list[tuple[str, str]] = []
     if cfg.path:
         notes.append(f"config: {shown(cfg.path)}")
     root = cfg.root or Path.cwd()
@@ -101,7 +105,7 @@ def resolve_settings(
         target = parse_version(v["target-jax"])
         notes.append(f"target JAX {v['target-jax']} ({shown(cfg.path)})")
     else:
-        pinned = pinned_jax(root)
+        pinned = pinned_jax(root, problems)
         if pinned:
             target = pinned[0]
             notes.append(f"target JAX {'.'.join(map(str, target))} (from {pinned[1]})")
@@ -111,6 +115,15 @@ def resolve_settings(
     include_patterns = (
         list(include) if include else (list(v["include"]) if "include" in v else None)
     )
+    where = f"{shown(cfg.path)}: [tool.hcmigrate]" if cfg.path else ""
+    for patterns, source in (
+        (exclude, "--exclude"),
+        (include, "--include"),
+        (v.get("exclude", []), f"{where} exclude"),
+        (v.get("extend-exclude", []), f"{where} extend-exclude"),
+        (v.get("include", []), f"{where} include"),
+    ):
+        check_patterns(patterns, source)
     return Settings(
         options=Options(
             strategy=strategy,
@@ -131,4 +144,5 @@ def resolve_settings(
             v.get("respect-gitignore", True) if respect_gitignore is None else respect_gitignore
         ),
         notes=notes,
+        problems=problems,
     )

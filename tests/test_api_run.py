@@ -65,4 +65,4 @@ def test_standard_input_through_the_library():
     assert stream.output == b"import jax\njax.effects_barrier()\n"
     assert [d.code for d in stream.result.diagnostics] == ["HCB001", "HCB401"]
     diff = api.migrate_stream(data, "x.py", api.Settings(), mode="diff")
-    assert diff.output is None and diff.diff.startswith("--- a/x.py")
+    assert diff.output is None and diff.diff.startswith(b"--- a/x.py")

@@ -4,6 +4,7 @@ file either wholly old or wholly new."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -119,3 +120,155 @@ def test_killed_run_leaves_every_file_wholly_old_or_new(tmp_path, sig, jobs):
     )
     assert res.returncode == 0, res.stderr
     assert _state(expected) == (0, len(expected))
+
+
+# --- ownership, group and hard links (issue 17) ---------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+ONE = LEGACY.format(n=3)
+
+
+def _hcmigrate(*args, cwd, prefix=()):
+    """The real program (this checkout's code) in a subprocess."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "hcmigrate", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+
+
+@needs_root
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        (),
+        # Root without the right to give files away (CAP_CHOWN), as any other user is: the
+        # file is overwritten in place, which keeps its owner.
+        ("setpriv", "--inh-caps=-chown", "--bounding-set=-chown"),
+    ],
+    ids=["root", "no-chown"],
+)
+def test_owner_group_mode_and_hard_links_are_kept(tmp_path, prefix):
+    if prefix and shutil.which("setpriv") is None:
+        pytest.skip("needs setpriv (util-linux)")
+    owned = tmp_path / "owned.py"
+    owned.write_text(ONE)
+    os.chown(owned, 1234, 2345)
+    owned.chmod(0o640)
+    linked = tmp_path / "linked.py"
+    linked.write_text(ONE)
+    other_name = tmp_path / "sub" / "same_file.txt"
+    other_name.parent.mkdir()
+    os.link(linked, other_name)
+    inode = linked.stat().st_ino
+    res = _hcmigrate("-q", "-j2", "owned.py", "linked.py", cwd=tmp_path, prefix=prefix)
+    assert res.returncode == 0, res.stderr
+    new = migrate_source(ONE).code
+    st = owned.stat()
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (1234, 2345, 0o640)
+    assert owned.read_text() == new
+    assert linked.stat().st_ino == inode and linked.stat().st_nlink == 2
+    assert linked.read_text() == new and other_name.read_text() == new
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["linked.py", "owned.py", "sub"]
+
+
+def test_in_place_write_still_refuses_a_file_changed_meanwhile(tmp_path):
+    a = tmp_path / "a.py"
+    a.write_text("old\n")
+    os.link(a, tmp_path / "b.py")
+    src = fileio.read_source(a)
+    a.write_text("edited\n")
+    with pytest.raises(fileio.FileError, match="changed on disk"):
+        fileio.write_atomic(src, "new\n")
+    assert (tmp_path / "b.py").read_text() == "edited\n"
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["a.py", "b.py"]
+
+
+# --- SIGTERM and SIGHUP are Ctrl-C (issue 17) ------------------------------------------------
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == str(pid):
+            kids.append(int(stat_file.parent.name))
+    return kids
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_stop_the_workers_and_remove_temp_files(tmp_path, sig, code):
+    expected = _make_tree(tmp_path, 120)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "-q", "--no-cache", "-j", "2", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    deadline = time.time() + 60
+    sample = list(expected)[::4]
+    while time.time() < deadline:
+        if sum(p.read_bytes() == expected[p][1] for p in sample) >= 3:
+            break
+        time.sleep(0.02)
+    else:
+        proc.kill()
+        pytest.fail("the run did not start writing within 60 s")
+    workers = _children(proc.pid)
+    assert workers, "no worker processes"
+    os.kill(proc.pid, sig)  # the main process only, as `kill PID` does
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == code, stderr
+    assert b"interrupted" in stderr and b"Traceback" not in stderr
+    time.sleep(0.2)
+    assert not [pid for pid in workers if _running(pid)], "workers left running"
+    assert not list(tmp_path.rglob("*.hcmigrate-tmp"))
+    old, new = _state(expected)
+    assert old > 0 and new > 0, (old, new)
+    res = _hcmigrate("-q", str(tmp_path), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert _state(expected) == (0, len(expected))
+    assert not list(tmp_path.rglob("*.hcmigrate-tmp"))
+
+
+def _dead_pid() -> int:
+    pid = 4_000_000
+    while Path(f"/proc/{pid}").exists():
+        pid -= 1
+    return pid
+
+
+def test_a_rewrite_removes_temp_files_that_a_killed_run_left(tmp_path):
+    (tmp_path / "m.py").write_text(ONE)
+    dead = tmp_path / f".m.py.{_dead_pid()}.k3j_x9zq{fileio.TEMP_SUFFIX}"
+    alive = tmp_path / f".m.py.{os.getpid()}.a8d7f6e5{fileio.TEMP_SUFFIX}"  # (a run under way)
+    other = tmp_path / "notes.hcmigrate-tmp.txt"
+    for p in (dead, alive, other):
+        p.write_text("partial")
+    res = _hcmigrate("--check", ".", cwd=tmp_path)  # (--check writes nothing, removes nothing)
+    assert res.returncode == 1 and dead.exists()
+    res = _hcmigrate("-v", ".", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert f"removed {dead.name}: a temporary file left by a run that was killed" in res.stderr
+    assert not dead.exists() and alive.exists() and other.exists()
+    assert (tmp_path / "m.py").read_text() == migrate_source(ONE).code

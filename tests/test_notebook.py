@@ -205,3 +205,80 @@ def test_cells_may_await_at_top_level():
     res = migrate_notebook(json.dumps(nb, indent=1), Options())
     assert res.changed_cells == [2, 4]
     assert "".join(json.loads(res.code)["cells"][3]["source"]).endswith("jax.effects_barrier()")
+
+
+# A notebook as other tools write it: escapes where Jupyter writes characters, numbers spelled
+# as they were typed, keys in no order, a duplicate key (json.loads keeps the last), a source
+# as one string, a one-line empty source.
+HAND_WRITTEN = r"""{
+ "metadata": {"kernelspec": {"language": "python", "name": "python3"}, "x": 1.0e3,
+  "y": -0.0, "z": 1E+2, "u": "caf\u00e9 \/ slash", "big": 12345678901234567890.000},
+ "nbformat": 4,
+ "cells": [
+  {"cell_type": "markdown", "source": ["# T\u00edtulo"], "metadata": {}},
+  {
+   "source": "an ignored duplicate",
+   "cell_type": "code",
+   "execution_count": 1.50,
+   "metadata": {},
+   "outputs": [{"output_type": "stream", "name": "stdout", "text": ["\u00e9\n"]}],
+   "source": [
+    "from jax.experimental import host_callback as hcb\n",
+    "# caf\u00e9 \u2028 comment kept\n",
+    "def f(x):\n",
+    "    hcb.id_tap(lambda a, t: print(a), x)\n",
+    "    return x"
+   ]
+  },
+  {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null,
+   "source": "y = f(2)\nhcb_not = 1  # \u00fc\nhcb.barrier_wait()"},
+  {"cell_type": "code", "metadata": {}, "outputs": [], "source": [], "execution_count": 2}
+ ],
+ "nbformat_minor": 5
+}
+"""
+
+
+def test_notebook_json_outside_the_changed_sources_is_kept_byte_for_byte(tmp_path):
+    text = HAND_WRITTEN
+    path = tmp_path / "hand.ipynb"
+    path.write_text(text, encoding="utf-8")
+    res = run(["hand.ipynb"], tmp_path)
+    assert res.exit_code == 0, res.output
+    new = path.read_text(encoding="utf-8")
+    nb_before, nb_after = json.loads(text), json.loads(new)
+    # Only the two changed sources differ: the text before, between and after them is the same.
+    first = text.index('"source": [\n    "from jax')
+    first_end = text.index("]", first) + 1
+    second = text.index('"source": "y = f(2)')
+    second_end = text.index('"}', second) + 1
+    assert new.startswith(text[:first])
+    assert new.endswith(text[second_end:])
+    after_first = new.index("]", new.index('"source": [\n    "import')) + 1
+    between = text[first_end:second]
+    assert new[after_first : after_first + len(between)] == between
+    # The changed sources: migrated, in the same layout, unchanged lines spelled as they were.
+    assert '\n    "# caf\\u00e9 \\u2028 comment kept\\n",\n' in new
+    assert '"source": "' in new[after_first:]  # (a string stays a string)
+    code = "".join(nb_after["cells"][1]["source"])
+    assert "hcb" not in code and "jax.debug.callback" in code
+    assert nb_after["cells"][2]["source"].endswith("jax.effects_barrier()")
+    assert nb_after["cells"][0] == nb_before["cells"][0]
+    assert nb_after["metadata"] == nb_before["metadata"]
+
+
+def test_notebook_splice_falls_back_only_where_it_must(tmp_path):
+    from hcmigrate.notebook import source_spans, splice_sources
+
+    text = HAND_WRITTEN
+    spans = source_spans(text)
+    assert len(spans) == 4 and all(spans)
+    cells = json.loads(text)["cells"]
+    for (start, end), cell in zip(spans, cells):
+        assert json.loads(text[start:end]) == cell["source"]  # (the last duplicate key)
+    nb = json.loads(text)
+    nb["cells"][3]["source"] = ["x = 1\n", "y = 2"]  # an empty list gets lines
+    out = splice_sources(text, nb, [4])
+    assert json.loads(out) == nb
+    assert '"source": [\n   "x = 1\\n",\n   "y = 2"\n  ]' in out
+    assert splice_sources("[]", nb, [4]) is None  # not a notebook: the caller re-serialises

@@ -194,3 +194,159 @@ def test_code_without_the_legacy_api_is_byte_identical(blocks, other):
     text = "import jax\n" + other + "\n".join(blocks)
     out = migrate_source(text)
     assert out.code == text and not out.changed
+
+
+# --- hostile files through the real program (issue 17) ---------------------------------------
+
+import io  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import tokenize  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+GOOD = (
+    "# a module comment\n"
+    "from jax.experimental import host_callback as hcb  # the import\n\n\n"
+    "def step(x):  # step\n"
+    "    # before the tap\n"
+    "    hcb.id_tap(lambda a, t: print(a), x)  # after the tap\n"
+    "    y = hcb.id_print(x)  # printed\n"
+    "    return y  # done\n"
+)
+HEAD = "from jax.experimental import host_callback as hcb\n"
+
+
+def _nested(depth: int) -> str:
+    return HEAD + "x = hcb.id_print(" + "[" * depth + "1" + "]" * depth + ")  # deep\n"
+
+
+# File contents: (bytes or None for a special file kind, is it a notebook).
+CONTENTS = st.one_of(
+    st.sampled_from([10, 150, 199, 250, 5_000, 50_000]).map(lambda d: _nested(d).encode()),
+    st.sampled_from([100, 1_000, 3_500]).map(
+        lambda n: (HEAD + "x = hcb.id_print(a" + ".b" * n + ")  # attrs\n").encode()
+    ),
+    st.sampled_from([10, 5_000, 100_000]).map(
+        lambda n: (HEAD + "x = hcb.id_print(" + "not " * n + "y)  # nots\n").encode()
+    ),
+    st.sampled_from(
+        [
+            GOOD.encode("utf-16"),  # (NUL bytes: binary)
+            b"\xef\xbb\xbf" + GOOD.encode(),
+            GOOD.replace("\n", "\r\n").encode(),
+            ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + GOOD).encode("latin-1"),
+            ("# caf\xe9\n" + GOOD).encode("latin-1"),  # (no cookie: not UTF-8)
+            GOOD.replace("x)  # after", "x)\x0c  # after").encode(),
+            (GOOD + "s = 'a\u2028b'  # separators\n").encode(),
+            (GOOD + "z = 1\r").encode(),
+            GOOD.rstrip("\n").encode(),
+            GOOD.replace("def step", "def step(:").encode(),  # (a syntax error)
+            b"",
+            b"fifo",
+            b"folder",
+            b"symlink",
+            b"notebook",
+            b"broken-notebook",
+        ]
+    ),
+)
+NAMES = st.sampled_from(
+    ["a.py", "with space.py", "-dash.py", "\u00fcml.py", "tab\t.py", "new\nline.py", "x.ipynb"]
+).map(os.fsencode) | st.just(b"\xff\xfe bytes.py")
+
+
+def _notebook(code: str) -> bytes:
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    nb = {"cells": [dict(cell, source=code.splitlines(True))], "metadata": {}, "nbformat": 4}
+    return (json.dumps(nb, indent=1) + "\n").encode()
+
+
+def _make(folder: Path, name: bytes, content: bytes) -> None:
+    path = Path(os.fsdecode(os.fsencode(folder) + b"/" + name))
+    if content == b"fifo":
+        os.mkfifo(path)
+    elif content == b"folder":
+        path.mkdir()
+    elif content == b"symlink":
+        path.symlink_to(folder / "good.py")
+    elif content == b"notebook":
+        path.write_bytes(_notebook(GOOD))
+    elif content == b"broken-notebook":
+        path.write_bytes(b'{"cells": [')
+    else:
+        path.write_bytes(content)
+
+
+def _comments(data: bytes) -> list[str]:
+    try:
+        return [
+            tok.string
+            for tok in tokenize.tokenize(io.BytesIO(data).readline)
+            if tok.type == tokenize.COMMENT and "coding" not in tok.string
+        ]
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):
+        return []
+
+
+def _source(data: bytes) -> str:
+    from hcmigrate.files import decode_python
+
+    return decode_python(data)[0]
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    files=st.dictionaries(NAMES, CONTENTS, min_size=1, max_size=3),
+    mode=st.sampled_from(["fix", "--check", "--diff"]),
+    jobs=st.sampled_from(["1", "2"]),
+)
+def test_hostile_files_through_the_program(files, mode, jobs):
+    """Whatever the files: no traceback, an exit code that means what docs/cli.md says, every
+    file written compiles and keeps its comments, --check and --diff write nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "good.py").write_text(GOOD)
+        for name, content in files.items():
+            _make(folder, name, content)
+        before = {p: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.is_symlink()}
+        args = [] if mode == "fix" else [mode]
+        proc = subprocess.run(
+            [sys.executable, "-m", "hcmigrate", "--no-cache", "-j", jobs, *args, "."],
+            cwd=folder,
+            capture_output=True,
+            timeout=120,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+        )
+        out, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+        assert "Traceback" not in out + err, err
+        assert proc.returncode in (0, 1, 2), err
+        # 2: some file could not be processed, and each such file is named in an error.
+        assert (proc.returncode == 2) == ("error: " in err), err
+        if proc.returncode != 2 and mode == "--check":
+            assert (proc.returncode == 1) == ("would rewrite" in out), out
+        if proc.returncode != 2 and mode == "fix":
+            assert (proc.returncode == 1) == ("[manual]" in out), out
+        if mode == "fix":
+            assert "hcb" not in (folder / "good.py").read_text() or proc.returncode == 2
+        for path, data in before.items():
+            now = path.read_bytes()
+            if mode != "fix" or path.suffix == ".ipynb":
+                if mode != "fix":
+                    assert now == data, path
+                continue
+            if now != data:
+                text = _source(now)
+                compile(text, str(path), "exec", dont_inherit=True)
+                for comment in _comments(data):
+                    assert comment in text, (path, comment)
+        assert not list(folder.glob("*.hcmigrate-tmp")) and not list(
+            folder.glob(".*.hcmigrate-tmp")
+        )

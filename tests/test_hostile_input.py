@@ -1,0 +1,311 @@
+"""Hostile input through the real `hcmigrate` program (a subprocess, real files; issue 17): special
+files are named and never read, every file-level failure is that file's error (exit 2) while the
+run goes on, file names that are not UTF-8, configuration of the wrong shape, machine-readable output on
+failures. (`--diff` output: tests/test_diff_patch.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hcmigrate.api import migrate_source
+from hcmigrate.files import MAX_FILE_BYTES
+
+REPO = Path(__file__).resolve().parent.parent
+LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f(x):\n    hcb.id_tap(lambda a, t: print(a), x)  # kept\n    return x\n"
+HEAD = "from jax.experimental import host_callback as hcb\nx = hcb.id_print(1)\n"
+
+
+def hcmigrate(*args, cwd, input=None, timeout=120, prefix=()):
+    """The real program (this checkout's code), in a subprocess; bytes in and out."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.run(
+        [*prefix, sys.executable, "-m", "hcmigrate", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        timeout=timeout,  # (a hang fails the test instead of stalling the suite)
+        env=env,
+    )
+    output = proc.stdout + proc.stderr
+    assert b"Traceback" not in output, output.decode(errors="replace")
+    return proc
+
+
+def err(proc) -> str:
+    return proc.stderr.decode("utf-8", "replace")
+
+
+@pytest.fixture
+def good(tmp_path):
+    p = tmp_path / "good.py"
+    p.write_text(LEGACY)
+    return p
+
+
+def assert_good_rewritten(good):
+    assert good.read_text() == migrate_source(LEGACY).code
+
+
+# --- only regular files are opened ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_special_files_are_named_never_read_and_the_run_goes_on(tmp_path, good, jobs):
+    os.mkfifo(tmp_path / "fifo.py")
+    os.mkfifo(tmp_path / "fifo.ipynb")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "sock.py"))
+    big = tmp_path / "big.py"
+    with open(big, "wb") as fh:  # (sparse: no disk space)
+        fh.write(HEAD.encode())
+        fh.truncate(MAX_FILE_BYTES + 1)
+    try:
+        res = hcmigrate("-j", jobs, ".", "/dev/zero", "/dev/urandom", cwd=tmp_path, timeout=60)
+    finally:
+        server.close()
+    assert res.returncode == 2
+    out = err(res)
+    assert "error: fifo.py: not a regular file (a FIFO); not read" in out
+    assert "error: fifo.ipynb: not a regular file (a FIFO); not read" in out
+    assert "error: sock.py: not a regular file (" in out
+    assert "error: /dev/zero: not a regular file (a character device); not read" in out
+    assert "error: /dev/urandom: not a regular file (a character device); not read" in out
+    assert (
+        "error: big.py: file too large (33,554,433 bytes; the limit is 32 MiB); not processed"
+        in out
+    )
+    assert_good_rewritten(good)
+    assert stat.S_ISFIFO(os.stat(tmp_path / "fifo.py").st_mode)
+
+
+def test_fifo_requirements_and_gitignore_are_named_and_the_run_goes_on(tmp_path, good):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    os.mkfifo(tmp_path / "requirements.txt")
+    os.mkfifo(tmp_path / ".gitignore")
+    res = hcmigrate("-j1", ".", cwd=tmp_path, timeout=60)
+    assert res.returncode == 2
+    out = err(res)
+    assert "error: requirements.txt: not a regular file (a FIFO); not read (looked at for" in out
+    assert ".gitignore: not a regular file (a FIFO); not read (git ignore rules not applied)" in out
+    assert_good_rewritten(good)
+
+
+def test_fifo_config_is_refused_at_once(tmp_path, good):
+    os.mkfifo(tmp_path / "cfg.toml")
+    res = hcmigrate("--config", "cfg.toml", ".", cwd=tmp_path, timeout=60)
+    assert res.returncode == 2
+    assert "error: cfg.toml: not a regular file (a FIFO); not read" in err(res)
+    assert good.read_text() == LEGACY  # (no run with a configuration that could not be read)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_standard_input_that_never_ends_is_refused(tmp_path, fmt):
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hcmigrate", "--output-format", fmt, "-"],
+            stdin=zero,
+            capture_output=True,
+            timeout=60,
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+        )
+    assert proc.returncode == 2
+    assert "file too large" in err(proc) and "(standard input)" in err(proc)
+    assert proc.stdout == b""
+    if fmt == "json":
+        report = json.loads(proc.stderr.decode().split("\n", 1)[1])
+        assert report["files"][0]["status"] == "failed"
+        assert report["summary"]["files_failed"] == 1
+
+
+# --- every file-level failure is that file's error ------------------------------------------
+
+HOSTILE = {
+    "terms.py": HEAD + "y = " + " + ".join(["1"] * 5000) + "\n",
+    "nots.py": HEAD + "y = " + "not " * 100_000 + "x\n",
+    "brackets.py": HEAD + "y = " + "[" * 50_000 + "]" * 50_000 + "\n",
+    "parens.py": HEAD + "y = " + "(" * 50_000 + ")" * 50_000 + "\n",
+}
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize("mode", [[], ["--check"]])
+def test_parser_limits_are_errors_of_their_file(tmp_path, good, jobs, mode):
+    for name, text in HOSTILE.items():
+        (tmp_path / name).write_text(text)
+    res = hcmigrate(*mode, "-j", jobs, ".", cwd=tmp_path)
+    assert res.returncode == 2  # (in --check too: 1 would read as "would change")
+    out = err(res)
+    assert "error: terms.py: cannot parse: nesting too deep (RecursionError)" in out
+    assert "error: nots.py: cannot parse: too complex for the parser (MemoryError)" in out
+    assert "error: brackets.py:3: syntax error: too many nested parentheses" in out
+    assert "error: parens.py:3: syntax error: too many nested parentheses" in out
+    for name, text in HOSTILE.items():
+        assert (tmp_path / name).read_text() == text
+    if mode:
+        assert "would rewrite good.py" in res.stdout.decode()
+    else:
+        assert_good_rewritten(good)
+
+
+# Code that Python's parser accepts but that overflows the stack of libcst's native parser
+# (a segfault) when the stack is small: only the worker process migrating it dies.
+DEEP = "from jax.experimental import host_callback as hcb\nx = hcb.id_print(a" + ".b" * 1500 + ")\n"
+SMALL_STACK = ["prlimit", f"--stack={1024 * 1024}"]
+
+
+@pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_parser_crash_costs_only_its_file(tmp_path, good, jobs):
+    (tmp_path / "deep.py").write_text(DEEP)
+    (tmp_path / "other.py").write_text(LEGACY.replace("# kept", "# other"))
+    res = hcmigrate("-j", jobs, ".", cwd=tmp_path, prefix=SMALL_STACK)
+    assert res.returncode == 2
+    out = err(res)
+    assert "error: deep.py: the process migrating this file died (killed by SIGSEGV)" in out
+    assert (tmp_path / "deep.py").read_text() == DEEP
+    assert_good_rewritten(good)
+    assert "# other" in (tmp_path / "other.py").read_text()
+    assert "hcb" not in (tmp_path / "other.py").read_text()
+    # Standard input: the error, and the input passed through unchanged.
+    res = hcmigrate("-", cwd=tmp_path, input=DEEP.encode(), prefix=SMALL_STACK)
+    assert res.returncode == 2
+    assert "error: -: the process migrating it died (killed by SIGSEGV)" in err(res)
+    assert res.stdout == DEEP.encode()
+
+
+def test_file_names_that_are_not_utf8(tmp_path):
+    name = os.fsdecode(b"caf\xe9 \xff.py")
+    (tmp_path / name).write_text(LEGACY)
+    res = hcmigrate("--check", "-j1", ".", cwd=tmp_path)
+    assert res.returncode == 1
+    assert "would rewrite caf\\xe9 \\xff.py" in res.stdout.decode()
+    res = hcmigrate("--check", "--output-format", "json", ".", cwd=tmp_path)
+    assert json.loads(res.stdout)["files"][0]["path"] == "caf\\xe9 \\xff.py"
+    res = hcmigrate("--diff", "-j1", ".", cwd=tmp_path)
+    assert res.returncode == 0
+    assert res.stdout.startswith(b"--- a/caf\xe9 \xff.py\t\n+++ b/caf\xe9 \xff.py\t\n")
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    shutil.copy(tmp_path / name, copy / name)
+    subprocess.run(["patch", "-p1", "-s"], input=res.stdout, cwd=copy, check=True)
+    res = hcmigrate("-j2", ".", name, cwd=tmp_path)
+    assert res.returncode == 0
+    assert (tmp_path / name).read_text() == migrate_source(LEGACY).code
+    assert (copy / name).read_bytes() == (tmp_path / name).read_bytes()
+
+
+@pytest.mark.parametrize(
+    "pyproject, message",
+    [
+        (b"tool = 'x'\n", "pyproject.toml: `tool` must be a table ([tool]), not a string"),
+        (b"[tool]\nhcmigrate = 3\n", "pyproject.toml: [tool.hcmigrate] must be a table, not an"),
+        (
+            b"[tool.hcmigrate]\nexclude = ['!']\n",
+            "pyproject.toml: [tool.hcmigrate] exclude: invalid pattern '!'",
+        ),
+        (
+            b"[tool.hcmigrate]\nextend-exclude = ['\\']\n",
+            "pyproject.toml: [tool.hcmigrate] extend-exclude: invalid pattern",
+        ),
+        (
+            b"[tool.hcmigrate]\ninclude = ['[z-a]']\n",
+            "pyproject.toml: [tool.hcmigrate] include: invalid pattern '[z-a]'",
+        ),
+        (
+            b"[project]\noptional-dependencies = ['jax>=0.4.30']\n",
+            "pyproject.toml: [project] optional-dependencies must be a table of arrays",
+        ),
+        (
+            b"[project.optional-dependencies]\ngpu = 'jax'\n",
+            "pyproject.toml: [project.optional-dependencies] gpu must be an array of strings",
+        ),
+        (b"[project]\ndependencies = 'jax'\n", "pyproject.toml: [project] dependencies must be"),
+        (b"project = 1\n", "pyproject.toml: `project` must be a table ([project]), not an"),
+        (
+            b"[tool.hcmigrate]\n# caf\xe9\n",
+            "pyproject.toml: not valid UTF-8 (byte 0xe9 at line 2); TOML files are UTF-8",
+        ),
+    ],
+)
+def test_configuration_of_the_wrong_shape(tmp_path, good, pyproject, message):
+    (tmp_path / "pyproject.toml").write_bytes(pyproject)
+    res = hcmigrate("--check", ".", cwd=tmp_path)
+    assert res.returncode == 2
+    assert f"error: {message}" in err(res)
+    res = hcmigrate("--check", "--config", "pyproject.toml", "-", cwd=tmp_path, input=b"x = 1\n")
+    assert res.returncode == 2 and message in err(res)
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        (["--exclude", "!"], "error: --exclude: invalid pattern '!'"),
+        (["--include", "[z-a]"], "error: --include: invalid pattern '[z-a]'"),
+    ],
+)
+def test_bad_patterns_on_the_command_line(tmp_path, good, option, message):
+    res = hcmigrate(*option, ".", cwd=tmp_path)
+    assert res.returncode == 2 and message in err(res)
+    assert good.read_text() == LEGACY
+
+
+def test_an_invalid_gitignore_line_is_skipped_as_git_does(tmp_path, good):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("!\n[z-a]\nvendored/\n")
+    (tmp_path / "vendored").mkdir()
+    (tmp_path / "vendored" / "v.py").write_text(LEGACY)
+    res = hcmigrate("-j1", ".", cwd=tmp_path)
+    assert res.returncode == 0, err(res)
+    assert_good_rewritten(good)
+    assert (tmp_path / "vendored" / "v.py").read_text() == LEGACY
+
+
+# --- machine-readable output is complete ----------------------------------------------------
+
+
+def test_json_and_sarif_name_missing_paths(tmp_path, good):
+    res = hcmigrate("--check", "--output-format", "json", "nope.py", "good.py", cwd=tmp_path)
+    assert res.returncode == 2
+    report = json.loads(res.stdout)
+    assert report["files"][0] == {
+        "path": "nope.py",
+        "status": "failed",
+        "error": "no such file or directory",
+        "error_location": "nope.py",
+        "diagnostics": [],
+    }
+    assert report["files"][1]["path"] == "good.py"
+    assert report["summary"]["files_failed"] == 1
+    res = hcmigrate("--check", "--output-format", "sarif", "nope.py", cwd=tmp_path)
+    invocation = json.loads(res.stdout)["runs"][0]["invocations"][0]
+    assert invocation["executionSuccessful"] is False
+    assert invocation["toolExecutionNotifications"][0]["message"]["text"] == (
+        "nope.py: no such file or directory"
+    )
+
+
+@pytest.mark.parametrize("data", [b"def f(:\n", b"\xff\xfe not utf-8\n"])
+def test_json_and_sarif_report_standard_input_failures(tmp_path, data):
+    res = hcmigrate(
+        "--output-format", "json", "--stdin-filename", "x.py", "-", cwd=tmp_path, input=data
+    )
+    assert res.returncode == 2
+    assert res.stdout == data  # (a pipe never loses its input)
+    report = json.loads(res.stderr.decode().split("\n", 1)[1])
+    assert report["files"][0]["path"] == "x.py" and report["files"][0]["status"] == "failed"
+    assert report["summary"]["files_failed"] == 1
+    res = hcmigrate("--check", "--output-format", "sarif", "-", cwd=tmp_path, input=data)
+    sarif = json.loads(res.stderr.decode().split("\n", 1)[1])
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    assert sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
