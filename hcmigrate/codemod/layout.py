@@ -25,21 +25,9 @@ import difflib
 import textwrap
 
 from hcmigrate.api import DEFAULT_LINE_LENGTH
+from hcmigrate.codemod.partial_parse import BLOCK_STATEMENTS
 
-_COMPOUND = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.If,
-    ast.For,
-    ast.AsyncFor,
-    ast.While,
-    ast.With,
-    ast.AsyncWith,
-    ast.Try,
-    ast.TryStar,
-    ast.Match,
-)
+_COMPOUND = BLOCK_STATEMENTS  # (ast statements that hold blocks)
 
 
 def written_lines(source: str, code: str) -> set[int]:

@@ -115,7 +115,7 @@ def _after_block_footer(text: str, statement: ast.stmt, starts: list[int]) -> in
 
 def _last_block_indent(text: str, statement: ast.stmt, starts: list[int]) -> str | None:
     """The indentation of a compound statement's last block (None: no indented block)."""
-    if not isinstance(statement, _BLOCK_STATEMENTS):
+    if not isinstance(statement, BLOCK_STATEMENTS):
         return None
     children = _block_children(statement)
     if not children:
@@ -141,7 +141,7 @@ def _own_line_indent(text: str, statement: ast.stmt, starts: list[int]) -> str |
     return indent if indent and not indent.strip(" \t\f") else None
 
 
-_BLOCK_STATEMENTS = (
+BLOCK_STATEMENTS = (
     ast.FunctionDef,
     ast.AsyncFunctionDef,
     ast.ClassDef,
@@ -335,7 +335,7 @@ def _single_newline(text: str) -> str | None:
 def _first_indent(text: str, tree: ast.Module, starts: list[int]) -> str:
     """The indentation of the module's first indented block, as libcst detects its default."""
     for statement in tree.body:
-        if isinstance(statement, _BLOCK_STATEMENTS):
+        if isinstance(statement, BLOCK_STATEMENTS):
             for child in sorted(_block_children(statement), key=lambda s: (s.lineno, s.col_offset)):
                 indent = _own_line_indent(text, child, starts)
                 if indent is not None:
@@ -377,6 +377,6 @@ def _defined_functions(statements: list[ast.stmt]) -> list[str]:
         statement = stack.pop()
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
             names.append(statement.name)
-        elif isinstance(statement, _BLOCK_STATEMENTS) and not isinstance(statement, ast.ClassDef):
+        elif isinstance(statement, BLOCK_STATEMENTS) and not isinstance(statement, ast.ClassDef):
             stack.extend(_block_children(statement))
     return names
