@@ -126,3 +126,21 @@ def test_compat_strategy_removes_unused_imports_and_repoints_used_ones():
         migrate_source(used, Options(strategy="compat")).code
         == "from hcmigrate_compat import host_callback as hcb\n\nhcb.id_print(1)\n"
     )
+
+
+def test_comments_inside_rewritten_calls_and_dropped_parameters_are_kept():
+    """A comment on a kept parameter whose comma goes with the dropped `transforms`, and a
+    comment inside `barrier_wait(...)`, stay in the code (issue 17)."""
+    text = (
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        "def tap(a,  # about a\n        transforms):\n    print(a)\n\n\n"
+        "def f(x):\n    hcb.id_tap(tap, x)\n"
+        "    hcb.barrier_wait(  # nothing to wait for\n    )\n"
+        '    hcb.barrier_wait(logging_name="a",  # named\n    )\n'
+        "    return x\n"
+    )
+    code = migrate_source(text).code
+    for comment in ("# about a", "# nothing to wait for", "# named"):
+        assert comment in code, code
+    assert "transforms" not in code
+    compile(code, "<migrated>", "exec")

@@ -131,7 +131,15 @@ def drop_params(params: cst.Parameters, drop: tuple[str, ...]) -> cst.Parameters
         if group:
             last = group[-1]
             if not _has_more_after(new, attr):
-                group = [*group[:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+                kept = last.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                after = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+                if isinstance(after, cst.ParenthesizedWhitespace) and (
+                    after.first_line.comment is not None
+                    or any(line.comment is not None for line in after.empty_lines)
+                ):
+                    # `def tap(a,  # about a` loses its comma, never its comment
+                    kept = kept.with_changes(whitespace_after_param=after)
+                group = [*group[:-1], kept]
                 new = new.with_changes(**{attr: group})
     return new
 

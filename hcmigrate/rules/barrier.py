@@ -76,7 +76,7 @@ def shutdown():
 @handles(LegacyCall("barrier_wait"), reports=(BARRIER,))
 def rewrite_barrier(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     ctx.report(BARRIER, site.original, "barrier_wait() -> jax.effects_barrier()")
-    return cst.Call(func=parse(ctx.modern("effects_barrier")))
+    return site.call_like(parse(ctx.modern("effects_barrier")))
 
 
 @handles(LegacyCall("stop_outfeed_receiver"), reports=(STOP_OUTFEED,))

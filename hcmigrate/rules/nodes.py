@@ -122,6 +122,28 @@ def call_like(
         ws for ws in _arg_whitespace(template) if isinstance(ws, cst.ParenthesizedWhitespace)
     ]
     before = template.whitespace_before_args
+    if not args:  # (the comments inside the old call stay inside the new one)
+        comments = [c for old in template.args for c in _comments(old)]
+        if isinstance(before, cst.ParenthesizedWhitespace):
+            lines = [cst.EmptyLine(indent=True, comment=c) for c in comments]
+            return cst.Call(
+                func=func,
+                whitespace_before_args=before.with_changes(
+                    empty_lines=[*before.empty_lines, *lines]
+                ),
+            )
+        if comments:
+            return cst.Call(
+                func=func,
+                whitespace_before_args=cst.ParenthesizedWhitespace(
+                    first_line=cst.TrailingWhitespace(
+                        whitespace=cst.SimpleWhitespace("  "), comment=comments[0]
+                    ),
+                    empty_lines=[cst.EmptyLine(indent=True, comment=c) for c in comments[1:]],
+                    indent=True,
+                ),
+            )
+        return call(func)
     if not template.args or not (line_breaks or isinstance(before, cst.ParenthesizedWhitespace)):
         return call(func, *args)
     between = before if isinstance(before, cst.ParenthesizedWhitespace) else line_breaks[0]
