@@ -438,6 +438,7 @@ def main(argv: list[str] | None = None) -> None:
     run_as_program()  # (a short-lived process: runner.load_codemod may freeze what it imports)
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "verify":
+        stop_signals_interrupt()  # (the sides' process groups are killed on the way out)
         try:
             from hcmigrate.verify.command import verify
         except ImportError as exc:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -126,3 +129,52 @@ def test_main_without_guard_is_called_once_and_its_value_recorded(tmp_path):
     ref = json.loads((tmp_path / "t" / "reference.json").read_text())
     assert [e["name"] for e in ref["entries"]] == ["main"]
     assert ref["entries"][0]["result"]["items"][0]["data"] == [0, 2, 4]
+
+
+def test_sigterm_stops_verify_and_both_sides(tmp_path):
+    """SIGTERM to `hcmigrate verify` ends it as Ctrl-C does: both sides' process groups are
+    killed (none is left running), and the exit code is 143."""
+    script = tmp_path / "slow_sides.py"
+    marker = f"hcm-slow-{os.getpid()}"
+    script.write_text(f"import time\nMARK = {marker!r}\ntime.sleep(120)\n")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "hcmigrate",
+            "verify",
+            str(script),
+            "--candidate",
+            str(script),
+            "--reference",
+            "compat",
+            "--timeout",
+            "300",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+    def sides() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and int(entry.name) != proc.pid:
+                try:
+                    cmdline = (entry / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if str(script).encode() in cmdline or marker.encode() in cmdline:
+                    found.append(int(entry.name))
+        return found
+
+    deadline = time.monotonic() + 60
+    while len(sides()) < 1 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert sides(), "the sides never started"
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    deadline = time.monotonic() + 10
+    while sides() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert sides() == []

@@ -235,9 +235,10 @@ def verify(
                 script_args=list(script_args),
                 **common,
             )
-    except KeyboardInterrupt:  # subprocess groups are already killed by run_sides
+    except KeyboardInterrupt as exc:  # subprocess groups are already killed by run_sides
         click.echo("hcmigrate verify: interrupted (could not run)", err=True)
-        sys.exit(CANNOT_RUN)
+        # Ctrl-C: could not run (2); SIGTERM / SIGHUP: 128 + the signal, as the codemod exits
+        sys.exit(128 + exc.signum if hasattr(exc, "signum") else CANNOT_RUN)
     except Exception as e:  # never a traceback: exit 1 means "different"
         click.echo(f"hcmigrate verify: could not run: {type(e).__name__}: {e}", err=True)
         sys.exit(CANNOT_RUN)
