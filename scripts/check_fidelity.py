@@ -368,8 +368,11 @@ def crash_lines(stderr: str, root: str) -> list[tuple[str, int]]:
     return out
 
 
+CANDIDATE_PYTHON = [sys.executable]  # --python: the interpreter (and JAX) the migration runs on
+
+
 def run_candidate(script: Path) -> tuple[dict | None, str]:
-    side = Side("candidate", sys.executable, script, compat_dir=project_compat_dir())
+    side = Side("candidate", CANDIDATE_PYTHON[0], script, compat_dir=project_compat_dir())
     with scratch_folder() as workdir:
         [res] = run_sides([side], script_args=[], entries=[], timeout=300, workdir=workdir)
     return res.trace, res.stderr if res.trace else res.why_no_trace()
@@ -571,6 +574,10 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="copy each migrated program into this folder")
+    parser.add_argument(
+        "--python",
+        help="run the migrated programs with this interpreter (e.g. the oldest supported JAX's)",
+    )
     ns = parser.parse_args(argv)
     if shutil.which("ruff") is None:
         print("check_fidelity: ruff is not installed (pip install ruff)", file=sys.stderr)
@@ -580,6 +587,8 @@ def main(argv=None) -> int:
         programs = [p for p in programs if fixture_name(p) in set(ns.names)]
     if ns.keep:
         ns.keep.mkdir(parents=True, exist_ok=True)
+    if ns.python:
+        CANDIDATE_PYTHON[0] = ns.python
     with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
         results = list(pool.map(lambda p: check_program(p, ns.keep), programs))
     totals = summary(results)

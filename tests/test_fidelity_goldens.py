@@ -70,19 +70,34 @@ c09_callback_exception_handler
 """.split()
 
 
-def test_migrated_programs_do_what_legacy_did():
-    """Each program migrated by the CLI and run on current JAX makes the host calls, with the
-    values, in the order of its golden trace, and no site labelled `fixed` crashes or differs."""
+def _check_fidelity(*extra: str) -> dict:
     run = subprocess.run(
-        [sys.executable, "scripts/check_fidelity.py", "--json", "--jobs", "2", *EQUIVALENT],
+        [sys.executable, "scripts/check_fidelity.py", "--json", "--jobs", "2", *extra, *EQUIVALENT],
         cwd=REPO,
         capture_output=True,
         text=True,
         timeout=1500,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    report = json.loads(run.stdout)
+    return json.loads(run.stdout)
+
+
+def _assert_all_equivalent(report: dict) -> None:
     verdicts = {p["name"]: p["verdict"] for p in report["programs"]}
     assert sorted(verdicts) == sorted(EQUIVALENT)
     assert {n: v for n, v in verdicts.items() if v != "equivalent"} == {}
     assert report["summary"]["fixed_sites_crashing_or_different"] == 0
+
+
+def test_migrated_programs_do_what_legacy_did():
+    """Each program migrated by the CLI and run on current JAX makes the host calls, with the
+    values, in the order of its golden trace, and no site labelled `fixed` crashes or differs."""
+    _assert_all_equivalent(_check_fidelity())
+
+
+def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax():
+    """The same programs, migrated for any JAX the project supports, run on the oldest one
+    (jax 0.6.2, the cached environment the compat runtime's oldest-JAX tests use)."""
+    from test_compat_oldest_jax import oldest_jax_python
+
+    _assert_all_equivalent(_check_fidelity("--python", str(oldest_jax_python())))
