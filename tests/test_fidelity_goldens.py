@@ -64,7 +64,7 @@ netket_states_to_numbers netket_version_switch praxis_decode_stream saxml_stream
 c01_host_sees_numpy c02_tap_return_values c03_order_across_modules
 c04_reads_state_written_by_tap c05_tap_reads_transforms c06_names_other_modules
 c08_x64_config_alias c08_x64_config_update c08_x64_from_environ c10_id_print_float64
-c04_numpy_random_not_pure f_tap_factories t_grad t_pmap t_scan
+c04_numpy_random_not_pure f_callbacks_as_parameters f_tap_factories t_grad t_pmap t_scan
 """.split()
 
 
