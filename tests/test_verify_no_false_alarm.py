@@ -102,6 +102,45 @@ def test_a_dropped_factory_tap_is_still_caught(legacy_python, tmp_path):
     assert "event #0 `trace.<locals>._tap` via id_tap (ordered) is missing" in res.stdout
 
 
+def test_lambdas_passed_as_parameters_are_identified_by_the_lambda_they_reach(
+    legacy_python, tmp_path
+):
+    """The reference taps the caller's lambda itself; the candidate reaches it through the
+    codemod's `lambda arg: on_step(arg, ())` and numpy helper. Both calls finally reach the same
+    lambda (one of several in `main`, told apart by the names it refers to): no false alarm."""
+    res = hcmigrate_verify(
+        PROGRAMS / "lambda_parameters.py", "--reference", "legacy", "--keep-traces", tmp_path
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "EQUIVALENT: 8 host call(s)" in res.stdout
+    ref = json.loads((tmp_path / "reference.json").read_text())
+    cand = json.loads((tmp_path / "candidate.json").read_text())
+    taps = [e for e in cand["events"] if e["callback"]["refs"] == ["on_step"]]
+    assert len(taps) == 4
+    assert [e["host"]["name"] for e in taps] == ["__main__.main.<locals>.<lambda>"] * 4
+    assert [e["host"]["refs"] for e in taps] == [["SEEN", "append", "int"]] * 2 + [
+        ["TOTALS", "append", "float", "round", "sum"]
+    ] * 2
+    assert ref["events"][0]["host"]["refs"] == ["SEEN", "append", "int"]
+
+
+def test_another_lambda_passed_as_parameter_is_still_caught(legacy_python, tmp_path):
+    from hcmigrate.api import migrate_source
+
+    migrated = migrate_source((PROGRAMS / "lambda_parameters.py").read_text()).code
+    wrong = migrated.replace(
+        "lambda arg, _: SEEN.append(int(arg[0]))", "lambda arg, _: TOTALS.append(int(arg[0]))"
+    )
+    assert wrong != migrated
+    candidate = tmp_path / "lambda_parameters.py"
+    candidate.write_text(wrong)
+    res = hcmigrate_verify(
+        PROGRAMS / "lambda_parameters.py", "--candidate", candidate, "--reference", "legacy"
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "event #0 `main.<locals>.<lambda>` via id_tap (ordered) is missing" in res.stdout
+
+
 def test_x64_by_environment_verifies_on_the_compat_reference_too():
     res = hcmigrate_verify(
         CASES / "x64_from_environment.original.py",

@@ -402,6 +402,10 @@ def _call_site() -> dict | None:
 # or a partial. While the callback runs, the user functions it enters (a few levels deep) are
 # noted (`reached`), and among them those that receive the very objects the host passed in
 # (`receivers`): that is where the call landed, whatever wrapped it.
+# `host` is the user function the call finally reached, following the calls that pass the
+# host's data on from the callback through the wrappers a migration writes (the codemod's
+# numpy-arguments helpers, lambdas): a lambda that hands the data to another user function is
+# a wrapper, the first named function (or a lambda that passes nothing on) is the host function.
 # The wrappers hcmigrate's codemod writes around host functions (hcmigrate/codemod/
 # module_helpers.py): they hand the host function numpy copies, so the call lands where they
 # lead, never in them. (This file runs in other interpreters: it cannot import hcmigrate.)
@@ -470,6 +474,44 @@ def _is_library_file(filename: str) -> bool:
     return filename.startswith(_library_dirs)
 
 
+def _qualname(code) -> str:
+    return getattr(code, "co_qualname", code.co_name)  # (co_qualname: Python 3.11+)
+
+
+def _follow(frame, tip: list, root, data: set) -> None:
+    """Follow the host's data one call further: into the callback's own frame (called from
+    `root`), and from a codemod helper or a lambda into the user function it hands the data
+    to. A named function is where the call landed: its own calls are not followed."""
+    filename = os.path.abspath(frame.f_code.co_filename)
+    if not _is_user_file(filename) or _is_library_file(filename):
+        return
+    current = tip[0]
+    if current is None:
+        if frame.f_back is root:
+            tip[0] = frame
+        return
+    name = _qualname(current.f_code)
+    if name in _CODEMOD_HELPERS or ("<lambda>" in name and _receives(frame, data)):
+        tip[0] = frame
+
+
+def _describe_frame(frame) -> dict:
+    """The function running in `frame`, described as `describe_callable` describes one."""
+    code = frame.f_code
+    qualname = _qualname(code)
+    module = frame.f_globals.get("__name__", "") or ""
+    info = {
+        "name": f"{module}.{qualname}" if module else qualname,
+        "simple": code.co_name,
+        "lambda": "<lambda>" in qualname,
+        "file": os.path.abspath(code.co_filename),
+        "line": code.co_firstlineno,
+    }
+    if info["lambda"]:
+        info["refs"] = sorted(_referenced_names(code, set()))
+    return info
+
+
 def _call_noting_reach(fn, args, kwargs, ev: dict):
     """fn(*args, **kwargs), noting in `ev` the user functions it reaches. Chains to a trace
     function already set (a debugger, coverage)."""
@@ -478,18 +520,22 @@ def _call_noting_reach(fn, args, kwargs, ev: dict):
     data = _data_ids(args, kwargs)
     reached: list[str] = []
     receivers: list[str] = []
+    tip = [None]  # the frame the host's data has been followed to
 
     def tracer(frame, event, arg):
+        if event == "call":
+            caller = frame.f_back
+            if caller is not None and _qualname(caller.f_code) in _CODEMOD_HELPERS:
+                # what the helper hands on (numpy copies of the host's values) is the data now
+                data.update(_data_ids(_arguments(frame), {}))
+            if caller is root or caller is tip[0]:
+                _follow(frame, tip, root, data)
         if event == "call" and len(reached) < REACH_COUNT:
             up, depth = frame.f_back, 1
             while up is not None and up is not root and depth <= REACH_DEPTH:
                 up, depth = up.f_back, depth + 1
             code = frame.f_code
             filename = os.path.abspath(code.co_filename)
-            caller = frame.f_back
-            if caller is not None and caller.f_code.co_qualname in _CODEMOD_HELPERS:
-                # what the helper hands on (numpy copies of the host's values) is the data now
-                data.update(_data_ids(_arguments(frame), {}))
             if (
                 up is root
                 and code.co_qualname not in _CODEMOD_HELPERS
@@ -511,6 +557,9 @@ def _call_noting_reach(fn, args, kwargs, ev: dict):
             ev["reached"] = reached
         if receivers:
             ev["receivers"] = receivers
+        host = tip[0]
+        if host is not None and _qualname(host.f_code) not in _CODEMOD_HELPERS:
+            ev["host"] = _describe_frame(host)
 
 
 def _current_entry() -> str:

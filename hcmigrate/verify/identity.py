@@ -8,10 +8,18 @@ functions the callback entered (`reached`) and those that received the host's ve
 (`receivers`); `functools.partial` and bound methods are unwrapped when the callback is
 described (`callback.name`).
 
+The recorder also follows the host's data from the callback through the wrappers that hand
+it on (the codemod's numpy-arguments helpers, lambdas) to the user function the call finally
+reached (`host`): a named function, or a lambda that passes the data to no other user function
+(`lambda arg, _: SEEN.append(int(arg[0]))`, passed through a parameter and reached through the
+codemod's `lambda arg: on_step(arg, ())`).
+
 Two calls are of the same host function when the functions that received their data overlap
-(or, for a callback that passes no data on, the functions they reached). Traces without that
-information (recorded before it existed) fall back on names: equal qualified names, or a
-lambda that refers to the other side's function by name.
+(or, for a callback that passes no data on, the functions they reached), or when they finally
+reached the same function: equal qualified names, and for lambdas the same names referred to.
+Traces without that information (recorded before it existed) fall back on names: equal
+qualified names, or a lambda that refers to the other side's function by name; a trace without
+`host` counts its callback as the function reached.
 """
 
 from __future__ import annotations
@@ -33,8 +41,11 @@ def display_name(ev: dict) -> str:
     """How a report names an event's host function: the function its data reached when the
     callback itself is a lambda (`trace.<locals>._tap`, not `step.<locals>.<lambda>`)."""
     cb = ev.get("callback")
-    if ev["class"] != "print" and cb and cb.get("lambda") and ev.get("receivers"):
-        return strip_main(ev["receivers"][-1])
+    if ev["class"] != "print" and cb and cb.get("lambda"):
+        if ev.get("receivers"):
+            return strip_main(ev["receivers"][-1])
+        if ev.get("host"):
+            return strip_main(ev["host"]["name"])
     return strip_main(callback_key(ev))
 
 
@@ -67,9 +78,27 @@ def callbacks_compatible(a: dict | None, b: dict | None) -> bool:
     return named["simple"] in set(lam.get("refs", ()))
 
 
+def _function_key(f: dict) -> tuple:
+    """A function as both sides can name it: its qualified name, and for a lambda (many share
+    one qualified name) the names it refers to."""
+    return strip_main(f["name"]), tuple(f.get("refs", ())) if f.get("lambda") else None
+
+
+def final_function(ev: dict) -> dict | None:
+    """The user function a host call finally reached (`host`); for a call whose trace does not
+    tell (recorded before `host` existed, or a callback that reached no user code: a numpy or
+    builtin function), the callback itself."""
+    return ev.get("host") or ev.get("callback")
+
+
 def same_host_function(e: dict, g: dict) -> bool:
     """Do two non-print events reach the same user function?"""
     fe, fg = host_functions(e), host_functions(g)
     if fe and fg:
-        return bool(fe & fg)
-    return callbacks_compatible(e.get("callback"), g.get("callback"))
+        same = bool(fe & fg)
+    else:
+        same = callbacks_compatible(e.get("callback"), g.get("callback"))
+    if same:
+        return True
+    a, b = final_function(e), final_function(g)
+    return bool(a and b) and _function_key(a) == _function_key(b)
