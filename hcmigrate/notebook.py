@@ -19,6 +19,7 @@ import json
 import re
 
 from hcmigrate.api import MigrationResult, Options, migrate_source
+from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.errors import MigrationError
 from hcmigrate.syntax import describe
 
@@ -52,6 +53,42 @@ class NotebookResult:
     @property
     def needs_human(self) -> bool:
         return any(d.level.needs_human for d in self.diagnostics)
+
+
+def _legacy_names_in_magics(module: str, masks: list[str]) -> list[tuple[str, int]]:
+    """(name, line in `module`) for each masked magic that mentions a name the notebook's
+    code binds to host_callback (`%timeit hcb.id_print(x)`)."""
+    from hcmigrate.reexports import legacy_binding_targets
+
+    names = legacy_binding_targets(module)
+    if not names:
+        return []
+    found = []
+    python_cell = False  # (inside a `%%time`-like cell: its lines run as Python)
+    for line_no, line in enumerate(module.splitlines(), start=1):
+        m = _MAGIC_RE.match(line)
+        if not m:
+            python_cell = False
+            continue
+        magic = masks[int(m.group("n"))].strip()
+        if magic.startswith("%%"):
+            python_cell = _magic_name(magic) in _PYTHON_MAGICS
+            code = magic.partition(" ")[2] if python_cell else ""
+        elif python_cell:
+            code = magic
+        else:
+            code = magic.partition(" ")[2] if _magic_name(magic) in _PYTHON_MAGICS else ""
+        found += [(n, line_no) for n in sorted(names) if re.search(rf"\b{re.escape(n)}\b", code)]
+    return found
+
+
+# Magics whose argument (or, as a cell magic, whose cell) is Python code run in the namespace.
+_PYTHON_MAGICS = frozenset({"time", "timeit", "prun", "debug", "capture"})
+
+
+def _magic_name(magic: str) -> str:
+    words = magic.lstrip("%").split(maxsplit=1)
+    return words[0] if words else ""
 
 
 def _source_text(cell) -> str:
@@ -318,6 +355,20 @@ def migrate_notebook(
             if start <= line:
                 cell, first = n, start
         return cell, max(1, line - first + 1)
+
+    in_magics = _legacy_names_in_magics(module, masks)
+    if in_magics:
+        # The codemod cannot see into magics: removing or renaming the import they use would
+        # break them. The notebook is left as it is, for a human.
+        found = []
+        for name, line in in_magics:
+            cell, cell_line = locate(line)
+            message = (
+                f"a magic uses `{name}` (host_callback); hcmigrate cannot rewrite inside "
+                "magics: the notebook is left unchanged, migrate it by hand"
+            )
+            found.append(Diagnostic("HCB009", message, Level.MANUAL, cell_line, 1, cell=cell))
+        return NotebookResult(text, text, found, [])
 
     from hcmigrate.runner import python_parses
 

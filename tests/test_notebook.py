@@ -282,3 +282,50 @@ def test_notebook_splice_falls_back_only_where_it_must(tmp_path):
     assert json.loads(out) == nb
     assert '"source": [\n   "x = 1\\n",\n   "y = 2"\n  ]' in out
     assert splice_sources("[]", nb, [4]) is None  # not a notebook: the caller re-serialises
+
+
+def test_magics_that_use_the_legacy_module_leave_the_notebook_for_a_human(tmp_path):
+    """`%timeit hcb.id_print(x)` and a `%%time` cell using `hcb`: the codemod cannot rewrite
+    inside magics, and removing the import they use would break them (issue 17). The notebook
+    stays byte for byte as it was, with a manual finding per magic naming its cell."""
+    cells = [
+        "from jax.experimental import host_callback as hcb\nimport jax\n",
+        "%timeit hcb.id_print(1)\n",
+        "%%time\nhcb.id_tap(print, 2)\n",
+    ]
+    nb = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": lines(c),
+            }
+            for c in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "m.ipynb"
+    path.write_text(json.dumps(nb, indent=1))
+    before = path.read_bytes()
+    res = run([str(path)], tmp_path)
+    assert path.read_bytes() == before
+    assert res.exit_code == 1
+    assert "m.ipynb:cell 2:1:1: HCB009 [manual] a magic uses `hcb`" in res.output
+    assert "m.ipynb:cell 3:2:1: HCB009 [manual]" in res.output
+    # without the magics, the same notebook is migrated
+    nb["cells"] = nb["cells"][:1] + [
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": lines("hcb.id_print(1)\n"),
+        }
+    ]
+    path.write_text(json.dumps(nb, indent=1))
+    run([str(path)], tmp_path)
+    assert "jax.debug.print" in path.read_text()
