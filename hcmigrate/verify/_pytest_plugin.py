@@ -21,10 +21,14 @@ Each finished test is written to the trace stream at once (`_runner._Stream`), w
 calls made since the previous test; a `test-start` record names the test that was running if
 the process dies. `HCMIGRATE_VERIFY_SELECT` (a file of test ids, one a line) keeps only those
 tests: the candidate runs only the tests that made host calls in the reference.
+`HCMIGRATE_VERIFY_FOLLOW` (the reference's stream, recorded at the same time) makes the same
+choice as the reference goes: each test waits until the reference has run it (`Follower`).
 """
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 import sys
 import time
@@ -32,6 +36,105 @@ import time
 import pytest
 
 SELECT_ENV = "HCMIGRATE_VERIFY_SELECT"
+FOLLOW_ENV = "HCMIGRATE_VERIFY_FOLLOW"
+SESSION = "<session>"
+
+
+class Follower:
+    """The candidate run at the same time as the reference. It runs the tests that made or
+    registered host calls in the reference (every test when host calls were made outside tests,
+    or none at all: the choice a finished reference trace gives, which
+    hcmigrate/verify/pytest_mode.py checks afterwards), each once the reference has run it.
+
+    A test left out is not run and reported by nobody, as if deselected: it is written as
+    `not-run`, and what pytest would have torn down before the next test (the fixtures of a
+    module the next test is not in) is torn down now. A fixture failing there is what the
+    last test that ran would have reported in its teardown: it is written as that test's
+    `teardown-error`."""
+
+    def __init__(self, spec: dict, write):
+        self.base = spec["trace"]  # the reference's stream (its xdist workers': BASE.*)
+        self.done = spec["done"]  # exists once the reference has ended for good
+        self.write = write
+        self.offsets: dict[str, int] = {}
+        self.finished: set[str] = set()
+        self.entries: set = set()  # tests (or <session>) that made or registered host calls
+        self.choices: dict[str, bool] = {}
+        self.last_run: str | None = None
+
+    def _read(self) -> None:
+        folder, name = os.path.split(self.base)
+        try:
+            names = [
+                n
+                for n in os.listdir(folder)
+                if n == name or (n.startswith(name + ".") and not n.endswith(".tmp"))
+            ]
+        except OSError:
+            return
+        for n in names:
+            try:
+                with open(os.path.join(folder, n), "rb") as fh:
+                    fh.seek(self.offsets.get(n, 0))
+                    chunk = fh.read()
+            except OSError:
+                continue
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                continue
+            self.offsets[n] = self.offsets.get(n, 0) + end + 1
+            for line in chunk[: end + 1].decode("utf-8", errors="replace").splitlines():
+                try:
+                    rec = json.loads(line)
+                except ValueError:
+                    continue
+                if rec.get("t") == "test":
+                    self.finished.add(rec["test"]["nodeid"])
+                if rec.get("t") in ("test", "end"):
+                    for ev in rec.get("events", []) + rec.get("registrations", []):
+                        self.entries.add(ev.get("entry"))
+
+    def runs(self, nodeid: str) -> bool:
+        """Does the test run here? Waits until the reference tells."""
+        if nodeid not in self.choices:
+            while True:
+                ended = os.path.exists(self.done)  # (before reading: then all of it is read)
+                self._read()
+                if SESSION in self.entries:
+                    choice = True
+                elif ended:
+                    choice = not self.entries or nodeid in self.entries
+                elif nodeid in self.finished and self.entries:
+                    choice = nodeid in self.entries
+                else:
+                    time.sleep(0.05)
+                    continue
+                break
+            self.choices[nodeid] = choice
+            if choice:
+                self.last_run = nodeid
+        return self.choices[nodeid]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        if self.runs(item.nodeid):
+            return None
+        self.write({"t": "not-run", "nodeid": item.nodeid})
+        teardown = item.session._setupstate.teardown_exact
+        before_7 = len(inspect.signature(teardown).parameters) == 2  # (item, nextitem)
+        try:
+            teardown(*((item, nextitem) if before_7 else (nextitem,)))
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # noqa: BLE001  (a fixture's finalizer failed)
+            if type(e).__name__ == "Exit":
+                raise
+            if self.last_run is not None:
+                message = f"{type(e).__name__}: {e}".strip()
+                self.write(
+                    {"t": "teardown-error", "nodeid": self.last_run, "message": message[:500]}
+                )
+        return True  # not run, nothing reported
 
 
 class RecorderPlugin:
@@ -45,6 +148,8 @@ class RecorderPlugin:
         if select:
             with open(select, encoding="utf-8") as fh:
                 self.selected = {line.rstrip("\n") for line in fh if line.strip()}
+        follow = os.environ.get(FOLLOW_ENV)
+        self.follower = Follower(json.loads(follow), self._write) if follow else None
 
     def _write(self, record: dict) -> None:
         if self.r.STREAM is not None:
@@ -93,6 +198,9 @@ class RecorderPlugin:
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # old-style wrapper: any pytest >= 3
     def pytest_runtest_protocol(self, item, nextitem):
+        if self.follower is not None and not self.follower.runs(item.nodeid):
+            yield  # (left out by the follower's own hook)
+            return
         state = self.r.STATE
         rec = self._record(item.nodeid)
         parts: list[str] = []
@@ -199,9 +307,11 @@ def run_pytest(runner, root: str, args: list[str]) -> tuple[int, str | None, Rec
         "--continue-on-collection-errors",
         *args,
     ]
-    sys.dont_write_bytecode = True  # never write into the original's folder
+    if not getattr(sys, "pycache_prefix", None):
+        sys.dont_write_bytecode = True  # never write into the original's folder
+    plugins = [plugin] if plugin.follower is None else [plugin, plugin.follower]
     try:
-        code = int(pytest.main(full, plugins=[plugin]))
+        code = int(pytest.main(full, plugins=plugins))
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 4
     error = None

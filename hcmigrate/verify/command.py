@@ -12,20 +12,31 @@ from hcmigrate.verify.values import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
 
 
 class LiveProgress:
-    """One line on the terminal, rewritten as tests finish: `reference 37/120 tests, 1 running`."""
+    """One line on the terminal, rewritten as tests finish: `reference 37/120 tests, candidate
+    5/12 tests, running tests/test_a.py::test_b (+1)`. A side that has run all its tests leaves
+    the line while the other goes on (the two sides run at the same time)."""
 
     def __init__(self):
         self.shown = ""
+        self.sides: dict[str, dict] = {}
 
     def __call__(self, state: dict) -> None:
-        total = state["total"] or "?"
-        running = state["running"]
-        line = f"hcmigrate verify: {state['side']} {state['finished']}/{total} tests"
+        self.sides[state["side"]] = state
+        shown = [
+            s
+            for s in self.sides.values()
+            if not (s["total"] and s["finished"] >= s["total"] and not s["running"])
+        ] or [state]
+        line = "hcmigrate verify: " + ", ".join(
+            f"{s['side']} {s['finished']}/{s['total'] or '?'} tests" for s in shown
+        )
+        running = next((s["running"] for s in shown if s["running"]), [])
         if running:
             line += f", running {running[0]}" + (
                 f" (+{len(running) - 1})" if len(running) > 1 else ""
             )
-        line = f"{line} [{state['seconds']:.0f} s]"[:150]
+        seconds = max(s["seconds"] for s in shown)
+        line = f"{line} [{seconds:.0f} s]"[:150]
         if line != self.shown:
             click.echo("\r" + line.ljust(len(self.shown)), err=True, nl=False)
             self.shown = line

@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from hcmigrate.verify.launch import Running, Side, kill_group, start_side, subprocess_env
+from hcmigrate.verify.launch import (
+    Running,
+    Side,
+    done_path,
+    kill_group,
+    start_side,
+    subprocess_env,
+)
 from hcmigrate.verify.stream import read_trace
 from hcmigrate.verify.supervise import note_unfinished, wait_for_sides
 
@@ -45,12 +52,24 @@ def run_sides(
     Script mode: `timeout` limits each whole run. `--pytest`: it limits each test (a test still
     running after it is killed, with its process, and reported as timed out) and any stretch
     without progress (collection, start-up); when a side's process dies in a test, it starts
-    again on the tests not run yet, so every other test still gets its verdict."""
+    again on the tests not run yet, so every other test still gets its verdict. A side that
+    `follows` another (listed before it) reads that side's stream as it runs: see Side.follows."""
     base_env = subprocess_env(platform)
     running: list[Running] = []
     try:
         for i, side in enumerate(sides):
-            running.append(start_side(side, i, workdir, base_env, script_args, entries, cwd))
+            leader = next((r for r in running if r.side.label == side.follows), None)
+            follow = None
+            if leader is not None:
+                follow = {
+                    "trace": str(leader.trace_path),
+                    "done": str(done_path(leader.trace_path)),
+                }
+            started = start_side(
+                side, i, workdir, base_env, script_args, entries, cwd, follow=follow
+            )
+            started.leader = leader
+            running.append(started)
         wait_for_sides(running, timeout, workdir, base_env, script_args, entries, cwd, progress)
         return [_result(r) for r in running]
     finally:  # Ctrl-C or any error: no stray process groups

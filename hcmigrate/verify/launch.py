@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -38,10 +39,24 @@ class Side:
     env: dict = field(default_factory=dict)  # extra environment (e.g. JAX_* configuration)
     select: list[str] | None = None  # --pytest: run only these test ids
     no_file: bool = False  # run without __file__ (a notebook's cells)
+    # --pytest: the label of a side run at the same time whose trace this one follows: a test
+    # runs here once that side has run it, and only if it made host calls there (FOLLOW_ENV)
+    follows: str | None = None
 
 
 WORKER_DIR = Path(__file__).resolve().parent / "_worker"
 WORKER_PLUGIN = "_hcmigrate_verify_worker"
+FOLLOW_ENV = "HCMIGRATE_VERIFY_FOLLOW"  # (read by _pytest_plugin.py)
+
+
+def stream_base(workdir: Path, side: Side, index: int) -> Path:
+    """The stream a side's main process writes (its xdist workers' streams sit next to it)."""
+    return workdir / f"{side.label}-{index}.jsonl"
+
+
+def done_path(trace: Path) -> Path:
+    """Written once a side has ended for good (no restart to come): its stream is complete."""
+    return trace.with_suffix(".done")
 
 
 def _command(side: Side, trace_path: Path, script_args: list[str], entries: list[str]) -> list:
@@ -63,7 +78,9 @@ def _command(side: Side, trace_path: Path, script_args: list[str], entries: list
     return [*cmd, str(side.script), "--", *script_args]
 
 
-def _side_env(side: Side, base: dict, trace_path: Path, select_file: Path | None) -> dict:
+def _side_env(
+    side: Side, base: dict, trace_path: Path, select_file: Path | None, follow: dict | None
+) -> dict:
     env = {**base, **side.env}
     if side.pytest:
         # pytest-xdist workers record too: they load the worker plugin by name, from a folder
@@ -82,12 +99,33 @@ def _side_env(side: Side, base: dict, trace_path: Path, select_file: Path | None
                 "install_compat": side.install_compat,
             }
         )
-        env["PYTHONDONTWRITEBYTECODE"] = "1"  # never write into the original's folder
+        # Bytecode, and pytest's rewritten test and plugin modules, go to a cache folder of their
+        # own (PYTHONPYCACHEPREFIX, the environment's if it sets one), never next to the sources:
+        # nothing is written into the original's folder, and the side's processes (xdist
+        # workers) and later runs reuse what one compiled instead of rewriting it again.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = env.get("PYTHONPYCACHEPREFIX") or pycache_dir()
         if select_file is not None:
             env["HCMIGRATE_VERIFY_SELECT"] = str(select_file)
         else:
             env.pop("HCMIGRATE_VERIFY_SELECT", None)
+        if follow is not None:
+            env[FOLLOW_ENV] = json.dumps(follow)
     return env
+
+
+def pycache_dir() -> str:
+    """Where the pytest sides' bytecode goes (in hcmigrate's cache folder)."""
+    from hcmigrate.legacy_env import cache_dir
+
+    return str(cache_dir() / "pycache")
+
+
+def forget_bytecode(folder: Path) -> None:
+    """Remove the cached bytecode of a folder that is going away (a run's scratch folder)."""
+    prefix = os.environ.get("PYTHONPYCACHEPREFIX") or pycache_dir()
+    mirror = Path(prefix) / Path(os.path.realpath(folder)).relative_to("/")
+    shutil.rmtree(mirror, ignore_errors=True)
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -115,6 +153,7 @@ def subprocess_env(platform: str | None = "cpu") -> dict:
         "HCMIGRATE_VERIFY_SELECT",
         "HCMIGRATE_VERIFY_OPTIONS",
         "HCMIGRATE_VERIFY_PARENT",
+        FOLLOW_ENV,
     ):
         env.pop(name, None)  # a verify run inside a verified test suite starts afresh
     for name in [n for n in env if n.startswith("PYTEST_XDIST") or n == "PYTEST_CURRENT_TEST"]:
@@ -138,15 +177,28 @@ class Running:
     died: dict = field(default_factory=dict)  # nodeid -> exit status of the process running it
     last_activity: float = 0.0
     restarts: int = 0
+    follow: dict | None = None  # the followed side's stream and its `done` file (Side.follows)
+    leader: Running | None = None  # the side followed
 
 
 def start_side(
-    side, index, workdir, base_env, script_args, entries, cwd, *, select=None, attempt=0
+    side,
+    index,
+    workdir,
+    base_env,
+    script_args,
+    entries,
+    cwd,
+    *,
+    select=None,
+    attempt=0,
+    follow=None,
 ):
-    trace_path = workdir / f"{side.label}-{index}.jsonl"
+    trace = stream_base(workdir, side, index)
     if attempt == 0:
-        for old in stream_files(trace_path):
+        for old in stream_files(trace):
             old.unlink()
+        done_path(trace).unlink(missing_ok=True)
     select_file = None
     chosen = select if select is not None else side.select
     args = list(script_args)
@@ -158,17 +210,17 @@ def start_side(
     err = workdir / f"{side.label}-{index}-{attempt}.stderr"
     with open(out, "w") as fo, open(err, "w") as fe:
         proc = subprocess.Popen(
-            _command(side, trace_path, args, entries),
+            _command(side, trace, args, entries),
             stdout=fo,
             stderr=fe,
             stdin=subprocess.DEVNULL,
             cwd=side.cwd or cwd,
-            env=_side_env(side, base_env, trace_path, select_file),
+            env=_side_env(side, base_env, trace, select_file, follow),
             start_new_session=True,  # own process group: killed as a whole on timeout / Ctrl-C
         )
     now = time.monotonic()
     return Running(
-        side, index, trace_path, proc, out, err, Watch(trace_path), now, last_activity=now
+        side, index, trace, proc, out, err, Watch(trace), now, last_activity=now, follow=follow
     )
 
 

@@ -34,16 +34,75 @@ def uses_xdist(pytest_args: list[str]) -> bool:
     )
 
 
+_WORKERS = ("-n", "--numprocesses")
+
+
+def available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def share_workers(pytest_args: list[str], sides: int = 2) -> tuple[list[str], str | None]:
+    """The pytest arguments for each of `sides` suites run at the same time: a pytest-xdist
+    worker count (`-n N`, `-nN`, `--numprocesses[=]N`, `auto`, `logical`) above this machine's
+    CPUs shared out is lowered to that share (at least one worker), so the sides together
+    start no more workers than there are CPUs. Returns the arguments and a note when changed."""
+    cpus = available_cpus()
+    share = max(1, cpus // sides)
+    out = list(pytest_args)
+    note = None
+    i = 0
+    while i < len(out):
+        arg, at = out[i], None
+        if arg in _WORKERS and i + 1 < len(out):
+            at, value = i + 1, out[i + 1]
+        elif arg.startswith("--numprocesses="):
+            at, value = i, arg.split("=", 1)[1]
+        elif arg.startswith("-n") and not arg.startswith("--") and len(arg) > 2:
+            at, value = i, arg[2:]
+        if at is not None:
+            if value in ("auto", "logical"):
+                wanted = cpus
+            else:
+                wanted = int(value) if value.isdigit() else 0
+            if wanted > share:
+                out[at] = out[at].removesuffix(value) + str(share)
+                note = (
+                    f"pytest-xdist: {arg if at == i else arg + ' ' + value} shared between the "
+                    f"reference and the candidate running at the same time: {share} worker(s) "
+                    f"each ({cpus} CPU(s))"
+                )
+            i = at
+        i += 1
+    return out, note
+
+
+_PROBES: dict[tuple[str, bool], subprocess.Popen] = {}
+
+
+def start_probe(python: str, xdist: bool = False) -> None:
+    """Start asking `python` for its pytest (see _probe_pytest) while other work goes on."""
+    xdist = xdist and _xdist_version() is not None
+    if (python, xdist) not in _PROBES:
+        check = "import xdist; " if xdist else ""
+        _PROBES[python, xdist] = subprocess.Popen(
+            [python, "-c", f"import sys, pytest; {check}sys.stdout.write(pytest.__version__)"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=subprocess_env(),
+        )
+
+
 def _probe_pytest(python: str, xdist: bool = False) -> str | None:
     """The pytest version importable by `python` (with pytest-xdist if asked), or None."""
-    check = "import xdist; " if xdist else ""
-    probe = subprocess.run(
-        [python, "-c", f"import sys, pytest; {check}sys.stdout.write(pytest.__version__)"],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(),
-    )
-    return probe.stdout.strip() if probe.returncode == 0 and probe.stdout.strip() else None
+    start_probe(python, xdist)
+    probe = _PROBES.pop((python, xdist))
+    out, _ = probe.communicate()
+    return out.strip() if probe.returncode == 0 and out.strip() else None
 
 
 def _current_pytest_version() -> str:

@@ -23,7 +23,13 @@ from hcmigrate.verify.outcome import (
 )
 from hcmigrate.verify.prng import old_jax, prng_note, second_opinion
 from hcmigrate.verify.project import source_paths
-from hcmigrate.verify.pytest_env import pytest_config, pytest_paths, uses_xdist
+from hcmigrate.verify.pytest_env import (
+    pytest_config,
+    pytest_paths,
+    share_workers,
+    start_probe,
+    uses_xdist,
+)
 from hcmigrate.verify.reference_env import project_compat_dir
 from hcmigrate.verify.sides import (
     Sides,
@@ -113,6 +119,11 @@ def _verify_pytest(
     if not (original / test_path).exists():
         raise CannotRun(f"--pytest {tests}: no {test_path} in {original}")
     project = load_project(original)
+    xdist = uses_xdist(list(pytest_args or []))
+    try:
+        start_probe(candidate_interpreter(sides), xdist)  # (answered while the copy migrates)
+    except CannotRun:
+        pass  # (said below, in its turn)
     if candidate is None:
         cand_root, notes = migrate_copy(original.resolve(), workdir, codemod_options(project))
         out.notes += notes or ["the codemod changed nothing"]
@@ -138,7 +149,6 @@ def _verify_pytest(
         config = str(workdir / "pytest.ini")
     args = [tests, "-c", config, "-q", *(pytest_args or [])]
     cand_python = candidate_interpreter(sides)
-    xdist = uses_xdist(list(pytest_args or []))
     cand_append, _ = pytest_paths(
         cand_python, may_install=False, progress=sides.progress, xdist=xdist
     )
@@ -210,28 +220,37 @@ def _verify_pytest(
         progress=sides.live,
     )
     must_run = ref_side is not None and ref_side_ran is not False
-    if must_run and all_tests:
-        ref, cand = run_sides([ref_side, cand_side], **run)
+    if must_run:
+        # Both sides at once. Unless --all-tests, the candidate follows the reference test by
+        # test (Side.follows): it runs the tests that made host calls there as the reference
+        # finishes them, instead of starting once the whole reference has run. The two share
+        # the machine: pytest-xdist workers beyond half its CPUs each would only queue.
+        cand_side.follows = None if all_tests else ref_side.label
+        shared, note = share_workers(args)
+        if note:
+            out.notes.append(note)
+        ref, cand = run_sides([ref_side, cand_side], **{**run, "script_args": shared})
         _check_reference(ref, out)
         ref_trace = ref.trace
         _remember(cache_key, ref_trace)
-    else:
-        if must_run:
-            [ref] = run_sides([ref_side], **run)
-            _check_reference(ref, out)
-            ref_trace = ref.trace
-            _remember(cache_key, ref_trace)
-        selected = None if all_tests else _host_call_tests(ref_trace)
-        if selected is not None:
-            skipped = len(ref_trace.get("tests", [])) - len(selected)
-            if skipped:
-                out.notes.append(
-                    f"{skipped} test(s) made no host call in the reference: not run on the "
-                    "candidate (--all-tests runs them)"
-                )
-            ref_trace = only_tests(ref_trace, selected)
-            cand_side.select = sorted(selected)
+    selected = None if all_tests else _host_call_tests(ref_trace)
+    if selected is not None:
+        skipped = len(ref_trace.get("tests", [])) - len(selected)
+        if skipped:
+            out.notes.append(
+                f"{skipped} test(s) made no host call in the reference: not run on the "
+                "candidate (--all-tests runs them)"
+            )
+        ref_trace = only_tests(ref_trace, selected)
+        cand_side.select = sorted(selected)
+    if not must_run or (cand_side.follows and not _followed_selection(cand, selected)):
+        # (a follower's choice differs from the finished reference's only when host calls
+        # came after the tests that lacked them, e.g. at the end of the session: run the
+        # candidate again on the selection, as without a follower)
+        cand_side.follows = None
         [cand] = run_sides([cand_side], **run)
+    if cand.trace is not None:
+        cand.trace.pop("not_run", None)
     out.candidate_stderr = cand.stderr
     if cand.trace is None:
         raise CannotRun(cand.why_no_trace())
@@ -270,6 +289,21 @@ def _verify_pytest(
                 ref_trace, comparison = merged, again
     conclude(out, ref_trace, cand_trace, keep_traces, comparison)
     _classify_pytest(out, cand_trace)
+
+
+def _followed_selection(cand: RunResult, selected: set[str] | None) -> bool:
+    """Did a candidate that followed the reference run the tests the finished reference
+    selects (all of them when `selected` is None), and no other? A candidate that could not
+    run at all is taken as it is."""
+    trace = cand.trace
+    if trace is None or (not trace.get("complete") and not trace.get("tests")):
+        return True
+    left_out = set(trace.get("not_run", []))
+    collected = set(trace.get("collected", [])) | left_out
+    ran = {t["nodeid"] for t in trace.get("tests", []) if t["nodeid"] in collected}
+    if selected is None:
+        return not left_out
+    return ran <= selected and not (left_out & selected)
 
 
 def _remember(key: str | None, trace: dict) -> None:

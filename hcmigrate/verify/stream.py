@@ -4,6 +4,8 @@ The recorder (`_runner.py`, and in pytest-xdist workers `_worker/`) appends one 
 line to `BASE` (the main process) and `BASE.<worker>.<pid>` (each xdist worker): `start`,
 `jax` (when the program imported it), `collected` (pytest's test ids), `test-start`, `test`
 (a finished test with the host calls and registrations made since the previous record),
+`not-run` (a test a candidate following the reference left out: it made no host call there),
+`teardown-error` (a fixture of the last test that ran, failing as the follower tore it down),
 `collect-error` and, when the process ends normally, `end`. A crash or a kill leaves every
 finished test in place and the test that was running as a `test-start` with no `test`.
 
@@ -58,6 +60,7 @@ def read_trace(base: Path) -> dict | None:
     tests: list[dict] = []
     collected: list[str] = []
     collect_errors: list[dict] = []
+    not_run: list[str] = []
     started: dict[str, dict] = {}
     finished: set[str] = set()
     pytest_mode = False
@@ -90,6 +93,10 @@ def read_trace(base: Path) -> dict | None:
             elif kind == "test-start":
                 pytest_mode = True
                 started[rec["nodeid"]] = {"worker": None if main else path.name, **rec}
+            elif kind == "not-run":
+                not_run.append(rec["nodeid"])
+            elif kind == "teardown-error":
+                _teardown_error(tests, rec)
             elif kind == "test":
                 pytest_mode = True
                 tests.append(rec["test"])
@@ -115,10 +122,27 @@ def read_trace(base: Path) -> dict | None:
     if pytest_mode or "pytest" in trace:
         trace["mode"] = "pytest"
         trace["tests"] = tests
-        trace["collected"] = collected
+        # (the tests left out count as not collected, as tests deselected before they ran do)
+        left_out = set(not_run)
+        trace["collected"] = [t for t in collected if t not in left_out]
+        if not_run:
+            trace["not_run"] = not_run
         trace["collect_errors"] = collect_errors
         trace["unfinished"] = [started[t] for t in started if t not in finished]
     return trace
+
+
+def _teardown_error(tests: list[dict], rec: dict) -> None:
+    """A fixture of a test that ran failed while a follower tore it down after leaving out the
+    next test: the test's own teardown failed (as _pytest_plugin.py records it)."""
+    test = next((t for t in reversed(tests) if t["nodeid"] == rec["nodeid"]), None)
+    if test is None:
+        return
+    if test["outcome"] in (None, "passed", "skipped", "xfailed"):
+        test["outcome"] = "error"
+    test["phases"]["teardown"] = "failed"
+    message = test.get("message")
+    test["message"] = (message + "; " if message else "") + "teardown: " + rec["message"]
 
 
 @dataclass
@@ -131,6 +155,7 @@ class Watch:
     offsets: dict = field(default_factory=dict)
     collected: set = field(default_factory=set)
     finished: set = field(default_factory=set)
+    not_run: set = field(default_factory=set)  # left out by a side following another
     running: dict = field(default_factory=dict)  # nodeid -> (pid, start time)
     pids: dict = field(default_factory=dict)  # stream file name -> pid
 
@@ -163,3 +188,5 @@ class Watch:
                     nodeid = rec["test"]["nodeid"]
                     self.finished.add(nodeid)
                     self.running.pop(nodeid, None)
+                elif kind == "not-run":
+                    self.not_run.add(rec["nodeid"])

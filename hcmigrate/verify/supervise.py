@@ -10,7 +10,7 @@ import signal
 import time
 from pathlib import Path
 
-from hcmigrate.verify.launch import Running, kill_group, start_side
+from hcmigrate.verify.launch import Running, done_path, kill_group, start_side
 from hcmigrate.verify.stream import read_trace
 
 
@@ -25,12 +25,14 @@ def wait_for_sides(
         now = time.monotonic()
         for r in running:
             if r.side.pytest:
-                before = (len(r.watch.finished), len(r.watch.running), len(r.watch.collected))
+                before = _counts(r.watch)
                 r.watch.poll()
-                if (len(r.watch.finished), len(r.watch.running), len(r.watch.collected)) != before:
+                if _counts(r.watch) != before:
                     r.last_activity = now
             if r.proc.poll() is None:
                 alive += 1
+                if r.leader is not None and r.leader.proc.poll() is None:
+                    r.last_activity = now  # waiting for the side it follows is no hang
                 if r.side.pytest:
                     _enforce_test_timeout(r, timeout, now)
                 elif now - r.started > timeout:
@@ -53,6 +55,7 @@ def wait_for_sides(
                         cwd,
                         select=remaining,
                         attempt=r.restarts,
+                        follow=r.follow,
                     )
                     r.proc, r.out, r.err, r.last_activity = (
                         fresh.proc,
@@ -61,6 +64,10 @@ def wait_for_sides(
                         time.monotonic(),
                     )
                     alive += 1
+                    continue
+            done = done_path(r.trace_path)
+            if not done.exists():
+                done.touch()  # ended for good: a side following this one reads all it wrote
         if progress is not None:
             for r in running:
                 if r.side.pytest:
@@ -68,14 +75,18 @@ def wait_for_sides(
                         {
                             "side": r.side.label,
                             "finished": len(r.watch.finished),
-                            "total": len(r.watch.collected),
+                            "total": len(r.watch.collected - r.watch.not_run),
                             "running": sorted(r.watch.running),
                             "seconds": now - r.started,
                         }
                     )
         if not alive:
             return
-        time.sleep(0.2)
+        time.sleep(0.1)
+
+
+def _counts(watch) -> tuple:
+    return len(watch.finished), len(watch.running), len(watch.collected), len(watch.not_run)
 
 
 def _collected_order(r: Running) -> list[str]:

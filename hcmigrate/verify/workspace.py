@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from hcmigrate.verify.launch import forget_bytecode
 from hcmigrate.verify.outcome import CannotRun
 
 
@@ -119,5 +120,6 @@ def scratch_folder(keep: bool = False) -> Iterator[Path]:
     try:
         yield path
     finally:
+        forget_bytecode(path)  # (the bytecode of the migrated copy, cached by the pytest sides)
         if not keep:
             shutil.rmtree(path, ignore_errors=True)

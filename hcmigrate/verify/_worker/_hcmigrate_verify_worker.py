@@ -24,6 +24,9 @@ if os.environ.get("HCMIGRATE_VERIFY_PARENT") != str(os.getppid()):
 _runner = None
 _plugin = None
 
+if _worker and _trace and not getattr(sys, "pycache_prefix", None):
+    sys.dont_write_bytecode = True  # never write into the original's folder
+
 if _worker and _trace and _RUNNER_NAME not in sys.modules:
     _here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     _spec = importlib.util.spec_from_file_location(_RUNNER_NAME, os.path.join(_here, "_runner.py"))
@@ -39,6 +42,8 @@ def pytest_configure(config):
     if _runner is not None and _plugin is None:
         _plugin = _runner.load_pytest_plugin().RecorderPlugin(_runner)
         config.pluginmanager.register(_plugin, "hcmigrate-verify-recorder")
+        if _plugin.follower is not None:
+            config.pluginmanager.register(_plugin.follower, "hcmigrate-verify-follower")
 
 
 def pytest_unconfigure(config):
