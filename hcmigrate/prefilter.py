@@ -37,6 +37,7 @@ from hcmigrate.reexports import ReExport, binding_targets, legacy_binding_target
 from hcmigrate.rules.spec import LEGACY_WORD, TriggerWords
 from hcmigrate.rules.trigger_table import TRIGGERS
 from hcmigrate.scan_workers import can_fork, in_workers
+from hcmigrate.syntax import non_docstring_strings
 
 # What a file must contain for a rule to apply, from the rules' own triggers (the table is
 # generated from them: this module must not import the rules, which import libcst): every use
@@ -178,20 +179,7 @@ _LEGACY_WORD = re.compile(r"\bhost_callback\b")
 def _string_names_api(tree: ast.Module) -> bool:
     """A string that is not a docstring names host_callback (`import_module(...)`, code for
     `exec`): the codemod reports it (HCB009)."""
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-    }
-    return any(
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and id(node) not in docstrings
-        and _LEGACY_WORD.search(node.value)
-        for node in ast.walk(tree)
-    )
+    return any(_LEGACY_WORD.search(node.value) for node in non_docstring_strings(tree))
 
 
 def _names_api(node: ast.AST) -> bool:

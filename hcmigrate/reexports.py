@@ -13,6 +13,7 @@ from pathlib import Path
 
 from hcmigrate.errors import FileError
 from hcmigrate.facts import LEGACY_MODULE as LEGACY
+from hcmigrate.syntax import non_docstring_strings
 from hcmigrate.files import read_regular
 
 _WORDS = re.compile(r"\w+")
@@ -159,6 +160,7 @@ def plan_reexports(scanned, targets) -> ReexportPlan:
     modules of the tree (the codemod resolves them in the importers, and keeps them importable
     in the exporting module), and for each file the re-exporting modules it imports."""
     table: tuple[tuple[str, str], ...] = ()
+    used_by: dict[int, set[str]] = {}  # importer -> the names its code uses (not docstrings)
     if scanned.reexports and scanned.reexport_hits:  # some module takes legacy names from another
         taken: set[str] = set()
         for i in scanned.candidates:
@@ -169,7 +171,16 @@ def plan_reexports(scanned, targets) -> ReexportPlan:
                     taken |= imported_names(
                         text, module_name(path), is_package=path.name == "__init__.py"
                     )
-                except (FileError, UnicodeDecodeError, SyntaxError, RecursionError, MemoryError):
+                    if i in scanned.reexport_hits:
+                        used_by[i] = _names_in_code(text)
+                except (
+                    FileError,
+                    UnicodeDecodeError,
+                    SyntaxError,
+                    ValueError,
+                    RecursionError,
+                    MemoryError,
+                ):
                     continue  # (the per-file step reports what is wrong with it)
         table = tuple(
             sorted(
@@ -187,7 +198,7 @@ def plan_reexports(scanned, targets) -> ReexportPlan:
     kept = {key for key, _ in table}  # names the exporting module keeps importable
     importers = {}
     for i, mods in scanned.reexport_hits.items():
-        used = _names_in_code(targets[i].path) if not targets[i].notebook else None
+        used = used_by.get(i)  # (None: a notebook, or a file the per-file step will report)
         importers[i] = tuple(
             (m, tuple(sorted(names)))
             for m in mods
@@ -198,22 +209,11 @@ def plan_reexports(scanned, targets) -> ReexportPlan:
     return ReexportPlan(table, importers)
 
 
-def _names_in_code(path: Path) -> set[str] | None:
+def _names_in_code(text: str) -> set[str]:
     """The identifiers a module's code uses, and the words of its strings that are not
-    docstrings (code run with `exec`); None when it cannot be read. A name mentioned only in
-    a docstring or a comment is no use of it."""
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return None
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-        and isinstance(node.body[0].value, ast.Constant)
-    }
+    docstrings (code run with `exec`). A name mentioned only in a docstring or a comment is
+    no use of it. Raises what `ast.parse` raises."""
+    tree = ast.parse(text)
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -223,7 +223,6 @@ def _names_in_code(path: Path) -> set[str] | None:
         elif isinstance(node, ast.alias):
             found.add(node.asname or node.name.split(".")[0])
             found.add(node.name.rsplit(".", 1)[-1])
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if id(node) not in docstrings:
-                found.update(_WORDS.findall(node.value))
+    for node in non_docstring_strings(tree):
+        found.update(_WORDS.findall(node.value))
     return found

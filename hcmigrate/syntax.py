@@ -55,3 +55,19 @@ def describe(
     if not message.startswith(("cannot parse", "syntax error", "internal error")):
         message = f"cannot parse: {message}"
     return message, line, col
+
+
+def non_docstring_strings(tree: ast.AST):
+    """The string constants of `tree` that are not docstrings (of the module, a class or a
+    function): the strings code may use, such as code run with `exec` or a module's name."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in docstrings:
+                yield node

@@ -11,6 +11,7 @@ import re
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.context import ModuleSite, ReportContext
+from hcmigrate.syntax import non_docstring_strings
 from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
 
 _NAMES_LEGACY = re.compile(r"\bhost_callback\b")
@@ -54,22 +55,8 @@ def report_dynamic_uses(site: ModuleSite, ctx: ReportContext) -> None:
             tree = ast.parse(site.text)
         except (SyntaxError, ValueError):
             return
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-    }
     lines = sorted(
-        {
-            node.lineno
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and id(node) not in docstrings
-            and _NAMES_LEGACY.search(node.value)
-        }
+        {node.lineno for node in non_docstring_strings(tree) if _NAMES_LEGACY.search(node.value)}
     )
     for line in lines:
         ctx.report(
