@@ -32,13 +32,20 @@ _COMPOUND = BLOCK_STATEMENTS  # (ast statements that hold blocks)
 
 def written_lines(source: str, code: str) -> set[int]:
     """The 1-based numbers of the lines of `code` that are not lines of `source`."""
+    return _changed_lines(source, code)[1]
+
+
+def _changed_lines(source: str, code: str) -> tuple[set[int], set[int]]:
+    """(lines of `source` the rewrite replaced or removed, lines of `code` it wrote), 1-based."""
     matcher = difflib.SequenceMatcher(None, source.splitlines(), code.splitlines(), autojunk=False)
-    return {
-        line
-        for tag, _, _, j1, j2 in matcher.get_opcodes()
-        if tag in ("replace", "insert")
-        for line in range(j1 + 1, j2 + 1)
-    }
+    replaced: set[int] = set()
+    written: set[int] = set()
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            replaced.update(range(i1 + 1, i2 + 1))
+        if tag in ("replace", "insert"):
+            written.update(range(j1 + 1, j2 + 1))
+    return replaced, written
 
 
 def format_written_lines(
@@ -48,7 +55,7 @@ def format_written_lines(
     the statements the codemod wrote formatted."""
     if code == source:
         return code
-    written = written_lines(source, code)
+    replaced, written = _changed_lines(source, code)
     if not written:
         return code
     try:
@@ -64,7 +71,7 @@ def format_written_lines(
     if not spans:
         return code
     try:  # (asked only when a statement needs black)
-        black_style = _black_style(black, source, code, line_length, source_tree)
+        black_style = _black_style(black, source, replaced, line_length, source_tree)
     except Exception:
         return code
     if not black_style:  # only statements with a written line over the limit
@@ -116,18 +123,12 @@ def _statement_spans(
     return spans
 
 
-def _black_style(black, source: str, code: str, line_length: int, tree=None) -> bool:
+def _black_style(black, source: str, replaced: set[int], line_length: int, tree=None) -> bool:
     """Does the project format with black (or ruff format)? Asked of the statements the
-    rewrite replaced (at most a few): black leaves them alone. (The whole file would answer
-    it too, at many times the cost: black is the largest part of a migration's time.)"""
+    rewrite replaced (lines `replaced` of `source`, at most a few statements): black leaves
+    them alone. (The whole file would answer it too, at many times the cost: black is the
+    largest part of a migration's time.)"""
     old = source.splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(None, source.splitlines(), code.splitlines(), autojunk=False)
-    replaced = {
-        line
-        for tag, i1, i2, _, _ in matcher.get_opcodes()
-        if tag in ("replace", "delete")
-        for line in range(i1 + 1, i2 + 1)
-    }
     tree = tree or ast.parse(source)
     checked = 0
     for node in _statements_on(tree, replaced):
