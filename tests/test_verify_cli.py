@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from verify_helpers import hcmigrate_verify
 
 REPO = Path(__file__).resolve().parent.parent
@@ -178,3 +179,64 @@ def test_sigterm_stops_verify_and_both_sides(tmp_path):
     while sides() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert sides() == []
+
+
+LEAVES_PROCESSES = """\
+import os, subprocess, sys, time
+PIDS = {pids!r}
+# a child in a session of its own (outside the side's process group)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True)
+# a daemon: double fork, the grandchild in a new session, its parent gone
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(PIDS + ".daemon." + str(os.getpid()), "w"):
+            pass
+        time.sleep(300)
+    os._exit(0)
+with open(PIDS + ".child." + str(child.pid), "w"):
+    pass
+while len([n for n in os.listdir(os.path.dirname(PIDS)) if n.startswith(os.path.basename(PIDS) + ".")]) < 2:
+    time.sleep(0.05)
+{ending}
+"""
+
+
+def _left_pids(pids: Path) -> list[int]:
+    return [int(f.name.rsplit(".", 1)[1]) for f in pids.parent.glob(pids.name + ".*")]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
+@pytest.mark.parametrize("ending", ["time.sleep(300)", "pass"], ids=["timed-out", "finished"])
+def test_processes_a_side_leaves_outside_its_group_are_killed(tmp_path, ending):
+    """A side's children that left its process group (a new session; a double-forked daemon)
+    do not outlive verify: killed at the time limit, and when the side ends on its own."""
+    found = {}
+    for side in ("ref", "cand"):
+        pids = tmp_path / side / "pid"
+        pids.parent.mkdir()
+        script = tmp_path / f"{side}.py"
+        script.write_text(LEAVES_PROCESSES.format(pids=str(pids), ending=ending))
+        found[side] = (script, pids)
+    start = time.monotonic()
+    res = hcmigrate_verify(
+        found["ref"][0], "--candidate", found["cand"][0], "--reference", "compat", "--timeout", "20"
+    )
+    assert time.monotonic() - start < 120
+    if ending == "pass":
+        assert res.returncode in (0, 1), res.stdout + res.stderr
+    else:
+        assert res.returncode == 2 and "timed out" in res.stdout + res.stderr
+    left = [pid for _, pids in found.values() for pid in _left_pids(pids)]
+    assert len(left) == 4  # each side started both
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in left) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert [pid for pid in left if _alive(pid)] == []

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from hcmigrate.verify.leftovers import adopting_orphans
 from hcmigrate.verify.launch import (
     Running,
     Side,
@@ -54,6 +55,11 @@ def run_sides(
     without progress (collection, start-up); when a side's process dies in a test, it starts
     again on the tests not run yet, so every other test still gets its verdict. A side that
     `follows` another (listed before it) reads that side's stream as it runs: see Side.follows."""
+    with adopting_orphans():  # (processes that left a side's group die with the side)
+        return _run_sides(sides, script_args, entries, timeout, workdir, cwd, platform, progress)
+
+
+def _run_sides(sides, script_args, entries, timeout, workdir, cwd, platform, progress):
     base_env = subprocess_env(platform)
     running: list[Running] = []
     try:

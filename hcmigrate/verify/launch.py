@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hcmigrate.verify.leftovers import descendants, kill_all
 from hcmigrate.verify.stream import Watch, stream_files
 
 
@@ -129,12 +130,15 @@ def forget_bytecode(folder: Path) -> None:
 
 
 def kill_group(proc: subprocess.Popen) -> None:
+    """Kill a side's process group and every process below it that left the group."""
     if proc.poll() is not None:
         return
+    below = descendants(proc.pid)  # (before the side dies and they are re-parented)
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         proc.kill()
+    kill_all(below)
     try:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
