@@ -71,8 +71,12 @@ c09_callback_exception_handler
 
 
 def _check_fidelity(*extra: str) -> dict:
+    return _check_fidelity_of(*extra, *EQUIVALENT)
+
+
+def _check_fidelity_of(*args: str) -> dict:
     run = subprocess.run(
-        [sys.executable, "scripts/check_fidelity.py", "--json", "--jobs", "2", *extra, *EQUIVALENT],
+        [sys.executable, "scripts/check_fidelity.py", "--json", "--jobs", "2", *args],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -101,3 +105,19 @@ def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax():
     from test_compat_oldest_jax import oldest_jax_python
 
     _assert_all_equivalent(_check_fidelity("--python", str(oldest_jax_python())))
+
+
+def test_id_print_prints_legacy_text_for_every_argument_kind():
+    """c10_id_print_layout: each print outside vmap (a dict or tuple held in a name, a list, a
+    nested container, a value under a header) prints legacy's text; a format that starts with
+    an escaped brace (`{ max=2. ... }`) is formatted too (JAX 0.10's jax.debug.print prints
+    such a format as it is). The print under vmap runs per element, as its note says."""
+    report = _check_fidelity_of("c10_id_print_layout")
+    [program] = report["programs"]
+    verdicts = {s["line"]: s["verdict"] for s in program["sites"] if s["code"] == "HCB201"}
+    under_vmap = 28
+    assert {line: v for line, v in verdicts.items() if line != under_vmap} == {
+        line: "equivalent" for line in (18, 19, 20, 21, 22)
+    }
+    assert verdicts[under_vmap] == "different"
+    assert "once per element" in program["differences"][0]

@@ -13,6 +13,7 @@ from hcmigrate.diagnostics import Level
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
 from hcmigrate.rules.compat_reasons import (
     IO_CHAIN_NOTE,
+    SEVERAL_DEVICES_NOTE,
     compat_reason,
     left_for_human,
     several_devices_reason,
@@ -116,27 +117,28 @@ def step(x):
 """,
             diagnostics=(
                 "3:1 HCB001 [fixed] unused import of host_callback removed",
-                "12:12 HCB302 [fixed-with-behaviour-note] call -> io_callback(..., ordered=True): the callback may have side effects; it fails inside a lax.cond under vmap even when its own operands are not batched (legacy call ran there)",
+                "12:12 HCB302 [fixed-with-behaviour-note] call -> io_callback(..., ordered=True): the callback may have side effects; it fails inside a lax.cond under vmap even when its own operands are not batched, and under pmap on jax 0.6 (legacy call ran there)",
             ),
         ),
     ),
 )
 # What an ordered io_callback does differently from legacy `call` (docs/callback-semantics.md).
 IO_NOTE = (
-    "it fails inside a lax.cond under vmap even when its own operands are not batched (legacy "
-    "call ran there)"
+    "it fails inside a lax.cond under vmap even when its own operands are not batched, and "
+    "under pmap on jax 0.6 (legacy call ran there)"
 )
 APART_NOTE = ", and it is ordered apart from this module's jax.debug callbacks"
 EFFECT = Rule(
     code="HCB304",
     name="call-for-effect-to-debug-callback",
-    level=Level.FIXED,
+    level=Level.FIXED_WITH_NOTE,
     legacy="call(f, arg)  # no result_shape, or its result unused",
     modern="jax.debug.callback(_with_numpy_args(f), arg, ordered=True)",
     summary="A host call made for its effect joins the ordered chain of the module's taps and prints.",
     behaviour_note=(
-        "Runs wherever legacy call ran (and also under vmap, per element, and grad, where "
-        "legacy call failed); ordered apart from io_callbacks of the same module."
+        "Runs wherever legacy call ran on one device (and also under vmap, per element, and "
+        "grad, where legacy call failed); fails on more than one device (pmap, sharded jit), "
+        "where legacy call ran; ordered apart from io_callbacks of the same module."
     ),
     examples=(
         Example(
@@ -182,7 +184,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "10:5 HCB304 [fixed] call -> jax.debug.callback(..., ordered=True): it returns no result",
+                "10:5 HCB304 [fixed-with-behaviour-note] call -> jax.debug.callback(..., ordered=True): it returns no result; it fails on more than one device (pmap, sharded jit), where legacy call ran",
             ),
         ),
     ),
@@ -302,14 +304,11 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         # What it returns is unused (legacy: None, or a value the code drops): a call for
         # its effect, on the same ordered chain as the module's taps and prints.
         why = "it returns no result" if _no_result(site) else "its result is unused"
-        level, note = Level.FIXED, ""
+        note = f"; {SEVERAL_DEVICES_NOTE}, where legacy call ran"
         if ctx.module_has_ordered_io:
-            level, note = Level.FIXED_WITH_NOTE, "; ordered apart from this module's io_callbacks"
+            note += "; ordered apart from this module's io_callbacks"
         ctx.report(
-            EFFECT,
-            site.original,
-            f"call -> jax.debug.callback(..., ordered=True): {why}{note}",
-            level=level,
+            EFFECT, site.original, f"call -> jax.debug.callback(..., ordered=True): {why}{note}"
         )
         return site.call_like(
             parse(ctx.modern("debug_callback")),

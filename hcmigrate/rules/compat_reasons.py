@@ -36,9 +36,18 @@ def left_for_human(ctx) -> str | None:
     return f"this module patches host_callback internals (`{name}`); port the whole module by hand"
 
 
+# Ordered jax.debug callbacks and prints are refused on several devices, where legacy taps,
+# prints and calls ran (docs/callback-semantics.md, E14/E15); a module that names no
+# multi-device API may still be run on several devices by its caller.
+SEVERAL_DEVICES_NOTE = "it fails on more than one device (pmap, sharded jit)"
+
+
 def tap_note(ctx) -> str:
     """What a tap or print on the ordered jax.debug chain does differently from legacy."""
-    note = "under vmap it runs once per element (legacy: once, with the whole batch)"
+    note = (
+        "under vmap it runs once per element (legacy: once, with the whole batch); "
+        + SEVERAL_DEVICES_NOTE
+    )
     if ctx.module_has_ordered_io:
         note += "; ordered apart from this module's io_callbacks"
     return note

@@ -9,7 +9,6 @@ separate chain, said in the diagnostic.
 
 from __future__ import annotations
 
-import string as string_module
 
 import libcst as cst
 
@@ -61,7 +60,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
+                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
             ),
         ),
         Example(
@@ -86,7 +85,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
+                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
             ),
         ),
     ),
@@ -183,11 +182,21 @@ def legacy_layout(
     return text, [leaf for _, leaves in parts for leaf in leaves]
 
 
-def _placeholder_first(fmt: str) -> bool:
-    """Does `fmt` reach a placeholder before any escaped brace? jax.debug.print formats only
-    when the first piece `string.Formatter().parse` gives has a field (JAX 0.10 prints
-    `{{ max={} }} 2.0` for `{{ max={} }}`), and `{{` ends a piece."""
-    return next(iter(string_module.Formatter().parse(fmt)), (None, None))[1] is not None
+def _placeholder_first(
+    fmt: str, values: list[cst.BaseExpression]
+) -> tuple[str, list[cst.BaseExpression]]:
+    """`fmt` and its values, spelled so that a placeholder comes before any escaped brace.
+    jax.debug.print formats only when the first piece `string.Formatter().parse` gives has a
+    field (JAX 0.10 prints `{{ max={} }} 2.0` for `{{ max={} }}`), and `{{` or `}}` ends a
+    piece: the first escaped brace becomes a `{}` filled with the brace itself."""
+    i = 0
+    while i < len(fmt):
+        if fmt[i] in "{}":
+            if fmt[i : i + 2] not in ("{{", "}}"):
+                return fmt, values  # a field comes first
+            return fmt[:i] + "{}" + fmt[i + 2 :], [string(fmt[i]), *values]
+        i += 1
+    return fmt, values
 
 
 def printer_of(header: str, fmt: str, ctx: RuleContext) -> cst.BaseExpression:
@@ -238,9 +247,6 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             laid_out = legacy_layout(printed, None)
         elif isinstance(printed, cst.Name) and shown is not None:
             laid_out = legacy_layout(shown, printed)
-        fmt = f"{header}\n{laid_out[0]}" if header and laid_out else laid_out and laid_out[0]
-        if laid_out and not ctx.taps_join_ordered_io and not _placeholder_first(fmt):
-            laid_out = None  # (jax.debug.print would not format it: see _placeholder_first)
         placeholders, values = laid_out or ("{}", [printed])
         split = laid_out is not None
         fmt = f"{header}\n{placeholders}" if header else placeholders
@@ -253,6 +259,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
                 *[(arg(v), "arg" if not split else None) for v in values],
                 (arg(cst.Name("True"), "ordered"), "result"),
             )
+        fmt, values = _placeholder_first(fmt, values)
+        split = split or len(values) > 1
         return site.call_like(
             parse(ctx.modern("debug_print")),
             (arg(string(fmt)), first_keyword),

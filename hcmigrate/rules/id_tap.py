@@ -78,7 +78,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "9:9 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
+                "9:9 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
             ),
         ),
         Example(
@@ -116,7 +116,7 @@ def step(i):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:42 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch)",
+                "5:42 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
             ),
         ),
     ),

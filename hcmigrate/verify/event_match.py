@@ -72,12 +72,7 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
         return f"result shape/dtype changed: {format_spec(e['spec'])} vs {format_spec(g['spec'])}"
     ea, ga = e.get("args", []), g.get("args", [])
     if ce == "print" or cg == "print":
-        la = [leaf for a in ea for leaf in flat_leaves(a)] + [
-            leaf for v in (e.get("kwargs") or {}).values() for leaf in flat_leaves(v)
-        ]
-        lb = [leaf for a in ga for leaf in flat_leaves(a)] + [
-            leaf for v in (g.get("kwargs") or {}).values() for leaf in flat_leaves(v)
-        ]
+        la, lb = _printed_values(e), _printed_values(g)
         if ce == "print" and cg == "print":
             r = _diff_leaf_multiset(la, lb, tol)
             if r:
@@ -137,6 +132,18 @@ def event_reason(e: dict, g: dict, tol: Tolerance) -> str | None:
         if r:
             return f"callback result differs: {r}"
     return None
+
+
+def _printed_values(event: dict) -> list[dict]:
+    """The values a print event printed. A string given to jax.debug.print is part of its
+    text (e.g. the "{" the codemod passes where a format must not start with an escaped
+    brace), compared with the rest of the printed text, not as a value."""
+    leaves = [leaf for a in event.get("args", []) for leaf in flat_leaves(a)] + [
+        leaf for v in (event.get("kwargs") or {}).values() for leaf in flat_leaves(v)
+    ]
+    if event["class"] == "print":
+        leaves = [leaf for leaf in leaves if leaf["k"] != "str"]
+    return leaves
 
 
 def _count(n: int) -> str:
