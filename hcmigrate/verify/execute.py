@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from hcmigrate.verify.leftovers import adopting_orphans
 from hcmigrate.verify.launch import (
     Running,
     Side,
     done_path,
-    kill_group,
+    kill_side,
     start_side,
     subprocess_env,
 )
@@ -55,11 +54,6 @@ def run_sides(
     without progress (collection, start-up); when a side's process dies in a test, it starts
     again on the tests not run yet, so every other test still gets its verdict. A side that
     `follows` another (listed before it) reads that side's stream as it runs: see Side.follows."""
-    with adopting_orphans():  # (processes that left a side's group die with the side)
-        return _run_sides(sides, script_args, entries, timeout, workdir, cwd, platform, progress)
-
-
-def _run_sides(sides, script_args, entries, timeout, workdir, cwd, platform, progress):
     base_env = subprocess_env(platform)
     running: list[Running] = []
     try:
@@ -78,9 +72,9 @@ def _run_sides(sides, script_args, entries, timeout, workdir, cwd, platform, pro
             running.append(started)
         wait_for_sides(running, timeout, workdir, base_env, script_args, entries, cwd, progress)
         return [_result(r) for r in running]
-    finally:  # Ctrl-C or any error: no stray process groups
+    finally:  # ended, Ctrl-C or any error: nothing a side started is left running
         for r in running:
-            kill_group(r.proc)
+            kill_side(r)
 
 
 def _result(r: Running) -> RunResult:

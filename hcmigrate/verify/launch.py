@@ -14,7 +14,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hcmigrate.verify.leftovers import descendants, kill_all
+from hcmigrate.verify.leftovers import (
+    SIDE_TAGS_ENV,
+    descendants,
+    kill_all,
+    kill_leftovers,
+    new_side_tag,
+)
 from hcmigrate.verify.stream import Watch, stream_files
 
 
@@ -145,6 +151,13 @@ def kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
+def kill_side(r: Running) -> None:
+    """Kill a side's process group, and every process it started that is still alive wherever
+    it went (leftovers.py): at its time limit, on Ctrl-C / SIGTERM and when the run ends."""
+    kill_group(r.proc)
+    kill_leftovers(set(r.tags))
+
+
 def subprocess_env(platform: str | None = "cpu") -> dict:
     env = dict(os.environ)
     if platform:
@@ -183,6 +196,7 @@ class Running:
     restarts: int = 0
     follow: dict | None = None  # the followed side's stream and its `done` file (Side.follows)
     leader: Running | None = None  # the side followed
+    tags: list[str] = field(default_factory=list)  # each attempt's SIDE_TAGS_ENV tag
 
 
 def start_side(
@@ -210,6 +224,8 @@ def start_side(
         select_file = workdir / f"{side.label}-{index}-select-{attempt}.txt"
         select_file.write_text("".join(t + "\n" for t in chosen), encoding="utf-8")
         args = _narrow_to_files(args, chosen)
+    env = _side_env(side, base_env, trace, select_file, follow)
+    tag, env[SIDE_TAGS_ENV] = new_side_tag(env)
     out = workdir / f"{side.label}-{index}-{attempt}.stdout"
     err = workdir / f"{side.label}-{index}-{attempt}.stderr"
     with open(out, "w") as fo, open(err, "w") as fe:
@@ -219,12 +235,22 @@ def start_side(
             stderr=fe,
             stdin=subprocess.DEVNULL,
             cwd=side.cwd or cwd,
-            env=_side_env(side, base_env, trace, select_file, follow),
+            env=env,
             start_new_session=True,  # own process group: killed as a whole on timeout / Ctrl-C
         )
     now = time.monotonic()
     return Running(
-        side, index, trace, proc, out, err, Watch(trace), now, last_activity=now, follow=follow
+        side,
+        index,
+        trace,
+        proc,
+        out,
+        err,
+        Watch(trace),
+        now,
+        last_activity=now,
+        follow=follow,
+        tags=[tag],
     )
 
 

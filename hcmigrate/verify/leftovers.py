@@ -1,42 +1,42 @@
 """Processes a side leaves behind. Each side runs in its own process group, killed as a whole on
-timeout, on Ctrl-C / SIGTERM and when it ends; a process that left that group (`setsid`,
-`start_new_session=True`, a daemon's double fork) would outlive verify and its time limit. So a
-side's whole tree of processes is killed with it, and while sides run verify is the Linux
-"child subreaper" of everything it starts: a process orphaned below it is re-parented to verify
-instead of to init, and `adopting_orphans` kills it when the sides are done."""
+timeout, on Ctrl-C / SIGTERM and when the run ends; a process that left that group (`setsid`,
+`start_new_session=True`, a daemon's double fork) would outlive verify and its time limit.
+Every process of a side inherits the side's tag in its environment (SIDE_TAGS_ENV), whoever
+its parent is by then, so verify finds them all: those still below the side, and orphans
+re-parented to init."""
 
 from __future__ import annotations
 
-import ctypes
-import sys
-from contextlib import contextmanager
-from typing import Iterator
+import os
+import uuid
 
 import psutil
 
-_PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
-_PR_GET_CHILD_SUBREAPER = 37
+# A colon-separated list: a verify run inside a verified program adds its sides' tags to the
+# ones it inherited, so the outer run still finds the inner run's processes.
+SIDE_TAGS_ENV = "HCMIGRATE_VERIFY_SIDE_TAGS"
 
 
-def _prctl():
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
+def new_side_tag(env: dict) -> tuple[str, str]:
+    """A fresh tag, and the SIDE_TAGS_ENV value that adds it to those `env` carries."""
+    tag = uuid.uuid4().hex
+    inherited = env.get(SIDE_TAGS_ENV, "")
+    return tag, f"{inherited}:{tag}" if inherited else tag
 
 
-def _set_subreaper(on: bool) -> bool | None:
-    """Set this process's subreaper flag; returns the flag it had (None: not supported)."""
-    prctl = _prctl()
-    if prctl is None:
-        return None
-    was = ctypes.c_int(0)
-    if prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(was), 0, 0, 0) != 0:
-        return None
-    prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0)
-    return bool(was.value)
+def tagged(tags: set[str]) -> list[psutil.Process]:
+    """The processes (other than this one) whose environment carries one of `tags`."""
+    found = []
+    for p in psutil.process_iter():
+        if p.pid == os.getpid():
+            continue
+        try:
+            value = p.environ().get(SIDE_TAGS_ENV, "")
+        except psutil.Error:  # gone, or not ours to read
+            continue
+        if tags.intersection(value.split(":")):
+            found.append(p)
+    return found
 
 
 def descendants(pid: int) -> list[psutil.Process]:
@@ -58,20 +58,8 @@ def kill_all(processes: list[psutil.Process]) -> None:
     psutil.wait_procs(processes, timeout=5)
 
 
-@contextmanager
-def adopting_orphans() -> Iterator[None]:
-    """While the block runs, orphans of processes it starts become this process's children;
-    when it ends, every child started in it that is still alive (and what runs below it) is
-    killed, and the subreaper flag is put back as it was."""
-    me = psutil.Process()
-    before = {p.pid for p in me.children()}
-    was = _set_subreaper(True)
-    try:
-        yield
-    finally:
-        try:
-            stray = [p for p in me.children() if p.pid not in before]
-            kill_all([q for p in stray for q in descendants(p.pid)] + stray)
-        finally:
-            if was is not None:
-                _set_subreaper(was)
+def kill_leftovers(tags: set[str]) -> None:
+    """Kill every process still carrying one of the sides' tags, and what runs below them."""
+    if tags:
+        left = tagged(tags)
+        kill_all([q for p in left for q in descendants(p.pid)] + left)

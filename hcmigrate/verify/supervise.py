@@ -10,7 +10,7 @@ import signal
 import time
 from pathlib import Path
 
-from hcmigrate.verify.launch import Running, done_path, kill_group, start_side
+from hcmigrate.verify.launch import Running, done_path, kill_side, start_side
 from hcmigrate.verify.stream import read_trace
 
 
@@ -37,7 +37,7 @@ def wait_for_sides(
                     _enforce_test_timeout(r, timeout, now)
                 elif now - r.started > timeout:
                     r.timed_out = True
-                    kill_group(r.proc)
+                    kill_side(r)
                 continue
             if r.side.pytest and _restart_needed(r):
                 remaining = [
@@ -57,6 +57,7 @@ def wait_for_sides(
                         attempt=r.restarts,
                         follow=r.follow,
                     )
+                    r.tags += fresh.tags
                     r.proc, r.out, r.err, r.last_activity = (
                         fresh.proc,
                         fresh.out,
@@ -136,10 +137,10 @@ def _enforce_test_timeout(r: Running, timeout: float, now: float) -> None:
                 except (ProcessLookupError, PermissionError):
                     pass
             else:
-                kill_group(r.proc)
+                kill_side(r)
     if not r.watch.running and now - r.last_activity > timeout:
         r.timed_out = True  # no test running and nothing happening: start-up or collection hangs
-        kill_group(r.proc)
+        kill_side(r)
 
 
 def note_unfinished(trace: dict, r: Running) -> None:
