@@ -23,14 +23,24 @@ from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, literal_value, parse, string
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 
+# What pure_callback does differently from legacy `call` for a pure host function (the
+# values are the same; docs/callback-semantics.md, `duplicate_call`, `random_no_args`).
+PURE_NOTE = (
+    "the compiler may merge identical calls or move a call out of a loop (fewer host calls "
+    "than legacy, same values)"
+)
 PURE = Rule(
     code="HCB301",
     name="call-to-pure-callback",
-    level=Level.FIXED,
+    level=Level.FIXED_WITH_NOTE,
     legacy="call(f, arg, result_shape=S)  # f visibly pure, result used",
     modern='jax.pure_callback(f, SDS(S), arg, vmap_method="sequential")',
     summary="A pure host computation becomes pure_callback; result_shape becomes ShapeDtypeStruct leaves.",
-    behaviour_note="Under vmap it now runs per element (legacy call failed under vmap); the compiler may drop it when its result is unused, so only used results get it.",
+    behaviour_note=(
+        "Under vmap it now runs per element (legacy call failed under vmap); the compiler may "
+        "merge identical calls, move a call out of a loop whose values it does not depend on, "
+        "or drop it when its result is unused, so only used results get it."
+    ),
     examples=(
         Example(
             title="a numpy function whose result is used; the scalar `result_shape` becomes a float32[] leaf",
@@ -54,7 +64,7 @@ def norm(x):
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:12 HCB301 [fixed] call -> jax.pure_callback",
+                "6:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback: the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
             ),
         ),
     ),
@@ -323,7 +333,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         extra = []
         if ctx.target_at_least(VMAP_METHOD_SINCE):
             extra.append(arg(string(DEFAULT_VMAP_METHOD), "vmap_method"))
-        ctx.report(PURE, site.original, f"call -> jax.pure_callback{note}")
+        ctx.report(PURE, site.original, f"call -> jax.pure_callback{note}: {PURE_NOTE}")
         return site.call_like(
             parse(ctx.modern("pure_callback")),
             (arg(func), "callback_func"),
