@@ -275,7 +275,7 @@ def _abstract_eval(*avals, effect, identity, flat_results_aval=(), **params):
 def _impl(prim, *args, **params):
     """Eager execution: compile the single primitive (as legacy did with apply_primitive)."""
     if jax.config.jax_disable_jit:
-        host = _make_host(params, device=jax.local_devices()[params["device_index"]])
+        host = _make_host(params, device=_local_device(params["device_index"]))
         res = host(*[np.asarray(a) for a in args])
         return list(args) if params["identity"] else [jax.numpy.asarray(r) for r in res]
     if _INTERNALS.apply_primitive is not None and _hashable(params):
@@ -406,6 +406,17 @@ _REMAT_RULE_INSTALLED = _install_remat_rule()
 
 # --------------------------------------------------------------------------- lowering
 _CPU_DEVICE_INDEX_MSG = "The device_index feature on CPU works only when using outfeed."
+
+
+def _local_device(device_index: int):
+    """The local device `device_index` names, or a ValueError saying there is none."""
+    devices = jax.local_devices()
+    if not 0 <= device_index < len(devices):
+        raise ValueError(
+            f"device_index={device_index}, but this process has {len(devices)} local "
+            f"device(s): {devices}"
+        )
+    return devices[device_index]
 
 
 def _refuse_device_index_on_cpu(ctx, device_index: int) -> None:
@@ -609,7 +620,7 @@ def _public_lowering(ctx, *args, device_index, **params):
     _refuse_device_index_on_cpu(ctx, device_index)
     params = dict(params, device_index=device_index)
     identity, flat_results_aval = params["identity"], params.get("flat_results_aval", ())
-    host = _make_host(params, device=jax.local_devices()[device_index])
+    host = _make_host(params, device=_local_device(device_index))
 
     def io_host(*arrays):
         res = host(*[np.asarray(a) for a in arrays])

@@ -369,12 +369,20 @@ def crash_lines(stderr: str, root: str) -> list[tuple[str, int]]:
 
 
 CANDIDATE_PYTHON = [sys.executable]  # --python: the interpreter (and JAX) the migration runs on
+CANDIDATE_PLATFORM = ["cpu"]  # --platform: JAX_PLATFORMS of the migrated program's run
 
 
 def run_candidate(script: Path) -> tuple[dict | None, str]:
     side = Side("candidate", CANDIDATE_PYTHON[0], script, compat_dir=project_compat_dir())
     with scratch_folder() as workdir:
-        [res] = run_sides([side], script_args=[], entries=[], timeout=300, workdir=workdir)
+        [res] = run_sides(
+            [side],
+            script_args=[],
+            entries=[],
+            timeout=300,
+            workdir=workdir,
+            platform=CANDIDATE_PLATFORM[0],
+        )
     return res.trace, res.stderr if res.trace else res.why_no_trace()
 
 
@@ -426,6 +434,8 @@ def check_program(path: Path, keep: Path | None) -> Result:
             result.verdict = (
                 EQUIVALENT if comparison.equivalent else CRASHES if crashed else DIFFERENT
             )
+            if crashed:
+                result.note = stderr.strip()[-1500:]
         _judge_sites(
             result,
             golden,
@@ -578,7 +588,13 @@ def main(argv=None) -> int:
         "--python",
         help="run the migrated programs with this interpreter (e.g. the oldest supported JAX's)",
     )
+    parser.add_argument(
+        "--platform",
+        default="cpu",
+        help="JAX_PLATFORMS for the migrated programs (e.g. cuda; the golden traces are CPU's)",
+    )
     ns = parser.parse_args(argv)
+    CANDIDATE_PLATFORM[0] = ns.platform
     if shutil.which("ruff") is None:
         print("check_fidelity: ruff is not installed (pip install ruff)", file=sys.stderr)
         return 2

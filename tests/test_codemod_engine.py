@@ -4,6 +4,7 @@ statement edits stay only while what its rewrite produced is still part of the m
 from __future__ import annotations
 
 from hcmigrate import migrate_source
+from hcmigrate.rules.barrier import BARRIER_NOTE
 
 HEADER = "from jax.experimental import host_callback as hcb\n\n"
 
@@ -19,7 +20,8 @@ def test_a_rewrite_dropped_by_an_enclosing_one_leaves_no_import_and_no_diagnosti
     assert code == "import jax\n\njax.effects_barrier()\n"
     assert diagnostics == [
         "m.py:1:1: HCB001 [fixed] unused import of host_callback removed",
-        "m.py:3:1: HCB401 [fixed] barrier_wait() -> jax.effects_barrier()",
+        "m.py:3:1: HCB401 [fixed-with-behaviour-note] barrier_wait() -> jax.effects_barrier(): "
+        + BARRIER_NOTE,
     ]
 
 

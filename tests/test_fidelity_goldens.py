@@ -70,8 +70,21 @@ c09_callback_exception_handler
 """.split()
 
 
+# The others, each for a reason docs/migration-decisions.md gives and its sites' levels say
+# (none of them labels a site that crashes or differs `fixed`).
+NOT_EQUIVALENT = {
+    "t_vmap": "different",  # taps under vmap run per element (noted)
+    "t_vmap_of_cond": "different",
+    "c10_id_print_layout": "different",  # its print under vmap (noted)
+    "t_jit": "different",  # pure_callback merged by XLA (noted)
+    "c11_import_groups": "different",
+    "c11_guarded_import": "different",  # manual: the guard's import fails on current JAX
+    "c07_patches_internals": "crashes",  # manual: patches host_callback internals
+}
+
+
 def _check_fidelity(*extra: str) -> dict:
-    return _check_fidelity_of(*extra, *EQUIVALENT)
+    return _check_fidelity_of(*extra, *EQUIVALENT, *NOT_EQUIVALENT)
 
 
 def _check_fidelity_of(*args: str) -> dict:
@@ -86,16 +99,18 @@ def _check_fidelity_of(*args: str) -> dict:
     return json.loads(run.stdout)
 
 
-def _assert_all_equivalent(report: dict) -> None:
+def _assert_all_equivalent(report: dict, not_equivalent: dict = NOT_EQUIVALENT) -> None:
     verdicts = {p["name"]: p["verdict"] for p in report["programs"]}
-    assert sorted(verdicts) == sorted(EQUIVALENT)
-    assert {n: v for n, v in verdicts.items() if v != "equivalent"} == {}
+    every_program = {name for folder in FOLDERS for name in _programs(REPO / folder)}
+    assert sorted(verdicts) == sorted([*EQUIVALENT, *NOT_EQUIVALENT]) == sorted(every_program)
+    assert {n: v for n, v in verdicts.items() if v != "equivalent"} == not_equivalent
     assert report["summary"]["fixed_sites_crashing_or_different"] == 0
 
 
 def test_migrated_programs_do_what_legacy_did():
     """Each program migrated by the CLI and run on current JAX makes the host calls, with the
-    values, in the order of its golden trace, and no site labelled `fixed` crashes or differs."""
+    values, in the order of its golden trace (but those NOT_EQUIVALENT names), and in no
+    program does a site labelled `fixed` crash or differ."""
     _assert_all_equivalent(_check_fidelity())
 
 
@@ -104,7 +119,9 @@ def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax():
     (jax 0.6.2, the cached environment the compat runtime's oldest-JAX tests use)."""
     from test_compat_oldest_jax import oldest_jax_python
 
-    _assert_all_equivalent(_check_fidelity("--python", str(oldest_jax_python())))
+    # (jax 0.6.2 still has the legacy module: c11_guarded_import's guard lets its tap run)
+    not_equivalent = {k: v for k, v in NOT_EQUIVALENT.items() if k != "c11_guarded_import"}
+    _assert_all_equivalent(_check_fidelity("--python", str(oldest_jax_python())), not_equivalent)
 
 
 def test_id_print_prints_legacy_text_for_every_argument_kind():

@@ -240,3 +240,14 @@ def test_processes_a_side_leaves_outside_its_group_are_killed(tmp_path, ending):
     while any(_alive(pid) for pid in left) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [pid for pid in left if _alive(pid)] == []
+
+
+def test_a_platform_run_lists_the_cpu_too():
+    """Host callbacks need a CPU device: `--platform cuda` runs with JAX_PLATFORMS=cuda,cpu
+    (an accelerator-only run fails every callback: "failed to find a local CPU device")."""
+    from hcmigrate.verify.launch import subprocess_env, with_cpu
+
+    assert with_cpu("cuda") == "cuda,cpu"
+    assert with_cpu("tpu, cpu") == "tpu,cpu"
+    assert with_cpu("cpu") == "cpu"
+    assert subprocess_env("cuda")["JAX_PLATFORMS"] == "cuda,cpu"

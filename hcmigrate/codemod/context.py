@@ -45,6 +45,7 @@ from hcmigrate.rules.spec import Handler, Rule
 
 
 _IO_BREAKING = re.compile(r"\b(%s)\b" % "|".join(IO_BREAKING_TRANSFORMS))
+_TAPS = re.compile(r"\b(id_tap|id_print)\b")
 
 Import = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
 
@@ -228,6 +229,16 @@ class ModuleContext(NamesContext, StatementsContext):
     @property
     def module_has_ordered_io(self) -> bool:
         return self.plan.module_has_ordered_io
+
+    @property
+    def taps_apart_from_ordered_io(self) -> bool:
+        return bool(_TAPS.search(self.resolver.index.text)) and not self.taps_join_ordered_io
+
+    @property
+    def module_keeps_compat(self) -> bool:
+        return self.several_devices() is not None or any(
+            a.mode == "compat" for a in self.plan.adaptations.values()
+        )
 
     @property
     def taps_join_ordered_io(self) -> bool:

@@ -127,15 +127,15 @@ def step(x):
 """,
             diagnostics=(
                 "3:1 HCB001 [fixed] unused import of host_callback removed",
-                "12:12 HCB302 [fixed-with-behaviour-note] call -> io_callback(..., ordered=True): the callback may have side effects; it fails inside a lax.cond under vmap even when its own operands are not batched, and under pmap on jax 0.6 (legacy call ran there)",
+                "12:12 HCB302 [fixed-with-behaviour-note] call -> io_callback(..., ordered=True): the callback may have side effects; it fails inside a lax.cond or while_loop under vmap even when its own operands are not batched, and under pmap on jax 0.6 (legacy call ran there)",
             ),
         ),
     ),
 )
 # What an ordered io_callback does differently from legacy `call` (docs/callback-semantics.md).
 IO_NOTE = (
-    "it fails inside a lax.cond under vmap even when its own operands are not batched, and "
-    "under pmap on jax 0.6 (legacy call ran there)"
+    "it fails inside a lax.cond or while_loop under vmap even when its own operands are not "
+    "batched, and under pmap on jax 0.6 (legacy call ran there)"
 )
 APART_NOTE = ", and it is ordered apart from this module's jax.debug callbacks"
 EFFECT = Rule(
@@ -345,7 +345,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         IO,
         site.original,
         "call -> io_callback(..., ordered=True): the callback may have side effects; "
-        f"{IO_NOTE}{'' if ctx.taps_join_ordered_io else APART_NOTE}{note}",
+        f"{IO_NOTE}{APART_NOTE if ctx.taps_apart_from_ordered_io else ''}{note}",
         level=Level.FIXED_WITH_NOTE,
     )
     return site.call_like(

@@ -249,6 +249,16 @@ class RuleContext(Protocol):
         """Does the plan turn some legacy call of this module into an ordered io_callback?"""
 
     @property
+    def taps_apart_from_ordered_io(self) -> bool:
+        """Does the module have taps or prints that become ordered jax.debug callbacks, a
+        chain apart from its ordered io_callbacks?"""
+
+    @property
+    def module_keeps_compat(self) -> bool:
+        """Does the plan keep legacy calls of this module on the compat runtime (a host
+        function that needs legacy's arguments, or a module running on several devices)?"""
+
+    @property
     def shapes(self) -> ShapeConverter:
         """Converts a legacy `result_shape` into ShapeDtypeStruct leaves."""
 

@@ -45,7 +45,7 @@ def shutdown():
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB401 [fixed] barrier_wait() -> jax.effects_barrier()",
+                "5:5 HCB401 [fixed-with-behaviour-note] barrier_wait() -> jax.effects_barrier(): after a callback failed on several devices (pmap) every later barrier raises that error again (legacy returned)",
             ),
         ),
     ),

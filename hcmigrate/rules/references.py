@@ -114,7 +114,7 @@ except jax.errors.JaxRuntimeError as error:
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB401 [fixed] barrier_wait() -> jax.effects_barrier()",
+                "5:5 HCB401 [fixed-with-behaviour-note] barrier_wait() -> jax.effects_barrier(): after a callback failed on several devices (pmap) every later barrier raises that error again (legacy returned)",
                 "6:8 HCB403 [fixed-with-behaviour-note] CallbackException -> jax.errors.JaxRuntimeError (raised at the call, not by barrier_wait)",
             ),
         ),

@@ -154,7 +154,10 @@ class LiveProgress:
     "--platform",
     default="cpu",
     show_default=True,
-    help="JAX_PLATFORMS for both runs ('' keeps the environment's).",
+    help=(
+        "JAX_PLATFORMS for both runs, e.g. cuda; cpu is added after the others (host callbacks "
+        "need a CPU device); '' keeps the environment's."
+    ),
 )
 @click.option(
     "--pytest",

@@ -158,10 +158,18 @@ def kill_side(r: Running) -> None:
     kill_leftovers(set(r.tags))
 
 
+def with_cpu(platforms: str) -> str:
+    """JAX_PLATFORMS for a run on `platforms`, with the CPU listed after them: host callbacks
+    place their operands on a CPU device, and fail on an accelerator-only run ("failed to find
+    a local CPU device"). The first platform listed stays the default one."""
+    names = [p.strip() for p in platforms.split(",") if p.strip()]
+    return ",".join(names if "cpu" in names else [*names, "cpu"])
+
+
 def subprocess_env(platform: str | None = "cpu") -> dict:
     env = dict(os.environ)
     if platform:
-        env["JAX_PLATFORMS"] = platform
+        env["JAX_PLATFORMS"] = with_cpu(platform)
     env.setdefault("PYTHONHASHSEED", "0")
     env["PYTHONUNBUFFERED"] = "1"
     env.pop("PYTHONSTARTUP", None)
