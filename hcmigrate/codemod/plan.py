@@ -46,6 +46,7 @@ class Planner:
         self._reporter = reporter
         self._plan = Plan()
         self._uses: dict[int, list[tuple[cst.Call, cst.Name, Adaptation]]] = {}
+        self._taps: list[cst.Call] = []  # the id_tap sites adapted for a native rewrite
 
     def suppressed(self, node: cst.CSTNode, rule: Rule) -> bool:
         """Is `node` kept from `rule` by a suppression comment, or the rule not selected?"""
@@ -77,10 +78,14 @@ class Planner:
         *,
         passes_transforms: bool,
         passes_device: bool,
+        tap: bool = False,
     ) -> Adaptation:
         """How the site's host function `func` becomes callable as `f(arg)`, legacy having
-        passed it `transforms` and/or `device` too; recorded for the rewrite."""
+        passed it `transforms` and/or `device` too; recorded for the rewrite. A `tap` follows
+        the module's other taps onto the compat runtime (finish)."""
         adaptation = self._adaptation_of(func, passes_transforms, passes_device)
+        if tap:
+            self._taps.append(site.original)
         if isinstance(func, cst.Name) and adaptation.mode == "edit":
             fdef = self._resolver.function_def(func)
             self._plan.defs[id(fdef)] = fdef
@@ -118,6 +123,7 @@ class Planner:
         parameters (each such use then passes the def as it is); a def used otherwise keeps
         its signature and is wrapped at each site."""
         plan, index, scopes = self._plan, self._resolver.index, self._resolver.scopes
+        self._taps_follow_compat()
         for key, uses in self._uses.items():
             fdef = plan.defs[key]
             offset = index.start_offset(fdef.name)
@@ -134,6 +140,22 @@ class Planner:
                 for call, _, _ in uses:
                     plan.adaptations[id(call)] = Adaptation("wrap", reason="is used elsewhere too")
         return plan
+
+    def _taps_follow_compat(self) -> None:
+        """Where some legacy call of the module stays on the compat runtime, its taps stay
+        there too: the compat runtime's ordered calls and ordered jax.debug callbacks are two
+        chains, which ran in program order on CPU but not on a GPU (docs/callback-semantics.md);
+        legacy kept one order. Their defs keep their parameters."""
+        plan = self._plan
+        if not any(a.mode == "compat" for a in plan.adaptations.values()):
+            return
+        moved = {id(call) for call in self._taps if plan.adaptations[id(call)].mode != "compat"}
+        for key in moved:
+            plan.adaptations[key] = Adaptation("compat", follows_compat=True)
+        for key, uses in list(self._uses.items()):
+            self._uses[key] = [use for use in uses if id(use[0]) not in moved]
+            if not self._uses[key]:
+                del self._uses[key]
 
 
 def is_pure(resolver: Resolver, func: cst.BaseExpression) -> bool:

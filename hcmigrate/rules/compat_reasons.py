@@ -28,6 +28,14 @@ def several_devices_reason(ctx) -> str | None:
     return f"the module uses {api} (several devices), where ordered jax.debug callbacks are refused"
 
 
+# Why a tap or print of a module that keeps other legacy calls on the compat runtime stays
+# there too (hcmigrate.codemod.plan: the two runtimes' ordered calls are two chains).
+FOLLOWS_COMPAT = (
+    "other calls of this module stay there, and one runtime keeps their program order (ordered "
+    "jax.debug callbacks are a chain apart, which a GPU runs out of order)"
+)
+
+
 def left_for_human(ctx) -> str | None:
     """Why no call of the module may be rewritten on its own (None: nothing stops it)."""
     name = ctx.patched_internal()

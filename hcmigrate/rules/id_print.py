@@ -15,6 +15,7 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
     left_for_human,
+    FOLLOWS_COMPAT,
     IO_CHAIN_NOTE,
     compat_reason,
     several_devices_reason,
@@ -230,6 +231,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             reason = f"keyword `{computed[0]}=` is computed at run time"
     if reason is None:
         reason = several_devices_reason(ctx)
+    if reason is None and ctx.module_keeps_compat:
+        reason = FOLLOWS_COMPAT
     if reason is not None:
         ctx.report(COMPAT, site.original, f"id_print kept on the compat runtime: {reason}")
         return site.updated.with_changes(func=ctx.compat("id_print"))

@@ -14,6 +14,7 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
     left_for_human,
+    FOLLOWS_COMPAT,
     IO_CHAIN_NOTE,
     compat_reason,
     several_devices_reason,
@@ -190,6 +191,46 @@ def step(x):
             ),
         ),
         Example(
+            title="a module with a tap on the compat runtime keeps its other taps there (one order)",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def show(x, transforms):
+    print(transforms, x)
+
+
+def count(x, transforms):
+    COUNTS.append(x)
+
+
+def step(x):
+    hcb.id_tap(count, x)
+    return hcb.id_tap(show, x)
+""",
+            after="""\
+from hcmigrate_compat import host_callback as hcb_compat
+
+
+def show(x, transforms):
+    print(transforms, x)
+
+
+def count(x, transforms):
+    COUNTS.append(x)
+
+
+def step(x):
+    hcb_compat.id_tap(count, x)
+    return hcb_compat.id_tap(show, x)
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "13:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: other calls of this module stay there, and one runtime keeps their program order (ordered jax.debug callbacks are a chain apart, which a GPU runs out of order)",
+                "14:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function reads `transforms`",
+            ),
+        ),
+        Example(
             title="a module that runs on several devices (ordered jax.debug callbacks are refused there)",
             before="""\
 import jax
@@ -243,6 +284,7 @@ def plan(site: CallSite, planner) -> None:
         site.args.get("tap_func"),
         passes_transforms=site.literal("tap_with_transform", True) is not False,
         passes_device=site.literal("tap_with_device", False) is True,
+        tap=True,
     )
 
 
@@ -253,7 +295,9 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         return None
     reason = compat_reason(site, "tap_with_device") or several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
-    if reason is None and adaptation.mode == "compat":
+    if reason is None and adaptation.follows_compat:
+        reason = FOLLOWS_COMPAT
+    elif reason is None and adaptation.mode == "compat":
         reason = f"the tap function {adaptation.reason}"
     if reason is not None:
         ctx.report(COMPAT, site.original, f"id_tap kept on the compat runtime: {reason}")
