@@ -63,6 +63,11 @@ class Planner:
         """The multi-device API the module names, if any (its taps keep the compat runtime)."""
         return several_devices_api(self._resolver.index.text)
 
+    def vmapped_line(self, site: CallSite) -> int | None:
+        """The line of the `jax.vmap` this module visibly runs the site's function under
+        (hcmigrate.codemod.resolution.Resolver.vmapped_at), or None."""
+        return self._resolver.vmapped_at(site.original)
+
     def keeps_compat(self, site: CallSite, reason: str) -> None:
         """The site stays on the compat runtime: its host function keeps its signature."""
         self._plan.adaptations[id(site.original)] = Adaptation("compat", reason=reason)

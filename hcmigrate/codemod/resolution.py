@@ -7,6 +7,8 @@ fraction of what libcst's ScopeProvider, PositionProvider and ParentNodeProvider
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from hcmigrate.codemod.legacy_names import LegacyRef, classify
@@ -16,12 +18,17 @@ from hcmigrate.facts import LEGACY_PUBLIC_NAMES
 from hcmigrate.rules.nodes import dotted_name
 
 
+# `vmap(name` / `jax.vmap(name` with `name` a plain name (the function given to vmap)
+_VMAP_OF_NAME = re.compile(r"\bvmap\(\s*([A-Za-z_]\w*)\s*[,)]")
+
+
 class Resolver:
     def __init__(self, index: NodeIndex, scopes: ScopeAnalysis, reexports: dict[str, str]):
         self.index = index
         self.scopes = scopes
         self.reexports = reexports
         self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
+        self._vmapped_names: dict[str, int] | None = None  # (_names_given_to_vmap)
 
     # ---------------------------------------------------------------- names
     def qualified_names(self, node: cst.CSTNode) -> set[QualifiedName]:
@@ -109,6 +116,57 @@ class Resolver:
             return True
         first = decorator.args[0].value if decorator.args else None
         return first is not None and "jax.jit" in self.qualified(first)
+
+    # ---------------------------------------------------------------- transformations seen
+    def vmapped_at(self, node: cst.CSTNode) -> int | None:
+        """The line of the `jax.vmap` that visibly runs the function `node` is in, or a
+        function around it: a lambda given to it, a def given to it by name or decorated with
+        it (`@jax.vmap`, `@partial(jax.vmap, ...)`). None: none this module shows."""
+        given = self._names_given_to_vmap()
+        ancestor = self.parent(node)
+        while ancestor is not None:
+            if isinstance(ancestor, cst.Lambda):
+                call = self._vmap_given(ancestor)
+                if call is not None:
+                    return self.index.start(call)[0]
+            if isinstance(ancestor, cst.FunctionDef):
+                if ancestor.name.value in given:
+                    return given[ancestor.name.value]
+                for d in ancestor.decorators:
+                    if self._is_vmap(d.decorator):
+                        return self.index.start(d.decorator)[0]
+            ancestor = self.parent(ancestor)
+        return None
+
+    def _is_vmap(self, expr: cst.BaseExpression) -> bool:
+        """`jax.vmap`, or `partial(jax.vmap, ...)`."""
+        if isinstance(expr, cst.Call):
+            first = expr.args[0].value if expr.args else None
+            return (
+                "functools.partial" in self.qualified(expr.func)
+                and first is not None
+                and "jax.vmap" in self.qualified(first)
+            )
+        return "jax.vmap" in self.qualified(expr)
+
+    def _vmap_given(self, function: cst.CSTNode) -> cst.Call | None:
+        """The `jax.vmap(function, ...)` call `function` is the first argument of, if any."""
+        arg, call = self.parent(function), None
+        if isinstance(arg, cst.Arg) and arg.keyword is None and arg.star == "":
+            call = self.parent(arg)
+        if isinstance(call, cst.Call) and call.args[0] is arg and self._is_vmap(call.func):
+            return call
+        return None
+
+    def _names_given_to_vmap(self) -> dict[str, int]:
+        """name -> line of each `vmap(name, ...)` in the module's text (its statements without
+        a legacy call are not parsed: hcmigrate.codemod.partial_parse)."""
+        if self._vmapped_names is None:
+            text = self.index.text
+            self._vmapped_names = {
+                m.group(1): text.count("\n", 0, m.start()) + 1 for m in _VMAP_OF_NAME.finditer(text)
+            }
+        return self._vmapped_names
 
     # ---------------------------------------------------------------- where nodes stand
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:

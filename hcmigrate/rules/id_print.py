@@ -35,10 +35,11 @@ NATIVE = Rule(
     modern='jax.debug.print("what: w\\n{}", x, ordered=True)  # value: r (or x)',
     summary="Print through jax.debug.print with the legacy `k: v` header; the value is kept.",
     behaviour_note=(
-        "Under vmap jax.debug.print prints once per element (legacy: once, with a `transforms:` "
-        "header); a tuple or list written out or held in a name bound to one prints in "
-        "legacy's `( a b )` / `[ a b ]` layout, other pytrees (dicts, whose `{ k=v }` "
-        "jax.debug.print cannot start a format with) are formatted by str()."
+        "Under a vmap this module does not show jax.debug.print prints once per element "
+        "(legacy: once, with a `transforms:` header); it fails on more than one device. A "
+        "tuple, list or dict literal, written out or held in a name bound to one, prints in "
+        "legacy's `( a b )` / `[ a b ]` / `{ k=v }` layout (a format starting with an escaped "
+        'brace gets a `"{"` placeholder first); other pytrees are formatted by str().'
     ),
     examples=(
         Example(
@@ -95,7 +96,11 @@ COMPAT = Rule(
     code="HCB202",
     name="id-print-compat",
     level=Level.COMPAT_FALLBACK,
-    legacy="id_print(x, output_stream=s) / threshold= / tap_with_device=True / non-literal keywords",
+    legacy=(
+        "id_print(x, output_stream=s) / threshold= / tap_with_device=True / non-literal "
+        "keywords / under a jax.vmap the module shows / several devices / other calls of "
+        "the module on the compat runtime"
+    ),
     modern="hcb_compat.id_print(...)",
     summary="Output stream, threshold, device or computed keywords: the compat runtime prints exactly as legacy.",
     examples=(
@@ -124,6 +129,29 @@ def step(x):
             diagnostics=(
                 "3:1 HCB001 [fixed] unused import of host_callback removed",
                 "7:5 HCB202 [compat-fallback] id_print kept on the compat runtime: `output_stream=` has no jax.debug.print equivalent",
+            ),
+        ),
+        Example(
+            title="a print in a lambda given to jax.vmap (legacy printed the batch once)",
+            before="""\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def rows(xs):
+    return jax.vmap(lambda row: hcb.id_print(row * 2, what="row"))(xs)
+""",
+            after="""\
+import jax
+from hcmigrate_compat import host_callback as hcb_compat
+
+
+def rows(xs):
+    return jax.vmap(lambda row: hcb_compat.id_print(row * 2, what="row"))(xs)
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "6:33 HCB202 [compat-fallback] id_print kept on the compat runtime: it runs under jax.vmap (line 6), where legacy printed the whole batch once, under a `transforms:` header (jax.debug.print would print each element)",
             ),
         ),
     ),
@@ -212,7 +240,21 @@ def printer_of(header: str, fmt: str, ctx: RuleContext) -> cst.BaseExpression:
     return parse(f"lambda *values: print({string(fmt).value}.format(*values))")
 
 
-@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT, INTERNAL))
+def plan(site: CallSite, planner) -> None:
+    """A print under a jax.vmap the module shows stays on the compat runtime (and with it
+    the module's other taps and prints: hcmigrate.codemod.plan)."""
+    if planner.suppressed(site.original, NATIVE) or planner.patched_internal():
+        return
+    line = planner.vmapped_line(site)
+    if line is not None:
+        planner.keeps_compat(
+            site,
+            f"it runs under jax.vmap (line {line}), where legacy printed the whole batch once, "
+            "under a `transforms:` header (jax.debug.print would print each element)",
+        )
+
+
+@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT, INTERNAL), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if (why := left_for_human(ctx)) is not None:
         ctx.report(INTERNAL, site.original, f"id_print left alone: {why}")
@@ -231,6 +273,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             reason = f"keyword `{computed[0]}=` is computed at run time"
     if reason is None:
         reason = several_devices_reason(ctx)
+    if reason is None and ctx.adaptation(site).mode == "compat":
+        reason = ctx.adaptation(site).reason
     if reason is None and ctx.module_keeps_compat:
         reason = FOLLOWS_COMPAT
     if reason is not None:

@@ -34,8 +34,9 @@ NATIVE = Rule(
     modern="jax.debug.callback(_with_numpy_args(tap1), arg, ordered=True)  # value: r (or arg)",
     summary="Tap through an ordered jax.debug.callback with numpy arguments; an unused transforms parameter goes.",
     behaviour_note=(
-        "Under vmap the tap runs once per element (legacy: once, with the whole batch and "
-        "`transforms`); ordered apart from io_callbacks of the same module."
+        "Under a vmap this module does not show the tap runs once per element (legacy: once, "
+        "with the whole batch and `transforms`); it fails on more than one device; ordered "
+        "apart from io_callbacks of the same module."
     ),
     examples=(
         Example(
@@ -126,7 +127,11 @@ COMPAT = Rule(
     code="HCB102",
     name="id-tap-compat",
     level=Level.COMPAT_FALLBACK,
-    legacy="id_tap(tap, arg, tap_with_device=True) using the device; device_index != 0; callback_flavor=",
+    legacy=(
+        "id_tap(tap, arg, tap_with_device=True) using the device; device_index != 0; "
+        "callback_flavor=; a tap reading `transforms`; under a jax.vmap the module shows; a "
+        "module on several devices, or with other calls on the compat runtime"
+    ),
     modern="hcb_compat.id_tap(...)",
     summary="No faithful modern spelling: the call site uses the compat runtime, which keeps legacy semantics.",
     examples=(
@@ -263,6 +268,45 @@ def step(x):
                 "11:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the module uses pmap (several devices), where ordered jax.debug callbacks are refused",
             ),
         ),
+        Example(
+            title="a tap in a function this module runs under jax.vmap (legacy tapped the batch)",
+            before="""\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def show(x, transforms):
+    print(x.shape)
+
+
+def step(x):
+    return hcb.id_tap(show, x) * 2
+
+
+def batched(xs):
+    return jax.vmap(step)(xs)
+""",
+            after="""\
+import jax
+from hcmigrate_compat import host_callback as hcb_compat
+
+
+def show(x, transforms):
+    print(x.shape)
+
+
+def step(x):
+    return hcb_compat.id_tap(show, x) * 2
+
+
+def batched(xs):
+    return jax.vmap(step)(xs)
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "10:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function runs under jax.vmap (line 14), where legacy called it once with the whole batch and `transforms` (jax.debug.callback would call it per element)",
+            ),
+        ),
     ),
 )
 
@@ -278,6 +322,14 @@ def plan(site: CallSite, planner) -> None:
     api = planner.several_devices()
     if api is not None:
         planner.keeps_compat(site, f"the module uses {api}")
+        return
+    line = planner.vmapped_line(site)
+    if line is not None:
+        planner.keeps_compat(
+            site,
+            f"runs under jax.vmap (line {line}), where legacy called it once with the whole "
+            "batch and `transforms` (jax.debug.callback would call it per element)",
+        )
         return
     planner.adapt(
         site,
