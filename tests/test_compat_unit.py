@@ -166,6 +166,7 @@ def test_device_index_nonzero_on_cpu_runs_with_outfeed_like_legacy():
         script,
         XLA_FLAGS="--xla_force_host_platform_device_count=2",
         JAX_HOST_CALLBACK_OUTFEED="1",
+        JAX_PLATFORMS="cpu",  # (on a machine with a GPU too)
     )
     assert run.stdout.strip() == "3.0 [(3.0, 'Device')]"
 

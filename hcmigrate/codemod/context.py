@@ -236,9 +236,7 @@ class ModuleContext(NamesContext, StatementsContext):
 
     @property
     def module_keeps_compat(self) -> bool:
-        return self.several_devices() is not None or any(
-            a.mode == "compat" for a in self.plan.adaptations.values()
-        )
+        return self.several_devices() is not None or self.plan.module_keeps_compat
 
     @property
     def taps_join_ordered_io(self) -> bool:

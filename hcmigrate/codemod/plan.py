@@ -36,6 +36,9 @@ class Plan:
     def_drops: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(FunctionDef) ->
     defs: dict[int, cst.FunctionDef] = field(default_factory=dict)  # id(FunctionDef) -> it
     module_has_ordered_io: bool = False
+    # some legacy call stays on the compat runtime (its host function, or a legacy function
+    # used as a value): the module's taps and prints follow it (Planner._taps_follow_compat)
+    module_keeps_compat: bool = False
 
 
 class Planner:
@@ -152,7 +155,11 @@ class Planner:
         chains, which ran in program order on CPU but not on a GPU (docs/callback-semantics.md);
         legacy kept one order. Their defs keep their parameters."""
         plan = self._plan
-        if not any(a.mode == "compat" for a in plan.adaptations.values()):
+        plan.module_keeps_compat = (
+            any(a.mode == "compat" for a in plan.adaptations.values())
+            or self._legacy_function_used_as_value()
+        )
+        if not plan.module_keeps_compat:
             return
         moved = {id(call) for call in self._taps if plan.adaptations[id(call)].mode != "compat"}
         for key in moved:
@@ -161,6 +168,23 @@ class Planner:
             self._uses[key] = [use for use in uses if id(use[0]) not in moved]
             if not self._uses[key]:
                 del self._uses[key]
+
+    def _legacy_function_used_as_value(self) -> bool:
+        """Is `id_tap`, `id_print` or `call` used other than called (`partial(hcb.id_tap, f)`)?
+        Such a use is pointed at the compat runtime (HCB502)."""
+        resolver = self._resolver
+        for name in resolver.index.name_nodes:
+            if name.value not in resolver.index.legacy_roots:
+                continue
+            node, parent = name, resolver.parent(name)
+            if isinstance(parent, cst.Attribute) and parent.value is name:
+                node, parent = parent, resolver.parent(parent)
+            ref = resolver.legacy_ref(node)
+            if ref is None or ref.member not in ("id_tap", "id_print", "call"):
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return True
+        return False
 
 
 def is_pure(resolver: Resolver, func: cst.BaseExpression) -> bool:

@@ -307,6 +307,38 @@ def batched(xs):
                 "10:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function runs under jax.vmap (line 14), where legacy called it once with the whole batch and `transforms` (jax.debug.callback would call it per element)",
             ),
         ),
+        Example(
+            title="id_tap used as a value goes to the compat runtime; the module's other taps follow",
+            before="""\
+import functools
+
+from jax.experimental import host_callback as hcb
+
+report_loss = functools.partial(hcb.id_tap, lambda x, t: print("loss", x))
+
+
+def step(x):
+    hcb.id_tap(lambda x, t: print("step", x), x)
+    return report_loss(x * 2)
+""",
+            after="""\
+import functools
+
+from hcmigrate_compat import host_callback as hcb_compat
+
+report_loss = functools.partial(hcb_compat.id_tap, lambda x, t: print("loss", x))
+
+
+def step(x):
+    hcb_compat.id_tap(lambda x, t: print("step", x), x)
+    return report_loss(x * 2)
+""",
+            diagnostics=(
+                "3:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:33 HCB502 [compat-fallback] id_tap used as a value: pointed at the compat runtime",
+                "9:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: other calls of this module stay there, and one runtime keeps their program order (ordered jax.debug callbacks are a chain apart, which a GPU runs out of order)",
+            ),
+        ),
     ),
 )
 
