@@ -90,6 +90,28 @@ def step(x):
                 "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
             ),
         ),
+        Example(
+            title="a keyword computed at run time is printed by a placeholder, as legacy printed str(v)",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def show(x, label):
+    return hcb.id_print(x, what=label, step=3)
+""",
+            after="""\
+import jax
+
+
+def show(x, label):
+    jax.debug.print("step: 3 what: {}\\n{}", label, x, ordered=True)
+    return x
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
+            ),
+        ),
     ),
 )
 COMPAT = Rule(
@@ -98,11 +120,11 @@ COMPAT = Rule(
     level=Level.COMPAT_FALLBACK,
     legacy=(
         "id_print(x, output_stream=s) / threshold= / tap_with_device=True / non-literal "
-        "keywords / under a jax.vmap the module shows / several devices / other calls of "
-        "the module on the compat runtime"
+        "keywords where prints join the io_callback chain / under a jax.vmap the module shows "
+        "/ several devices / other calls of the module on the compat runtime"
     ),
     modern="hcb_compat.id_print(...)",
-    summary="Output stream, threshold, device or computed keywords: the compat runtime prints exactly as legacy.",
+    summary="Output stream, threshold, device, vmap or devices: the compat runtime prints exactly as legacy.",
     examples=(
         Example(
             title="a print to another stream",
@@ -267,10 +289,12 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         if given:
             reason = f"`{given[0]}=` has no jax.debug.print equivalent"
     header_values = {k: literal_value(v) for k, v in site.extra_keywords.items()}
-    if reason is None:
-        computed = [k for k, v in header_values.items() if v is ... or isinstance(v, bytes)]
-        if computed:
-            reason = f"keyword `{computed[0]}=` is computed at run time"
+    computed = [k for k, v in header_values.items() if v is ...]
+    if reason is None and any(isinstance(v, bytes) for v in header_values.values()):
+        reason = "a keyword is a bytes literal"
+    if reason is None and computed and ctx.taps_join_ordered_io:
+        # (io_callback takes arrays only: the value cannot reach the printer as an argument)
+        reason = f"keyword `{computed[0]}=` is computed at run time"
     if reason is None:
         reason = several_devices_reason(ctx)
     if reason is None and ctx.adaptation(site).mode == "compat":
@@ -282,7 +306,15 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         return site.updated.with_changes(func=ctx.compat("id_print"))
 
     raw_header = " ".join(f"{k}: {header_values[k]}" for k in sorted(header_values))
-    header = raw_header.replace("{", "{{").replace("}", "}}")
+    # A computed keyword's value is printed by a placeholder, as str() (legacy printed
+    # `k: v` with str(v) too); its expression becomes an argument before the values.
+    header = " ".join(
+        f"{k}: {{}}"
+        if k in computed
+        else f"{k}: {header_values[k]}".replace("{", "{{").replace("}", "}}")
+        for k in sorted(header_values)
+    )
+    header_args = [site.extra_keywords[k] for k in sorted(header_values) if k in computed]
     original = site.original_args.get("arg")
     # a container written out, or held in a name the code visibly bound to one
     shown = ctx.visible_value(original) if isinstance(original, cst.Name) else original
@@ -295,7 +327,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         elif isinstance(printed, cst.Name) and shown is not None:
             laid_out = legacy_layout(shown, printed)
         placeholders, values = laid_out or ("{}", [printed])
-        split = laid_out is not None
+        values = [*header_args, *values]
+        split = laid_out is not None or bool(header_args)
         fmt = f"{header}\n{placeholders}" if header else placeholders
         if ctx.taps_join_ordered_io:
             printer = printer_of(raw_header, fmt, ctx)
