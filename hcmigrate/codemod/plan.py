@@ -66,10 +66,15 @@ class Planner:
         """The multi-device API the module names, if any (its taps keep the compat runtime)."""
         return several_devices_api(self._resolver.index.text)
 
-    def vmapped_line(self, site: CallSite) -> int | None:
-        """The line of the `jax.vmap` this module visibly runs the site's function under
-        (hcmigrate.codemod.resolution.Resolver.vmapped_at), or None."""
-        return self._resolver.vmapped_at(site.original)
+    def keeps_compat_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
+        """Does the site stay on the compat runtime because this module visibly runs its
+        function under `jax.vmap` (hcmigrate.codemod.resolution.Resolver.vmapped_at)?
+        `legacy_did`: what legacy did there that jax.debug callbacks do not."""
+        line = self._resolver.vmapped_at(site.original)
+        if line is None:
+            return False
+        self.keeps_compat(site, f"runs under jax.vmap (line {line}), where {legacy_did}")
+        return True
 
     def keeps_compat(self, site: CallSite, reason: str) -> None:
         """The site stays on the compat runtime: its host function keeps its signature."""

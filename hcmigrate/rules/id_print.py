@@ -267,13 +267,11 @@ def plan(site: CallSite, planner) -> None:
     the module's other taps and prints: hcmigrate.codemod.plan)."""
     if planner.suppressed(site.original, NATIVE) or planner.patched_internal():
         return
-    line = planner.vmapped_line(site)
-    if line is not None:
-        planner.keeps_compat(
-            site,
-            f"it runs under jax.vmap (line {line}), where legacy printed the whole batch once, "
-            "under a `transforms:` header (jax.debug.print would print each element)",
-        )
+    planner.keeps_compat_under_vmap(
+        site,
+        "legacy printed the whole batch once, under a `transforms:` header (jax.debug.print "
+        "would print each element)",
+    )
 
 
 @handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT, INTERNAL), plan=plan)
@@ -298,7 +296,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if reason is None:
         reason = several_devices_reason(ctx)
     if reason is None and ctx.adaptation(site).mode == "compat":
-        reason = ctx.adaptation(site).reason
+        reason = f"it {ctx.adaptation(site).reason}"
     if reason is None and ctx.module_keeps_compat:
         reason = FOLLOWS_COMPAT
     if reason is not None:

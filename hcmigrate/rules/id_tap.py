@@ -355,13 +355,11 @@ def plan(site: CallSite, planner) -> None:
     if api is not None:
         planner.keeps_compat(site, f"the module uses {api}")
         return
-    line = planner.vmapped_line(site)
-    if line is not None:
-        planner.keeps_compat(
-            site,
-            f"runs under jax.vmap (line {line}), where legacy called it once with the whole "
-            "batch and `transforms` (jax.debug.callback would call it per element)",
-        )
+    if planner.keeps_compat_under_vmap(
+        site,
+        "legacy called it once with the whole batch and `transforms` (jax.debug.callback would "
+        "call it per element)",
+    ):
         return
     planner.adapt(
         site,
