@@ -65,3 +65,27 @@ def test_a_guard_name_used_as_a_value_goes_to_the_compat_runtime():
     result = migrate_source(GUARD + "register(hcb)\n")
     assert [d.code for d in result.diagnostics] == ["HCB001", "HCB502"]
     assert "register(hcb_compat)" in result.code and "ImportError" not in result.code
+
+
+VMAP_BODY = '''\
+def step(x):
+    """Batched by callers, e.g. jax.vmap(step) in their code."""
+    return hcb.id_print(x)
+'''
+
+
+def _print_codes(body: str) -> list[str]:
+    return [d.split()[1] for d in _migrated("import functools\nimport jax\n" + body)[1][1:]]
+
+
+def test_a_print_goes_to_compat_only_under_a_vmap_the_module_shows():
+    """Legacy printed a batch once; jax.debug.print prints each element. The codemod keeps
+    the compat runtime where this module visibly vmaps the function, and only there (a vmap
+    named in a docstring or comment is no vmap)."""
+    assert _print_codes(VMAP_BODY) == ["HCB201"]
+    assert _print_codes(VMAP_BODY + "# jax.vmap(step)\n") == ["HCB201"]
+    assert _print_codes(VMAP_BODY + "batched = jax.vmap(step, in_axes=0)\n") == ["HCB202"]
+    decorated = "@functools.partial(jax.vmap, in_axes=0)\n" + VMAP_BODY
+    assert _print_codes(decorated) == ["HCB202"]
+    in_lambda = "rows = lambda xs: jax.vmap(lambda r: hcb.id_print(r))(xs)\n"
+    assert _print_codes(in_lambda) == ["HCB202"]

@@ -7,7 +7,7 @@ fraction of what libcst's ScopeProvider, PositionProvider and ParentNodeProvider
 
 from __future__ import annotations
 
-import re
+import ast
 
 import libcst as cst
 
@@ -16,10 +16,6 @@ from hcmigrate.codemod.node_index import NodeIndex, root_name
 from hcmigrate.codemod.scopes import LOCAL, QualifiedName, ScopeAnalysis
 from hcmigrate.facts import LEGACY_PUBLIC_NAMES
 from hcmigrate.rules.nodes import dotted_name
-
-
-# `vmap(name` / `jax.vmap(name` with `name` a plain name (the function given to vmap)
-_VMAP_OF_NAME = re.compile(r"\bvmap\(\s*([A-Za-z_]\w*)\s*[,)]")
 
 
 class Resolver:
@@ -159,13 +155,22 @@ class Resolver:
         return None
 
     def _names_given_to_vmap(self) -> dict[str, int]:
-        """name -> line of each `vmap(name, ...)` in the module's text (its statements without
-        a legacy call are not parsed: hcmigrate.codemod.partial_parse)."""
+        """name -> line of each `vmap(name, ...)` / `jax.vmap(name, ...)` in the module, read
+        from Python's ast of the whole text (statements without a legacy call are not parsed
+        by libcst: hcmigrate.codemod.partial_parse)."""
         if self._vmapped_names is None:
-            text = self.index.text
-            self._vmapped_names = {
-                m.group(1): text.count("\n", 0, m.start()) + 1 for m in _VMAP_OF_NAME.finditer(text)
-            }
+            self._vmapped_names = {}
+            for node in ast.walk(self.scopes.tree):
+                if (
+                    isinstance(node, ast.Call)
+                    and node.args
+                    and isinstance(node.args[0], ast.Name)
+                    and (
+                        (isinstance(node.func, ast.Name) and node.func.id == "vmap")
+                        or (isinstance(node.func, ast.Attribute) and node.func.attr == "vmap")
+                    )
+                ):
+                    self._vmapped_names.setdefault(node.args[0].id, node.lineno)
         return self._vmapped_names
 
     # ---------------------------------------------------------------- where nodes stand
