@@ -36,7 +36,8 @@ NATIVE = Rule(
     summary="Print through jax.debug.print with the legacy `k: v` header; the value is kept.",
     behaviour_note=(
         "Under a vmap this module does not show jax.debug.print prints once per element "
-        "(legacy: once, with a `transforms:` header); it fails on more than one device. A "
+        "(legacy: once, with a `transforms:` header); it fails on more than one device; "
+        "ordered apart from ordered io_callbacks (this module's or another's). A "
         "tuple, list or dict literal, written out or held in a name bound to one, prints in "
         "legacy's `( a b )` / `[ a b ]` / `{ k=v }` layout (a format starting with an escaped "
         'brace gets a `"{"` placeholder first); other pytrees are formatted by str().'

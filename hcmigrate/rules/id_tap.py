@@ -36,7 +36,8 @@ NATIVE = Rule(
     behaviour_note=(
         "Under a vmap this module does not show the tap runs once per element (legacy: once, "
         "with the whole batch and `transforms`); it fails on more than one device; ordered "
-        "apart from io_callbacks of the same module."
+        "apart from ordered io_callbacks, this module's (the message says so) or another's "
+        "in the same computation."
     ),
     examples=(
         Example(
