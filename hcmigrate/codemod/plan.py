@@ -157,7 +157,7 @@ class Planner:
     def _taps_follow_compat(self) -> None:
         """Where some legacy call of the module stays on the compat runtime, its taps stay
         there too: the compat runtime's ordered calls and ordered jax.debug callbacks are two
-        chains, which ran in program order on CPU but not on a GPU (docs/callback-semantics.md);
+        chains, which ran in program order on CPU but not on a GPU (docs/migration-decisions.md);
         legacy kept one order. Their defs keep their parameters."""
         plan = self._plan
         plan.module_keeps_compat = (

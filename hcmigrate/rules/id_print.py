@@ -313,11 +313,12 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         else f"{k}: {header_values[k]}".replace("{", "{{").replace("}", "}}")
         for k in sorted(header_values)
     )
-    header_args = [site.extra_keywords[k] for k in sorted(header_values) if k in computed]
+    computed_keywords = [k for k in sorted(header_values) if k in computed]
+    header_args = [site.extra_keywords[k] for k in computed_keywords]
     original = site.original_args.get("arg")
     # a container written out, or held in a name the code visibly bound to one
     shown = ctx.visible_value(original) if isinstance(original, cst.Name) else original
-    first_keyword = next(iter(site.extra_keywords), None)
+    text_keyword = next((k for k in site.extra_keywords if k not in computed), None)
 
     def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
         laid_out = None
@@ -326,24 +327,26 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         elif isinstance(printed, cst.Name) and shown is not None:
             laid_out = legacy_layout(shown, printed)
         placeholders, values = laid_out or ("{}", [printed])
+        # where each argument comes from (its comments go with it): a computed keyword's
+        # value, the printed value (when it stays whole), the first literal keyword's text
+        origins = [*computed_keywords, *(["arg"] if laid_out is None else [None] * len(values))]
         values = [*header_args, *values]
-        split = laid_out is not None or bool(header_args)
         fmt = f"{header}\n{placeholders}" if header else placeholders
         if ctx.taps_join_ordered_io:
             printer = printer_of(raw_header, fmt, ctx)
             return site.call_like(
                 parse(ctx.modern("io_callback")),
-                (arg(printer), first_keyword),
+                (arg(printer), text_keyword),
                 (arg(cst.Name("None")), None),
-                *[(arg(v), "arg" if not split else None) for v in values],
+                *[(arg(v), origin) for v, origin in zip(values, origins)],
                 (arg(cst.Name("True"), "ordered"), "result"),
             )
-        fmt, values = _placeholder_first(fmt, values)
-        split = split or len(values) > 1
+        fmt, placed = _placeholder_first(fmt, values)
+        origins = [None] * (len(placed) - len(values)) + origins
         return site.call_like(
             parse(ctx.modern("debug_print")),
-            (arg(string(fmt)), first_keyword),
-            *[(arg(v), "arg" if not split else None) for v in values],
+            (arg(string(fmt)), text_keyword),
+            *[(arg(v), origin) for v, origin in zip(placed, origins)],
             (arg(cst.Name("True"), "ordered"), "result"),
         )
 
