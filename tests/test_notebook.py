@@ -288,16 +288,9 @@ def test_notebook_splice_falls_back_only_where_it_must(tmp_path):
     assert splice_sources("[]", nb, [4]) is None  # not a notebook: the caller re-serialises
 
 
-def test_magics_that_use_the_legacy_module_leave_the_notebook_for_a_human(tmp_path):
-    """`%timeit hcb.id_print(x)`: the codemod cannot rewrite inside a line magic, and removing
-    the import it uses would break it (issue 17). The notebook stays byte for byte as it was,
-    with a manual finding per magic naming its cell."""
-    cells = [
-        "from jax.experimental import host_callback as hcb\nimport jax\n",
-        "%timeit hcb.id_print(1)\n",
-        "%%timeit -n 1 hcb.barrier_wait()\nx = 1\n",
-    ]
-    nb = {
+def code_notebook(cells: list[str]) -> dict:
+    """A notebook of code cells with these sources."""
+    return {
         "cells": [
             {
                 "cell_type": "code",
@@ -312,6 +305,18 @@ def test_magics_that_use_the_legacy_module_leave_the_notebook_for_a_human(tmp_pa
         "nbformat": 4,
         "nbformat_minor": 5,
     }
+
+
+def test_magics_that_use_the_legacy_module_leave_the_notebook_for_a_human(tmp_path):
+    """`%timeit hcb.id_print(x)`: the codemod cannot rewrite inside a line magic, and removing
+    the import it uses would break it (issue 17). The notebook stays byte for byte as it was,
+    with a manual finding per magic naming its cell."""
+    cells = [
+        "from jax.experimental import host_callback as hcb\nimport jax\n",
+        "%timeit hcb.id_print(1)\n",
+        "%%timeit -n 1 hcb.barrier_wait()\nx = 1\n",
+    ]
+    nb = code_notebook(cells)
     path = tmp_path / "m.ipynb"
     path.write_text(json.dumps(nb, indent=1))
     before = path.read_bytes()
@@ -343,21 +348,7 @@ def test_a_python_cell_magic_keeps_its_line_and_its_code_is_migrated(tmp_path):
         "%%time\nhcb.id_print(jax.numpy.ones(2), what='ones')\nhcb.barrier_wait()\n",
         "%%bash\necho hcb\n",
     ]
-    nb = {
-        "cells": [
-            {
-                "cell_type": "code",
-                "metadata": {},
-                "execution_count": None,
-                "outputs": [],
-                "source": lines(c),
-            }
-            for c in cells
-        ],
-        "metadata": {},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
+    nb = code_notebook(cells)
     path = tmp_path / "m.ipynb"
     path.write_text(json.dumps(nb, indent=1))
     res = run([str(path)], tmp_path)
