@@ -71,6 +71,18 @@ def _make_tree(root: Path, n_files: int) -> dict[Path, tuple[bytes, bytes]]:
     return expected
 
 
+def _wait_until_writing(proc, expected) -> None:
+    """Wait until the run is well under way (some files rewritten); fail after 60 s."""
+    deadline = time.time() + 60
+    sample = list(expected)[::4]
+    while time.time() < deadline:
+        if sum(p.read_bytes() == expected[p][1] for p in sample) >= 3:
+            return
+        time.sleep(0.02)
+    proc.kill()
+    pytest.fail("the run did not start writing within 60 s")
+
+
 def _state(expected):
     old = new = 0
     for p, (before, after) in expected.items():
@@ -96,15 +108,7 @@ def test_killed_run_leaves_every_file_wholly_old_or_new(tmp_path, sig, jobs):
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     # Wait until the run is well under way (some files rewritten), then kill it.
-    deadline = time.time() + 60
-    sample = list(expected)[::4]
-    while time.time() < deadline:
-        if sum(p.read_bytes() == expected[p][1] for p in sample) >= 3:
-            break
-        time.sleep(0.02)
-    else:
-        proc.kill()
-        pytest.fail("the run did not start writing within 60 s")
+    _wait_until_writing(proc, expected)
     os.killpg(proc.pid, sig)  # the whole process group: workers too
     proc.wait(timeout=30)
     time.sleep(0.2)
@@ -225,15 +229,7 @@ def test_sigterm_and_sighup_stop_the_workers_and_remove_temp_files(tmp_path, sig
         start_new_session=True,
         env=dict(os.environ, PYTHONPATH=str(REPO)),
     )
-    deadline = time.time() + 60
-    sample = list(expected)[::4]
-    while time.time() < deadline:
-        if sum(p.read_bytes() == expected[p][1] for p in sample) >= 3:
-            break
-        time.sleep(0.02)
-    else:
-        proc.kill()
-        pytest.fail("the run did not start writing within 60 s")
+    _wait_until_writing(proc, expected)
     workers = _children(proc.pid)
     assert workers, "no worker processes"
     os.kill(proc.pid, sig)  # the main process only, as `kill PID` does
