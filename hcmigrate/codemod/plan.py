@@ -49,7 +49,7 @@ class Planner:
         self._reporter = reporter
         self._plan = Plan()
         self._uses: dict[int, list[tuple[cst.Call, cst.Name, Adaptation]]] = {}
-        self._taps: list[cst.Call] = []  # the id_tap sites adapted for a native rewrite
+        self._taps: list[cst.Call] = []  # the taps and prints that may follow compat (finish)
 
     def suppressed(self, node: cst.CSTNode, rule: Rule) -> bool:
         """Is `node` kept from `rule` by a suppression comment, or the rule not selected?"""
@@ -76,6 +76,11 @@ class Planner:
         self.keeps_compat(site, f"runs under jax.vmap (line {line}), where {legacy_did}")
         return True
 
+    def may_follow_compat(self, site: CallSite) -> None:
+        """The site (a tap or print planned natively) moves to the compat runtime if some
+        other legacy call of the module stays there (finish: _taps_follow_compat)."""
+        self._taps.append(site.original)
+
     def keeps_compat(self, site: CallSite, reason: str) -> None:
         """The site stays on the compat runtime: its host function keeps its signature."""
         self._plan.adaptations[id(site.original)] = Adaptation("compat", reason=reason)
@@ -91,14 +96,10 @@ class Planner:
         *,
         passes_transforms: bool,
         passes_device: bool,
-        tap: bool = False,
     ) -> Adaptation:
         """How the site's host function `func` becomes callable as `f(arg)`, legacy having
-        passed it `transforms` and/or `device` too; recorded for the rewrite. A `tap` follows
-        the module's other taps onto the compat runtime (finish)."""
+        passed it `transforms` and/or `device` too; recorded for the rewrite."""
         adaptation = self._adaptation_of(func, passes_transforms, passes_device)
-        if tap:
-            self._taps.append(site.original)
         if isinstance(func, cst.Name) and adaptation.mode == "edit":
             fdef = self._resolver.function_def(func)
             self._plan.defs[id(fdef)] = fdef
@@ -166,7 +167,11 @@ class Planner:
         )
         if not plan.module_keeps_compat:
             return
-        moved = {id(call) for call in self._taps if plan.adaptations[id(call)].mode != "compat"}
+        moved = {
+            id(call)
+            for call in self._taps
+            if plan.adaptations.get(id(call), Adaptation("as_is")).mode != "compat"
+        }
         for key in moved:
             plan.adaptations[key] = Adaptation("compat", follows_compat=True)
         for key, uses in list(self._uses.items()):

@@ -265,14 +265,17 @@ def printer_of(header: str, fmt: str, ctx: RuleContext) -> cst.BaseExpression:
 
 def plan(site: CallSite, planner) -> None:
     """A print under a jax.vmap the module shows stays on the compat runtime (and with it
-    the module's other taps and prints: hcmigrate.codemod.plan)."""
-    if planner.suppressed(site.original, NATIVE) or planner.patched_internal():
+    the module's other taps and prints: hcmigrate.codemod.plan); any other print follows the
+    module's calls there, if some stay."""
+    if planner.patched_internal():
         return
-    planner.keeps_compat_under_vmap(
+    if not planner.suppressed(site.original, NATIVE) and planner.keeps_compat_under_vmap(
         site,
         "legacy printed the whole batch once, under a `transforms:` header (jax.debug.print "
         "would print each element)",
-    )
+    ):
+        return
+    planner.may_follow_compat(site)
 
 
 @handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT, INTERNAL), plan=plan)
@@ -296,10 +299,11 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         reason = f"keyword `{computed[0]}=` is computed at run time"
     if reason is None:
         reason = several_devices_reason(ctx)
-    if reason is None and ctx.adaptation(site).mode == "compat":
-        reason = f"it {ctx.adaptation(site).reason}"
-    if reason is None and ctx.module_keeps_compat:
+    adaptation = ctx.adaptation(site)
+    if reason is None and adaptation.follows_compat:
         reason = FOLLOWS_COMPAT
+    elif reason is None and adaptation.mode == "compat":
+        reason = f"it {adaptation.reason}"
     if reason is not None:
         ctx.report(COMPAT, site.original, f"id_print kept on the compat runtime: {reason}")
         return site.updated.with_changes(func=ctx.compat("id_print"))

@@ -367,8 +367,8 @@ def plan(site: CallSite, planner) -> None:
         site.args.get("tap_func"),
         passes_transforms=site.literal("tap_with_transform", True) is not False,
         passes_device=site.literal("tap_with_device", False) is True,
-        tap=True,
     )
+    planner.may_follow_compat(site)
 
 
 @handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT, INTERNAL), plan=plan)
