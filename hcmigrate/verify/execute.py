@@ -11,10 +11,11 @@ from hcmigrate.verify.launch import (
     Running,
     Side,
     done_path,
-    kill_side,
+    kill_group,
     start_side,
     subprocess_env,
 )
+from hcmigrate.verify.leftovers import kill_leftovers
 from hcmigrate.verify.stream import read_trace
 from hcmigrate.verify.supervise import note_unfinished, wait_for_sides
 
@@ -74,7 +75,8 @@ def run_sides(
         return [_result(r) for r in running]
     finally:  # ended, Ctrl-C or any error: nothing a side started is left running
         for r in running:
-            kill_side(r)
+            kill_group(r.proc)
+        kill_leftovers({tag for r in running for tag in r.tags})  # (one walk for all sides)
 
 
 def _result(r: Running) -> RunResult:
