@@ -1,0 +1,355 @@
+"""The one table of removed JAX APIs that host_callback-era projects meet (issue 25).
+
+Beside `hcmigrate.facts` (the host_callback facts), this table is read by two readers: the
+JAX-removals rule family of the codemod (which rewrites or reports each row) and
+`hcmigrate verify` (which classifies a candidate's failure on a removed API as "broken, not
+by the migration" and names the rule that fixes it). One table, two readers.
+
+Every version column is measured, never written from memory: `scripts/measure_jax_removals.py`
+runs each row's probe on real JAX releases (jax 0.4.30 in the legacy environment, the current
+JAX) and reads the pure-Python `jax` wheels of the releases in between (their sources and
+deprecation messages); it writes `docs/jax_removals.json`, and `tests/test_jax_removals_facts.py`
+checks that every row below agrees with it. Seeded from ../shared/design/jax-removals-facts.md.
+
+Versions are strings as JAX spells them ("0.4.26"). `removed_in` is the first release that no
+longer has the API (for an API already absent from the oldest wheel measured, that wheel's
+version with `evidence` saying so); `replacement_since` is the first release that has the
+replacement spelling (None: every release the table covers).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+
+class Kind(enum.Enum):
+    ATTRIBUTE = "attribute"  # a dotted name, used as `jax.tree_map` or `from jax import tree_map`
+    KEYWORD = "keyword"  # a keyword argument a function no longer accepts
+    MODULE = "module"  # a module that no longer imports
+    METHOD = "method"  # an attribute of jax.Array values (`x.device_buffer`)
+    BEHAVIOUR = "behaviour"  # no name removed, but results changed
+
+
+@dataclass(frozen=True)
+class RemovedApi:
+    name: str  # dotted, as JAX spells it; for KEYWORD the function, for METHOD `jax.Array.<m>`
+    kind: Kind
+    removed_in: str
+    replacement: str | None  # the spelling to use instead; None: nothing mechanical
+    replacement_since: str | None = None
+    deprecated_in: str | None = None
+    keyword: str | None = None  # KEYWORD rows: the removed keyword
+    mechanical: bool = True  # the codemod can rewrite every use without reading intent
+    rule: str = ""  # the code of the rule that rewrites or reports it
+    advice: str = ""  # what to do, where the rewrite is not mechanical; caveats otherwise
+    evidence: str = ""  # what the measurement saw (messages, wheels)
+
+    @property
+    def key(self) -> str:
+        """Unique id of the row: the name, and the keyword for KEYWORD rows."""
+        return f"{self.name}:{self.keyword}" if self.keyword else self.name
+
+
+def _tree(n: str) -> RemovedApi:
+    return RemovedApi(
+        f"jax.tree_{n}",
+        Kind.ATTRIBUTE,
+        removed_in="0.6.0",
+        deprecated_in="0.4.26",
+        replacement=f"jax.tree.{n}",
+        replacement_since="0.4.25",
+        advice=f"jax.tree_util.tree_{n} works on every version",
+    )
+
+
+def _clip(keyword: str, replacement: str) -> RemovedApi:
+    return RemovedApi(
+        "jax.numpy.clip",
+        Kind.KEYWORD,
+        keyword=keyword,
+        removed_in="0.10.0",
+        deprecated_in="0.4.27",
+        replacement=replacement,
+        replacement_since="0.4.27",
+        advice="positional jnp.clip(x, lo, hi) works on every version",
+    )
+
+
+def _core_moved(n: str) -> RemovedApi:
+    return RemovedApi(
+        f"jax.core.{n}",
+        Kind.ATTRIBUTE,
+        removed_in="0.7.0",
+        replacement=f"jax.extend.core.{n}",
+        replacement_since="0.4.20",
+    )
+
+
+def _manual(name: str, removed_in: str, advice: str, kind: Kind = Kind.ATTRIBUTE) -> RemovedApi:
+    return RemovedApi(
+        name, kind, removed_in=removed_in, replacement=None, mechanical=False, advice=advice
+    )
+
+
+# Filled in by the measurement where the reference page gives no version: a row whose version
+# is still this fails tests/test_jax_removals_facts.py.
+UNMEASURED = "unmeasured"
+
+REMOVED_APIS: tuple[RemovedApi, ...] = (
+    *(_tree(n) for n in ("map", "flatten", "leaves", "unflatten", "structure", "transpose")),
+    _clip("a_min", "min"),
+    _clip("a_max", "max"),
+    _clip("a", "x"),
+    RemovedApi("jax.jax", Kind.ATTRIBUTE, removed_in="0.10.1", replacement="jax"),
+    RemovedApi(
+        "jax.sharding.PositionalSharding",
+        Kind.ATTRIBUTE,
+        removed_in="0.7.0",
+        deprecated_in="0.6.0",
+        replacement="jax.sharding.NamedSharding",
+        mechanical=False,
+        advice="NamedSharding(Mesh(devices, names), PartitionSpec(...)); .replicate() is "
+        "NamedSharding(mesh, PartitionSpec())",
+    ),
+    RemovedApi(
+        "jax.numpy.round_",
+        Kind.ATTRIBUTE,
+        removed_in="0.6.0",
+        deprecated_in="0.4.35",
+        replacement="jax.numpy.round",
+    ),
+    RemovedApi(
+        "jax.xla_computation",
+        Kind.ATTRIBUTE,
+        removed_in="0.4.35",
+        replacement="jax.jit(f).lower(*args).compiler_ir('hlo')",
+        mechanical=False,
+        advice="jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
+    ),
+    *(
+        _core_moved(n)
+        for n in ("Primitive", "Jaxpr", "ClosedJaxpr", "JaxprEqn", "Literal", "Var", "jaxpr_as_fun")
+    ),
+    RemovedApi(
+        "jax.core.get_aval",
+        Kind.ATTRIBUTE,
+        removed_in="0.10.0",
+        deprecated_in="0.8.2",
+        replacement="jax.typeof",
+        replacement_since="0.5.3",
+    ),
+    RemovedApi(
+        "jax.core.raise_to_shaped",
+        Kind.ATTRIBUTE,
+        removed_in="0.7.0",
+        deprecated_in="0.5.0",
+        replacement=None,
+        mechanical=False,
+        advice="raise_to_shaped(x) is x",
+    ),
+    _manual(
+        "jax.core.ConcreteArray",
+        "0.4.36",
+        "use jax.core.ShapedArray, or concrete values outside tracing",
+    ),
+    *(
+        _manual(
+            f"jax.core.{n}",
+            "0.7.0",
+            "JAX internal with no public home: rewrite the code that needs it",
+        )
+        for n in (
+            "call_p",
+            "axis_frame",
+            "typecheck",
+            "canonicalize_shape",
+            "full_lower",
+            "concrete_aval",
+            "Token",
+            "raise_as_much_as_possible",
+        )
+    ),
+    RemovedApi(
+        "jax.random.PRNGKeyArray",
+        Kind.ATTRIBUTE,
+        removed_in="0.4.24",
+        replacement="jax.Array",
+        replacement_since="0.4.1",
+    ),
+    RemovedApi(
+        "jax.random.KeyArray",
+        Kind.ATTRIBUTE,
+        removed_in="0.4.24",
+        replacement="jax.Array",
+        replacement_since="0.4.1",
+    ),
+    RemovedApi(
+        "jax.config",
+        Kind.MODULE,
+        removed_in="0.4.29",
+        replacement="jax",
+        advice="`from jax.config import config` is `from jax import config`",
+    ),
+    RemovedApi(
+        "jax.linear_util", Kind.MODULE, removed_in="0.4.24", replacement="jax.extend.linear_util"
+    ),
+    RemovedApi(
+        "jax.experimental.optimizers",
+        Kind.MODULE,
+        removed_in="0.3.16",
+        replacement="jax.example_libraries.optimizers",
+    ),
+    RemovedApi(
+        "jax.experimental.stax",
+        Kind.MODULE,
+        removed_in="0.3.16",
+        replacement="jax.example_libraries.stax",
+    ),
+    RemovedApi(
+        "jax.abstract_arrays",
+        Kind.MODULE,
+        removed_in="0.4.20",
+        replacement="jax.core",
+        advice="jax.abstract_arrays.ShapedArray is jax.core.ShapedArray",
+    ),
+    *(
+        RemovedApi(f"jax.numpy.{old}", Kind.ATTRIBUTE, removed_in="0.4.24", replacement=new)
+        for old, new in (
+            ("NINF", "-jax.numpy.inf"),
+            ("PINF", "jax.numpy.inf"),
+            ("NZERO", "-0.0"),
+            ("PZERO", "0.0"),
+            ("Inf", "jax.numpy.inf"),
+            ("Infinity", "jax.numpy.inf"),
+            ("NaN", "jax.numpy.nan"),
+            ("infty", "jax.numpy.inf"),
+        )
+    ),
+    *(
+        RemovedApi(
+            f"jax.numpy.{old}",
+            Kind.ATTRIBUTE,
+            removed_in="0.4.16",
+            replacement=f"jax.numpy.{new}",
+            evidence="absent from the oldest wheel measured",
+        )
+        for old, new in (
+            ("product", "prod"),
+            ("alltrue", "all"),
+            ("sometrue", "any"),
+            ("cumproduct", "cumprod"),
+        )
+    ),
+    RemovedApi(
+        "jax.numpy.DeviceArray",
+        Kind.ATTRIBUTE,
+        removed_in="0.4.16",
+        replacement="jax.Array",
+        replacement_since="0.4.1",
+        evidence="absent from the oldest wheel measured",
+    ),
+    *(
+        RemovedApi(f"jax.numpy.{old}", Kind.ATTRIBUTE, removed_in=UNMEASURED, replacement=new)
+        for old, new in (
+            ("trapz", "jax.numpy.trapezoid"),
+            ("in1d", "jax.numpy.isin"),
+            ("row_stack", "jax.numpy.vstack"),
+        )
+    ),
+    RemovedApi(
+        "jax.numpy.msort",
+        Kind.ATTRIBUTE,
+        removed_in=UNMEASURED,
+        replacement=None,
+        mechanical=False,
+        advice="jnp.sort(x, axis=0)",
+    ),
+    RemovedApi(
+        "jax.Array.device_buffer",
+        Kind.METHOD,
+        removed_in="0.4.27",
+        deprecated_in="0.4.26",
+        replacement="addressable_data(0)",
+    ),
+    RemovedApi(
+        "jax.Array.device_buffers",
+        Kind.METHOD,
+        removed_in="0.4.27",
+        deprecated_in="0.4.26",
+        replacement="[s.data for s in x.addressable_shards]",
+        mechanical=False,
+    ),
+    RemovedApi(
+        "jax.Array.device",
+        Kind.METHOD,
+        removed_in="0.4.27",
+        deprecated_in="0.4.26",
+        replacement="devices()",
+        mechanical=False,
+        advice="x.devices() is a set of devices on every version; the x.device property exists from 0.4.31",
+    ),
+    _manual(
+        "jax.experimental.pjit.pjit_p",
+        UNMEASURED,
+        "JAX internal: use jax.extend.core.primitives.jit_p where it exists, or stop matching on the primitive",
+    ),
+    RemovedApi(
+        "jax.random.shuffle",
+        Kind.ATTRIBUTE,
+        removed_in=UNMEASURED,
+        replacement=None,
+        mechanical=False,
+        advice="jax.random.permutation(key, x, independent=True)",
+    ),
+    _manual(
+        "jax.experimental.maps", UNMEASURED, "jax.experimental.shard_map or jax.vmap", Kind.MODULE
+    ),
+    RemovedApi(
+        "jax.sharding.XLACompatibleSharding",
+        Kind.ATTRIBUTE,
+        removed_in=UNMEASURED,
+        replacement="jax.sharding.Sharding",
+    ),
+    RemovedApi(
+        "jax.clear_backends",
+        Kind.ATTRIBUTE,
+        removed_in=UNMEASURED,
+        replacement=None,
+        mechanical=False,
+        advice="jax.clear_caches() clears compiled code; backends are no longer cleared",
+    ),
+    _manual(
+        "jax.experimental.array_api", UNMEASURED, "jax.numpy implements the array API", Kind.MODULE
+    ),
+    _manual("jax.util", UNMEASURED, "jax.util was internal: copy the helper you need", Kind.MODULE),
+    RemovedApi(
+        "jax.lib.xla_bridge",
+        Kind.MODULE,
+        removed_in=UNMEASURED,
+        replacement="jax.extend.backend",
+        mechanical=False,
+    ),
+    RemovedApi(
+        "jax.random",
+        Kind.BEHAVIOUR,
+        removed_in="0.5.0",
+        replacement=None,
+        mechanical=False,
+        advice='jax.config.update("jax_threefry_partitionable", False) right after `import jax` '
+        "restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable "
+        "became True)",
+    ),
+)
+
+BY_KEY: dict[str, RemovedApi] = {row.key: row for row in REMOVED_APIS}
+
+
+def lookup(dotted: str) -> RemovedApi | None:
+    """The row for a dotted name or the nearest removed parent module (not keyword rows)."""
+    parts = dotted.split(".")
+    for n in range(len(parts), 1, -1):
+        row = BY_KEY.get(".".join(parts[:n]))
+        if row is not None and row.kind is not Kind.BEHAVIOUR:
+            return row
+    return None
