@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from hcmigrate.verify.request import VerifyRequest
 from hcmigrate.verify.values import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
 
 
@@ -200,28 +201,8 @@ def verify(
     outcome and host calls are compared. Exit status: 0 equivalent, 1 different, 2 could not
     run, 3 the candidate fails on current JAX for a reason the migration did not cause.
     """
-    from hcmigrate.verify.core import verify as run_verify
+    from hcmigrate.verify.core import run
     from hcmigrate.verify.outcome import CANNOT_RUN
-    from hcmigrate.verify.pytest_mode import verify_pytest
-    from hcmigrate.verify.report import json_report, text_report
-
-    def progress(message: str) -> None:
-        click.echo(message, err=True)
-
-    common = dict(
-        candidate=candidate,
-        reference=reference,
-        tolerance=Tolerance(rtol=rtol, atol=atol),
-        timeout=timeout,
-        reference_trace=reference_trace,
-        keep_traces=keep_traces,
-        platform=platform or None,
-        progress=progress,
-        reference_jax=reference_jax,
-        project_deps=project_deps,
-        candidate_python=candidate_python,
-        keep=keep,
-    )
 
     if pytest_tests is not None and (entries or entry_file):
         click.echo(
@@ -229,26 +210,33 @@ def verify(
             err=True,
         )
         sys.exit(CANNOT_RUN)
-    live = LiveProgress() if sys.stderr.isatty() else None
+    live = LiveProgress() if sys.stderr.isatty() and pytest_tests is not None else None
+    request = VerifyRequest(
+        original=original,
+        candidate=candidate,
+        reference=reference,
+        reference_trace=reference_trace,
+        reference_jax=reference_jax,
+        project_deps=project_deps,
+        candidate_python=candidate_python,
+        platform=platform or None,
+        timeout=timeout,
+        args=tuple(script_args),
+        entries=tuple(entries),
+        entry_file=entry_file,
+        pytest_tests=pytest_tests,
+        all_tests=all_tests,
+        fresh_reference=fresh_reference,
+        tolerance=Tolerance(rtol=rtol, atol=atol),
+        keep=keep,
+        keep_traces=keep_traces,
+        json_path=json_path,
+        quiet=quiet,
+        progress=lambda message: click.echo(message, err=True),
+        live=live,
+    )
     try:
-        if pytest_tests is not None:
-            outcome = verify_pytest(
-                original,
-                pytest_tests,
-                pytest_args=list(script_args),
-                all_tests=all_tests,
-                live=live,
-                fresh_reference=fresh_reference,
-                **common,
-            )
-        else:
-            outcome = run_verify(
-                original,
-                entries=list(entries),
-                entry_file=entry_file,
-                script_args=list(script_args),
-                **common,
-            )
+        outcome = run(request)
     except KeyboardInterrupt as exc:  # subprocess groups are already killed by run_sides
         click.echo("hcmigrate verify: interrupted (could not run)", err=True)
         # Ctrl-C: could not run (2); SIGTERM / SIGHUP: 128 + the signal, as the codemod exits
@@ -259,8 +247,17 @@ def verify(
     finally:
         if live is not None:
             live.close()
+    sys.exit(write_report(request, outcome))
+
+
+def write_report(request: VerifyRequest, outcome) -> int:
+    """The report on stdout (and --json); returns the exit status."""
+    from hcmigrate.verify.outcome import CANNOT_RUN
+    from hcmigrate.verify.report import json_report, text_report
+
+    json_path = request.json_path
     report = text_report(outcome)
-    if quiet and outcome.exit_code == 0:
+    if request.quiet and outcome.exit_code == 0:
         report = report.splitlines()[-1]
     click.echo(
         report,
@@ -272,4 +269,4 @@ def verify(
             click.echo(data)
         else:
             Path(json_path).write_text(data + "\n", encoding="utf-8")
-    sys.exit(outcome.exit_code)
+    return outcome.exit_code

@@ -1,10 +1,12 @@
-"""`verify()`: script (and notebook) mode. Runs ORIGINAL on a legacy reference and the
-candidate (given, or ORIGINAL migrated by the codemod) on current JAX, each as one script, and
-compares their traces; `Outcome` (hcmigrate.verify.outcome) holds the verdict and exit status.
+"""`run(VerifyRequest)`: one verify run. Script (and notebook) mode is here (--pytest is
+pytest_mode.py): ORIGINAL runs on a legacy reference and the candidate (given, or ORIGINAL
+migrated by the codemod) on current JAX, each as one script, and their traces are compared;
+`Outcome` (hcmigrate.verify.outcome) holds the verdict and exit status.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hcmigrate.verify.classify import classify
@@ -22,88 +24,105 @@ from hcmigrate.verify.outcome import (
 )
 from hcmigrate.verify.prng import old_jax, prng_note, second_opinion
 from hcmigrate.verify.reference_env import project_compat_dir
+from hcmigrate.verify.request import VerifyRequest
 from hcmigrate.verify.sides import (
-    Sides,
     candidate_interpreter,
-    codemod_options,
     in_scratch,
     load_project,
+    migrated_copy,
     reference_interpreter,
 )
 from hcmigrate.verify.sites import SiteMap
 from hcmigrate.verify.traces import load_trace, normalise_paths
-from hcmigrate.verify.values import Tolerance
-from hcmigrate.verify.workspace import find_entry, migrate_copy
+from hcmigrate.verify.workspace import find_entry
 
 
-def verify(
-    original: str | Path,
-    *,
-    candidate: str | Path | None = None,
-    reference: str = "compat",
-    tolerance: Tolerance | None = None,
-    timeout: float = 300.0,
-    entries: list[str] | None = None,
-    entry_file: str | None = None,
-    script_args: list[str] | None = None,
-    reference_trace: str | Path | None = None,
-    keep_traces: str | Path | None = None,
-    platform: str | None = "cpu",
-    progress=None,
-    reference_jax: str | None = None,
-    project_deps: bool = False,
-    candidate_python: str | None = None,
-    keep: bool = False,
-) -> Outcome:
-    original = Path(original)
-    out = Outcome(exit_code=CANNOT_RUN, original=str(original))
-    sides = Sides(
-        reference, reference_jax, project_deps, candidate_python, platform, timeout, progress
+def verify(original: str | Path, **settings) -> Outcome:
+    """`hcmigrate verify ORIGINAL` from Python: `settings` are VerifyRequest's fields."""
+    return run(VerifyRequest(original=Path(original), **settings))
+
+
+def run(req: VerifyRequest) -> Outcome:
+    """One verify run, in the mode the request asks for."""
+    if req.pytest:
+        from hcmigrate.verify.pytest_mode import verify_pytest
+
+        return verify_pytest(req)
+    out = Outcome(exit_code=CANNOT_RUN, original=str(req.original))
+    return in_scratch(out, req, _verify_script)
+
+
+@dataclass
+class ScriptPlan:
+    """What each side runs: the original's and the candidate's scripts (as the report names
+    them) and the files actually run (a notebook's cells written out as one script)."""
+
+    orig_script: Path
+    cand_script: Path
+    run_orig: Path
+    run_cand: Path
+    cand_paths: list[str]  # sys.path entries the candidate gets
+    cwd: str | None = None
+    cells: dict = field(default_factory=dict)  # notebook: side label -> its cell map
+
+    @property
+    def notebook(self) -> bool:
+        return bool(self.cells)
+
+
+def _verify_script(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
+    if not req.original.exists():
+        raise CannotRun(f"{req.original}: no such file or folder")
+    project = load_project(req.original)
+    cand_root = _candidate_root(req, out, workdir, project)
+    plan = _plan(req, cand_root, workdir)
+    out.candidate = (
+        str(plan.cand_script)
+        if req.candidate is not None
+        else f"{req.original} migrated by the codemod ({plan.cand_script})"
     )
-    return in_scratch(
-        out,
-        keep,
-        _verify_script,
-        original,
-        candidate,
-        sides,
-        tolerance,
-        entries,
-        entry_file,
-        script_args,
-        reference_trace,
-        keep_traces,
+    cand_side = _candidate_side(req, plan)
+    ref_side, ref_trace = _reference(req, out, project, plan)
+    results = run_sides(
+        [s for s in (ref_side, cand_side) if s is not None],
+        script_args=list(req.args),
+        entries=list(req.entries),
+        timeout=req.timeout,
+        workdir=workdir,
+        platform=req.platform,
     )
+    cand, ref = _sides_of(results, out)
+    if ref is not None:
+        ref_trace = _reference_trace(ref, out)
+    if cand.trace is None:
+        raise CannotRun(cand.why_no_trace())
+    cand_trace = cand.trace
+    site_map = _site_map(plan, ref_trace, cand_trace)
+    comparison = compare_traces(ref_trace, cand_trace, req.tolerance, sites=site_map)
+    if not comparison.equivalent and ref_side is not None and old_jax(ref_trace):
+        ref_trace, comparison = _with_prng_opinion(
+            req, out, ref_side, plan, ref_trace, cand_trace, site_map, comparison, workdir
+        )
+    conclude(out, ref_trace, cand_trace, req.keep_traces, comparison)
+    _classify_script(out, cand_trace, ref_trace)
 
 
-def _verify_script(
-    out,
-    original,
-    candidate,
-    sides,
-    tolerance,
-    entries,
-    entry_file,
-    script_args,
-    reference_trace,
-    keep_traces,
-    workdir,
-) -> None:
-    if not original.exists():
-        raise CannotRun(f"{original}: no such file or folder")
-    project = load_project(original)
-    notebook = original.suffix == ".ipynb"
-    if candidate is None:
-        cand_root, notes = migrate_copy(original.resolve(), workdir, codemod_options(project))
-        out.notes += notes or ["the codemod changed nothing"]
-    else:
-        cand_root = Path(candidate)
-        if not cand_root.exists():
-            raise CannotRun(f"--candidate {candidate}: no such file or folder")
-        if original.is_dir() != cand_root.is_dir():
-            raise CannotRun("ORIGINAL and --candidate must both be files or both be folders")
+def _candidate_root(req: VerifyRequest, out: Outcome, workdir: Path, project) -> Path:
+    """The candidate file or folder: the one given, or ORIGINAL migrated by the codemod."""
+    if req.candidate is None:
+        return migrated_copy(req, out, workdir, project)
+    cand_root = Path(req.candidate)
+    if not cand_root.exists():
+        raise CannotRun(f"--candidate {req.candidate}: no such file or folder")
+    if req.original.is_dir() != cand_root.is_dir():
+        raise CannotRun("ORIGINAL and --candidate must both be files or both be folders")
+    return cand_root
+
+
+def _plan(req: VerifyRequest, cand_root: Path, workdir: Path) -> ScriptPlan:
+    original = req.original
     if original.is_dir():
-        orig_script = find_entry(original, entry_file)
+        orig_script = find_entry(original, req.entry_file)
         cand_script = cand_root / orig_script.relative_to(original)
         if not cand_script.is_file():
             raise CannotRun(f"the candidate folder has no {orig_script.relative_to(original)}")
@@ -111,108 +130,116 @@ def _verify_script(
     else:
         orig_script, cand_script = original, Path(cand_root)
         # Sibling modules of a single-file original stay importable from the candidate copy.
-        cand_paths = [str(original.resolve().parent)] if candidate is None else []
-    out.candidate = (
-        str(cand_script)
-        if candidate is not None
-        else f"{original} migrated by the codemod ({cand_script})"
-    )
-    maps = {}
-    cwd = None
-    if notebook:  # the cells run as one script, in the notebook's folder, without __file__
-        try:
-            maps["reference"] = notebook_script(orig_script, workdir / "reference-cells.py")
-            maps["candidate"] = notebook_script(cand_script, workdir / "candidate-cells.py")
-        except NotebookProblem as e:
-            raise CannotRun(str(e)) from None
-        cwd = str(original.resolve().parent)
-        run_orig, run_cand = Path(maps["reference"].script), Path(maps["candidate"].script)
-        cand_paths = []
-    else:
-        run_orig, run_cand = orig_script.resolve(), cand_script.resolve()
-    cand_python = candidate_interpreter(sides)
-    cand_side = Side(
-        "candidate",
-        cand_python,
-        run_cand,
-        extra_paths=cand_paths,
-        compat_dir=project_compat_dir(),
-        description=f"jax on {cand_python}",
-        no_file=notebook,
-        cwd=cwd,
-    )
-    side_list = [cand_side]
-    ref_side = None
-    if reference_trace is not None:
-        ref_trace = load_trace(reference_trace)
-        out.reference = f"recorded trace {reference_trace} (jax {ref_trace.get('jax')})"
-    else:
-        python, install_compat, description = reference_interpreter(sides, project)
-        out.reference = description
-        ref_side = Side(
-            "reference",
-            python,
-            run_orig,
-            install_compat=install_compat,
-            compat_dir=project_compat_dir() if install_compat else None,
-            description=description,
-            no_file=notebook,
-            cwd=cwd,
+        cand_paths = [str(original.resolve().parent)] if req.candidate is None else []
+    if original.suffix != ".ipynb":
+        return ScriptPlan(
+            orig_script, cand_script, orig_script.resolve(), cand_script.resolve(), cand_paths
         )
-        side_list.insert(0, ref_side)
-    results = run_sides(
-        side_list,
-        script_args=list(script_args or []),
-        entries=list(entries or []),
-        timeout=sides.timeout,
-        workdir=workdir,
-        platform=sides.platform,
+    # The cells run as one script, in the notebook's folder, without __file__.
+    try:
+        cells = {
+            "reference": notebook_script(orig_script, workdir / "reference-cells.py"),
+            "candidate": notebook_script(cand_script, workdir / "candidate-cells.py"),
+        }
+    except NotebookProblem as e:
+        raise CannotRun(str(e)) from None
+    return ScriptPlan(
+        orig_script,
+        cand_script,
+        Path(cells["reference"].script),
+        Path(cells["candidate"].script),
+        [],
+        cwd=str(original.resolve().parent),
+        cells=cells,
     )
-    cand, ref = _sides_of(results, out)
-    if reference_trace is None:
-        ref_trace = ref.trace
-        if ref_trace.get("exit_status") != 0:
-            tail = "\n".join(ref.stderr.strip().splitlines()[-12:])
-            raise CannotRun(
-                f"the original failed on the reference ({out.reference}), exit status "
-                f"{ref_trace.get('exit_status')}: {ref_trace.get('error') or ''}\n{tail}"
-            )
-    if cand.trace is None:
-        raise CannotRun(cand.why_no_trace())
-    cand_trace = cand.trace
-    if notebook:
-        relabel(ref_trace, maps["reference"])
-        relabel(cand_trace, maps["candidate"])
+
+
+def _candidate_side(req: VerifyRequest, plan: ScriptPlan) -> Side:
+    python = candidate_interpreter(req)
+    return Side(
+        "candidate",
+        python,
+        plan.run_cand,
+        extra_paths=plan.cand_paths,
+        compat_dir=project_compat_dir(),
+        description=f"jax on {python}",
+        no_file=plan.notebook,
+        cwd=plan.cwd,
+    )
+
+
+def _reference(req: VerifyRequest, out: Outcome, project, plan: ScriptPlan):
+    """(the reference side to run, None) or (None, the recorded trace --reference-trace names)."""
+    if req.reference_trace is not None:
+        trace = load_trace(req.reference_trace)
+        out.reference = f"recorded trace {req.reference_trace} (jax {trace.get('jax')})"
+        return None, trace
+    python, install_compat, description = reference_interpreter(req, project)
+    out.reference = description
+    side = Side(
+        "reference",
+        python,
+        plan.run_orig,
+        install_compat=install_compat,
+        compat_dir=project_compat_dir() if install_compat else None,
+        description=description,
+        no_file=plan.notebook,
+        cwd=plan.cwd,
+    )
+    return side, None
+
+
+def _reference_trace(ref: RunResult, out: Outcome) -> dict:
+    """The reference run's trace; an original that fails on the reference cannot be compared."""
+    trace = ref.trace
+    if trace.get("exit_status") != 0:
+        tail = "\n".join(ref.stderr.strip().splitlines()[-12:])
+        raise CannotRun(
+            f"the original failed on the reference ({out.reference}), exit status "
+            f"{trace.get('exit_status')}: {trace.get('error') or ''}\n{tail}"
+        )
+    return trace
+
+
+def _site_map(plan: ScriptPlan, ref_trace: dict, cand_trace: dict) -> SiteMap:
+    """Both traces read in the original's terms (cells, paths), and the map from the
+    candidate's call sites to the original's."""
+    if plan.notebook:
+        relabel(ref_trace, plan.cells["reference"])
+        relabel(cand_trace, plan.cells["candidate"])
         site_map = SiteMap()
-        site_map.add(maps["candidate"].script, maps["reference"].script)
+        site_map.add(plan.cells["candidate"].script, plan.cells["reference"].script)
     else:
-        site_map = SiteMap.for_roots(orig_script.resolve(), cand_script.resolve())
-    replace = [
-        (str(cand_script.resolve()), str(orig_script.resolve())),
-        (str(cand_script.resolve().parent), str(orig_script.resolve().parent)),
-    ]
-    normalise_paths(cand_trace, replace)
-    comparison = compare_traces(ref_trace, cand_trace, tolerance or Tolerance(), sites=site_map)
-    if not comparison.equivalent and ref_side is not None and old_jax(ref_trace):
-        second = second_opinion(ref_side, sides, script_args, entries, workdir)
-        if second is not None:
-            if notebook:
-                relabel(second, maps["reference"])
-            again = compare_traces(second, cand_trace, tolerance or Tolerance(), sites=site_map)
-            if again.equivalent:
-                out.notes.append(prng_note(ref_trace))
-                ref_trace, comparison = second, again
-            elif len(again.differences) < len(comparison.differences):
-                # what still differs is not jax.random's doing: report only that
-                out.notes.append(
-                    "compared with the reference drawing jax.random numbers as JAX >= 0.5 does: "
-                    f"the plain JAX {ref_trace.get('jax')} run also differs in "
-                    f"{len(comparison.differences) - len(again.differences)} place(s) that "
-                    "vanish then"
-                )
-                ref_trace, comparison = second, again
-    conclude(out, ref_trace, cand_trace, keep_traces, comparison)
-    _classify_script(out, cand_trace, ref_trace)
+        site_map = SiteMap.for_roots(plan.orig_script.resolve(), plan.cand_script.resolve())
+    orig, cand = plan.orig_script.resolve(), plan.cand_script.resolve()
+    normalise_paths(cand_trace, [(str(cand), str(orig)), (str(cand.parent), str(orig.parent))])
+    return site_map
+
+
+def _with_prng_opinion(
+    req, out, ref_side, plan, ref_trace, cand_trace, site_map, comparison, workdir
+):
+    """(reference trace, comparison) after asking a reference older than JAX 0.5 again with
+    today's jax.random numbers (prng.py): kept when fewer differences remain."""
+    second = second_opinion(ref_side, req, req.args, req.entries, workdir)
+    if second is None:
+        return ref_trace, comparison
+    if plan.notebook:
+        relabel(second, plan.cells["reference"])
+    again = compare_traces(second, cand_trace, req.tolerance, sites=site_map)
+    if again.equivalent:
+        out.notes.append(prng_note(ref_trace))
+        return second, again
+    if len(again.differences) < len(comparison.differences):
+        # what still differs is not jax.random's doing: report only that
+        out.notes.append(
+            "compared with the reference drawing jax.random numbers as JAX >= 0.5 does: "
+            f"the plain JAX {ref_trace.get('jax')} run also differs in "
+            f"{len(comparison.differences) - len(again.differences)} place(s) that "
+            "vanish then"
+        )
+        return second, again
+    return ref_trace, comparison
 
 
 def _classify_script(out: Outcome, cand: dict, ref: dict) -> None:

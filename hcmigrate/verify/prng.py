@@ -29,8 +29,8 @@ def prng_note(ref_trace) -> str:
     )
 
 
-def second_opinion(ref_side, sides, args, entries, workdir, select=None, pytest=False):
-    """The reference run again with today's PRNG default."""
+def second_opinion(ref_side, req, args, entries, workdir, select=None, pytest=False):
+    """The reference run again with today's PRNG default (`req`: the run's VerifyRequest)."""
     side = Side(**{**ref_side.__dict__, "env": {**ref_side.env, **PRNG_SETTING}})
     side.label = "reference-prng"
     if select is not None:
@@ -39,9 +39,9 @@ def second_opinion(ref_side, sides, args, entries, workdir, select=None, pytest=
         [side],
         script_args=list(args or []),
         entries=list(entries or []),
-        timeout=sides.timeout,
+        timeout=req.timeout,
         workdir=workdir,
-        platform=sides.platform,
+        platform=req.platform,
     )
     trace = result.trace
     if trace is None or (not pytest and trace.get("exit_status") != 0):
