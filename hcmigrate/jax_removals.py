@@ -20,7 +20,9 @@ replacement spelling (None: every release the table covers).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from hcmigrate.jax_removals_evidence import EVIDENCE
 
 
 class Kind(enum.Enum):
@@ -36,7 +38,9 @@ class RemovedApi:
     name: str  # dotted, as JAX spells it; for KEYWORD the function, for METHOD `jax.Array.<m>`
     kind: Kind
     removed_in: str
-    replacement: str | None  # the spelling to use instead; None: nothing mechanical
+    # the spelling to use instead; None: nothing mechanical (for a KEYWORD row that is
+    # `mechanical`: pass the value positionally, no keyword names it)
+    replacement: str | None
     replacement_since: str | None = None
     deprecated_in: str | None = None
     keyword: str | None = None  # KEYWORD rows: the removed keyword
@@ -51,19 +55,19 @@ class RemovedApi:
         return f"{self.name}:{self.keyword}" if self.keyword else self.name
 
 
-def _tree(n: str) -> RemovedApi:
+def _tree(n: str, deprecated_in: str) -> RemovedApi:
     return RemovedApi(
         f"jax.tree_{n}",
         Kind.ATTRIBUTE,
         removed_in="0.6.0",
-        deprecated_in="0.4.26",
+        deprecated_in=deprecated_in,
         replacement=f"jax.tree.{n}",
         replacement_since="0.4.25",
         advice=f"jax.tree_util.tree_{n} works on every version",
     )
 
 
-def _clip(keyword: str, replacement: str) -> RemovedApi:
+def _clip(keyword: str, replacement: str | None) -> RemovedApi:
     return RemovedApi(
         "jax.numpy.clip",
         Kind.KEYWORD,
@@ -71,8 +75,11 @@ def _clip(keyword: str, replacement: str) -> RemovedApi:
         removed_in="0.10.0",
         deprecated_in="0.4.27",
         replacement=replacement,
-        replacement_since="0.4.27",
-        advice="positional jnp.clip(x, lo, hi) works on every version",
+        replacement_since="0.4.27" if replacement else None,
+        advice="positional jnp.clip(x, lo, hi) works on every version"
+        if replacement
+        else "pass the array positionally, jnp.clip(x, ...): no keyword names it in any "
+        "version (the first parameter is positional-only from 0.4.27)",
     )
 
 
@@ -80,15 +87,28 @@ def _core_moved(n: str) -> RemovedApi:
     return RemovedApi(
         f"jax.core.{n}",
         Kind.ATTRIBUTE,
-        removed_in="0.7.0",
+        removed_in="0.6.0",
+        deprecated_in="0.4.38",
         replacement=f"jax.extend.core.{n}",
-        replacement_since="0.4.20",
+        replacement_since="0.4.27",
     )
 
 
-def _manual(name: str, removed_in: str, advice: str, kind: Kind = Kind.ATTRIBUTE) -> RemovedApi:
+def _manual(
+    name: str,
+    removed_in: str,
+    advice: str,
+    kind: Kind = Kind.ATTRIBUTE,
+    deprecated_in: str | None = None,
+) -> RemovedApi:
     return RemovedApi(
-        name, kind, removed_in=removed_in, replacement=None, mechanical=False, advice=advice
+        name,
+        kind,
+        removed_in=removed_in,
+        deprecated_in=deprecated_in,
+        replacement=None,
+        mechanical=False,
+        advice=advice,
     )
 
 
@@ -97,10 +117,14 @@ def _manual(name: str, removed_in: str, advice: str, kind: Kind = Kind.ATTRIBUTE
 UNMEASURED = "unmeasured"
 
 REMOVED_APIS: tuple[RemovedApi, ...] = (
-    *(_tree(n) for n in ("map", "flatten", "leaves", "unflatten", "structure", "transpose")),
+    _tree("map", deprecated_in="0.4.26"),
+    *(
+        _tree(n, deprecated_in="0.4.16")
+        for n in ("flatten", "leaves", "unflatten", "structure", "transpose")
+    ),
     _clip("a_min", "min"),
     _clip("a_max", "max"),
-    _clip("a", "x"),
+    _clip("a", None),
     RemovedApi("jax.jax", Kind.ATTRIBUTE, removed_in="0.10.1", replacement="jax"),
     RemovedApi(
         "jax.sharding.PositionalSharding",
@@ -115,21 +139,31 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
     RemovedApi(
         "jax.numpy.round_",
         Kind.ATTRIBUTE,
-        removed_in="0.6.0",
-        deprecated_in="0.4.35",
+        removed_in="0.4.38",
+        deprecated_in="0.4.33",
         replacement="jax.numpy.round",
     ),
     RemovedApi(
         "jax.xla_computation",
         Kind.ATTRIBUTE,
-        removed_in="0.4.35",
+        removed_in="0.4.34",
+        deprecated_in="0.4.30",
         replacement="jax.jit(f).lower(*args).compiler_ir('hlo')",
         mechanical=False,
         advice="jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
     ),
     *(
         _core_moved(n)
-        for n in ("Primitive", "Jaxpr", "ClosedJaxpr", "JaxprEqn", "Literal", "Var", "jaxpr_as_fun")
+        for n in (
+            "Primitive",
+            "Jaxpr",
+            "ClosedJaxpr",
+            "JaxprEqn",
+            "Literal",
+            "Var",
+            "jaxpr_as_fun",
+            "Token",
+        )
     ),
     RemovedApi(
         "jax.core.get_aval",
@@ -142,8 +176,8 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
     RemovedApi(
         "jax.core.raise_to_shaped",
         Kind.ATTRIBUTE,
-        removed_in="0.7.0",
-        deprecated_in="0.5.0",
+        removed_in="0.6.0",
+        deprecated_in="0.4.38",
         replacement=None,
         mechanical=False,
         advice="raise_to_shaped(x) is x",
@@ -153,41 +187,49 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         "0.4.36",
         "use jax.core.ShapedArray, or concrete values outside tracing",
     ),
+    RemovedApi(
+        "jax.core.call_p",
+        Kind.ATTRIBUTE,
+        removed_in="0.7.0",
+        deprecated_in="0.4.38",
+        replacement="jax.extend.core.primitives.call_p",
+        replacement_since="0.4.27",
+    ),
     *(
         _manual(
             f"jax.core.{n}",
-            "0.7.0",
+            removed_in,
             "JAX internal with no public home: rewrite the code that needs it",
+            deprecated_in=deprecated_in,
         )
-        for n in (
-            "call_p",
-            "axis_frame",
-            "typecheck",
-            "canonicalize_shape",
-            "full_lower",
-            "concrete_aval",
-            "Token",
-            "raise_as_much_as_possible",
+        for n, removed_in, deprecated_in in (
+            ("axis_frame", "0.7.0", "0.4.38"),
+            ("typecheck", "0.7.0", "0.4.38"),
+            ("canonicalize_shape", "0.4.31", "0.4.24"),
+            ("full_lower", "0.6.0", "0.4.38"),
+            ("concrete_aval", "0.6.0", "0.4.38"),
+            ("raise_as_much_as_possible", "0.4.36", None),
         )
     ),
     RemovedApi(
         "jax.random.PRNGKeyArray",
         Kind.ATTRIBUTE,
         removed_in="0.4.24",
+        deprecated_in="0.4.16",
         replacement="jax.Array",
-        replacement_since="0.4.1",
     ),
     RemovedApi(
         "jax.random.KeyArray",
         Kind.ATTRIBUTE,
         removed_in="0.4.24",
+        deprecated_in="0.4.16",
         replacement="jax.Array",
-        replacement_since="0.4.1",
     ),
     RemovedApi(
         "jax.config",
         Kind.MODULE,
         removed_in="0.4.29",
+        deprecated_in="0.4.25",
         replacement="jax",
         advice="`from jax.config import config` is `from jax import config`",
     ),
@@ -197,29 +239,36 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
     RemovedApi(
         "jax.experimental.optimizers",
         Kind.MODULE,
-        removed_in="0.3.16",
+        removed_in="0.4.16",
         replacement="jax.example_libraries.optimizers",
     ),
     RemovedApi(
         "jax.experimental.stax",
         Kind.MODULE,
-        removed_in="0.3.16",
+        removed_in="0.4.16",
         replacement="jax.example_libraries.stax",
     ),
     RemovedApi(
         "jax.abstract_arrays",
         Kind.MODULE,
-        removed_in="0.4.20",
+        removed_in="0.4.17",
         replacement="jax.core",
         advice="jax.abstract_arrays.ShapedArray is jax.core.ShapedArray",
     ),
     *(
-        RemovedApi(f"jax.numpy.{old}", Kind.ATTRIBUTE, removed_in="0.4.24", replacement=new)
+        RemovedApi(
+            f"jax.numpy.{old}",
+            Kind.ATTRIBUTE,
+            removed_in="0.4.24",
+            deprecated_in="0.4.16",
+            replacement=new,
+        )
+        for old, new in (("NINF", "-jax.numpy.inf"), ("NZERO", "-0.0"), ("PZERO", "0.0"))
+    ),
+    *(
+        RemovedApi(f"jax.numpy.{old}", Kind.ATTRIBUTE, removed_in="0.4.16", replacement=new)
         for old, new in (
-            ("NINF", "-jax.numpy.inf"),
             ("PINF", "jax.numpy.inf"),
-            ("NZERO", "-0.0"),
-            ("PZERO", "0.0"),
             ("Inf", "jax.numpy.inf"),
             ("Infinity", "jax.numpy.inf"),
             ("NaN", "jax.numpy.nan"),
@@ -232,7 +281,6 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
             Kind.ATTRIBUTE,
             removed_in="0.4.16",
             replacement=f"jax.numpy.{new}",
-            evidence="absent from the oldest wheel measured",
         )
         for old, new in (
             ("product", "prod"),
@@ -246,21 +294,26 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         Kind.ATTRIBUTE,
         removed_in="0.4.16",
         replacement="jax.Array",
-        replacement_since="0.4.1",
-        evidence="absent from the oldest wheel measured",
     ),
     *(
-        RemovedApi(f"jax.numpy.{old}", Kind.ATTRIBUTE, removed_in=UNMEASURED, replacement=new)
-        for old, new in (
-            ("trapz", "jax.numpy.trapezoid"),
-            ("in1d", "jax.numpy.isin"),
-            ("row_stack", "jax.numpy.vstack"),
+        RemovedApi(
+            f"jax.numpy.{old}",
+            Kind.ATTRIBUTE,
+            removed_in="0.4.24",
+            deprecated_in="0.4.16",
+            replacement=new,
+            replacement_since=since,
+        )
+        for old, new, since in (
+            ("trapz", "jax.numpy.trapezoid", "0.4.26"),
+            ("in1d", "jax.numpy.isin", None),
+            ("row_stack", "jax.numpy.vstack", None),
         )
     ),
     RemovedApi(
         "jax.numpy.msort",
         Kind.ATTRIBUTE,
-        removed_in=UNMEASURED,
+        removed_in="0.4.16",
         replacement=None,
         mechanical=False,
         advice="jnp.sort(x, axis=0)",
@@ -269,14 +322,14 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         "jax.Array.device_buffer",
         Kind.METHOD,
         removed_in="0.4.27",
-        deprecated_in="0.4.26",
+        deprecated_in="0.4.22",
         replacement="addressable_data(0)",
     ),
     RemovedApi(
         "jax.Array.device_buffers",
         Kind.METHOD,
         removed_in="0.4.27",
-        deprecated_in="0.4.26",
+        deprecated_in="0.4.22",
         replacement="[s.data for s in x.addressable_shards]",
         mechanical=False,
     ),
@@ -284,50 +337,62 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         "jax.Array.device",
         Kind.METHOD,
         removed_in="0.4.27",
-        deprecated_in="0.4.26",
+        deprecated_in="0.4.21",
         replacement="devices()",
         mechanical=False,
         advice="x.devices() is a set of devices on every version; the x.device property exists from 0.4.31",
     ),
     _manual(
         "jax.experimental.pjit.pjit_p",
-        UNMEASURED,
+        "0.7.0",
         "JAX internal: use jax.extend.core.primitives.jit_p where it exists, or stop matching on the primitive",
     ),
     RemovedApi(
         "jax.random.shuffle",
         Kind.ATTRIBUTE,
-        removed_in=UNMEASURED,
+        removed_in="0.4.31",
+        deprecated_in="0.4.16",
         replacement=None,
         mechanical=False,
         advice="jax.random.permutation(key, x, independent=True)",
     ),
     _manual(
-        "jax.experimental.maps", UNMEASURED, "jax.experimental.shard_map or jax.vmap", Kind.MODULE
+        "jax.experimental.maps",
+        "0.4.31",
+        "jax.experimental.shard_map or jax.vmap",
+        Kind.MODULE,
+        deprecated_in="0.4.26",
     ),
     RemovedApi(
         "jax.sharding.XLACompatibleSharding",
         Kind.ATTRIBUTE,
-        removed_in=UNMEASURED,
+        removed_in="0.4.34",
+        deprecated_in="0.4.29",
         replacement="jax.sharding.Sharding",
     ),
     RemovedApi(
         "jax.clear_backends",
         Kind.ATTRIBUTE,
-        removed_in=UNMEASURED,
+        removed_in="0.4.36",
+        deprecated_in="0.4.26",
         replacement=None,
         mechanical=False,
         advice="jax.clear_caches() clears compiled code; backends are no longer cleared",
     ),
     _manual(
-        "jax.experimental.array_api", UNMEASURED, "jax.numpy implements the array API", Kind.MODULE
+        "jax.experimental.array_api",
+        "0.5.0",
+        "jax.numpy implements the array API",
+        Kind.MODULE,
+        deprecated_in="0.4.33",
     ),
-    _manual("jax.util", UNMEASURED, "jax.util was internal: copy the helper you need", Kind.MODULE),
+    _manual("jax.util", "0.8.0", "jax.util was internal: copy the helper you need", Kind.MODULE),
     RemovedApi(
         "jax.lib.xla_bridge",
         Kind.MODULE,
-        removed_in=UNMEASURED,
+        removed_in="0.9.0",
         replacement="jax.extend.backend",
+        replacement_since="0.4.26",
         mechanical=False,
     ),
     RemovedApi(
@@ -340,6 +405,11 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         "restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable "
         "became True)",
     ),
+)
+
+# each row's `evidence` is what scripts/measure_jax_removals.py saw (a generated module)
+REMOVED_APIS = tuple(
+    replace(row, evidence=EVIDENCE.get(row.key, row.evidence)) for row in REMOVED_APIS
 )
 
 BY_KEY: dict[str, RemovedApi] = {row.key: row for row in REMOVED_APIS}

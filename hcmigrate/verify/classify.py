@@ -1,11 +1,13 @@
 """Why did the candidate fail? Separating the migration's doing from the rest.
 
 Real projects that used host_callback also use other JAX APIs that current JAX removed
-(`jax.tree_map`, `jax.random.PRNGKeyArray`, ...), or import packages the candidate's
-environment lacks. Such a failure says nothing about the migrated host callbacks: the report
-names it apart (exit status 3 when nothing else differs) with the API, the JAX version that
-removed it and what replaces it. A candidate that still imports `jax.experimental.host_callback`
-is the migration's business (an unfinished migration) and stays a difference.
+(`jax.tree_map`, `jnp.clip(a_max=...)`, `from jax.config import config`, ...), or import
+packages the candidate's environment lacks. Such a failure says nothing about the migrated host
+callbacks: the report names it apart (exit status 3 when nothing else differs) with the API, the
+JAX version that removed it, what replaces it and the codemod rule that rewrites it. The removed
+APIs are the rows of `hcmigrate.jax_removals`, the table the codemod's JAX-removals rules read
+too. A candidate that still imports `jax.experimental.host_callback` is the migration's business
+(an unfinished migration) and stays a difference.
 """
 
 from __future__ import annotations
@@ -13,42 +15,44 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# name -> (the JAX version that removed it, what to use instead). Versions from JAX's change
-# log; where it does not say, the range in which the name disappeared (checked by importing it
-# under jax 0.4.30, 0.6.2 and 0.10.2).
-REMOVED_JAX_APIS: dict[str, tuple[str, str]] = {
-    **{
-        f"jax.tree_{n}": ("0.6.0", f"jax.tree.{n} (JAX >= 0.4.25) or jax.tree_util.tree_{n}")
-        for n in ("map", "flatten", "leaves", "structure", "transpose", "unflatten", "reduce")
-    },
-    "jax.tree_multimap": ("0.3.16", "jax.tree_util.tree_map"),
-    "jax.random.PRNGKeyArray": ("a release before 0.4.30", "jax.Array"),
-    "jax.random.KeyArray": ("a release before 0.4.30", "jax.Array"),
-    "jax.random.shuffle": ("0.4.31", "jax.random.permutation(..., independent=True)"),
-    "jax.experimental.maps": ("0.4.31", "jax.experimental.shard_map or jax.vmap"),
-    "jax.xla_computation": ("0.4.34", "jax.jit(f).lower(*args).compiler_ir('hlo')"),
-    "jax.sharding.XLACompatibleSharding": ("0.4.34", "jax.sharding.Sharding"),
-    "jax.clear_backends": ("a release between 0.4.31 and 0.6.2", "jax.clear_caches"),
-    "jax.numpy.round_": ("a release between 0.4.32 and 0.6.2", "jax.numpy.round"),
-    "jax.core.Primitive": ("a release between 0.4.31 and 0.6.2", "jax.extend.core.Primitive"),
-    "jax.core.ConcreteArray": ("a release between 0.4.31 and 0.6.2", "jax.core.get_aval"),
-    "jax.experimental.array_api": ("a release between 0.4.32 and 0.6.2", "jax.numpy"),
-    "jax.util": ("0.7.0", "your own helpers (jax.util was internal)"),
-    "jax.lib.xla_bridge": ("a release between 0.6.2 and 0.10", "jax.extend.backend"),
-}
+from hcmigrate.jax_removals import REMOVED_APIS, Kind, RemovedApi, lookup
+
 HOST_CALLBACK = "jax.experimental.host_callback"
 
+# The messages current JAX (and Python) give when a removed API is used; each is matched to a
+# row of the table (tests/test_jax_removals_facts.py checks that every row's measured failure
+# on current JAX is).
 _ATTRIBUTE = re.compile(r"module '(?P<mod>[\w.]+)' has no attribute '(?P<name>\w+)'")
 _IMPORT_NAME = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<mod>[\w.]+)'")
 _NO_MODULE = re.compile(r"No module named '(?P<mod>[\w.]+)'")
+_KEYWORD = re.compile(r"(?P<func>\w+)\(\) got an unexpected keyword argument '(?P<keyword>\w+)'")
+# JAX's own removal stubs: "jax.core.get_aval was deprecated in JAX v0.8.2 and removed ...",
+# "arr.device_buffer has been deprecated. Use arr.addressable_data(0)"
+_JAX_SAYS = re.compile(
+    r"(?P<name>(?:jax|jnp|arr)(?:\.\w+)+)(?:\(\))? (?:was|is|has been) (?:deprecated|removed|deleted)"
+)
+_ARRAY_ATTRIBUTE = re.compile(
+    r"'[\w.]*(?:ArrayImpl|Array|Tracer)' object has no attribute '(?P<name>\w+)'"
+)
+# `x.device()` where `x.device` became a property (the removed method)
+_DEVICE_NOT_CALLABLE = "'Device' object is not callable"
 
 
 @dataclass
 class Failure:
     kind: str  # "removed-jax-api" | "missing-module" | "host-callback-left"
-    api: str  # the dotted name (or module) that is missing
-    removed_in: str | None = None
-    use_instead: str | None = None
+    api: str  # the dotted name (or module) that is missing; `f(keyword=...)` for a keyword
+    row: RemovedApi | None = None  # the table's row, when the API is in the table
+    message: str | None = None  # the error line it was read from (classify_output)
+
+    @property
+    def removed_in(self) -> str | None:
+        return self.row.removed_in if self.row else None
+
+    @property
+    def rule(self) -> str:
+        """The code of the codemod rule that rewrites or reports the API ("" when none)."""
+        return self.row.rule if self.row else ""
 
     def describe(self, candidate_jax: str | None = None) -> str:
         where = f"JAX {candidate_jax}" if candidate_jax else "current JAX"
@@ -63,25 +67,37 @@ class Failure:
                 "reference has): install it where the candidate runs (--candidate-python)"
             )
         text = f"`{self.api}` is not in {where}"
-        if self.removed_in:
-            text += f" (removed in JAX {self.removed_in})"
-        if self.use_instead:
-            text += f"; use {self.use_instead}"
-        return text + ": not caused by the host_callback migration"
+        row = self.row
+        if row is None:
+            return text + ": not caused by the host_callback migration"
+        text += f" (removed in JAX {row.removed_in})"
+        if row.replacement is not None:
+            use = f"{row.replacement}=" if row.kind is Kind.KEYWORD else row.replacement
+            text += f"; use {use}"
+            if row.replacement_since:
+                text += f" (JAX >= {row.replacement_since})"
+        if row.advice:
+            text += f"; {row.advice}"
+        text += ": not caused by the host_callback migration"
+        if row.rule:
+            does = "rewrites" if row.mechanical else "reports"
+            text += f"; hcmigrate's rule {row.rule} {does} it"
+        return text
 
     @property
     def unrelated(self) -> bool:
         return self.kind != "host-callback-left"
 
-
-def _known(name: str) -> tuple[str, tuple[str, str] | None]:
-    """The table entry for a dotted name or one of its parents (a removed module)."""
-    parts = name.split(".")
-    for n in range(len(parts), 1, -1):
-        key = ".".join(parts[:n])
-        if key in REMOVED_JAX_APIS:
-            return key, REMOVED_JAX_APIS[key]
-    return name, None
+    def record(self, where: str, candidate_jax: str | None, error: str | None) -> dict:
+        """The entry of `--json`'s "unrelated" list."""
+        return {
+            "where": where,
+            "failure": self.describe(candidate_jax),
+            "api": self.api,
+            "removed_in": self.removed_in,
+            "rule": self.rule,
+            "error": error,
+        }
 
 
 def classify(message: str | None) -> Failure | None:
@@ -101,13 +117,51 @@ def classify(message: str | None) -> Failure | None:
         if module.split(".")[0] in ("compat", "hcmigrate_compat"):
             return None  # the compat runtime missing is the migration's business
         return Failure("missing-module", module)
+    m = _KEYWORD.search(message)
+    if m:
+        return _keyword_failure(m.group("func"), m.group("keyword"))
+    m = _JAX_SAYS.search(message)
+    if m:
+        name = re.sub(r"^jnp\.", "jax.numpy.", re.sub(r"^arr\.", "jax.Array.", m.group("name")))
+        return _jax_failure(name)
+    m = _ARRAY_ATTRIBUTE.search(message)
+    if m:
+        row = lookup(f"jax.Array.{m.group('name')}")
+        return Failure("removed-jax-api", row.name, row) if row else None
+    if _DEVICE_NOT_CALLABLE in message:
+        row = lookup("jax.Array.device")
+        return Failure("removed-jax-api", "jax.Array.device()", row) if row else None
+    return None
+
+
+def classify_output(text: str | None) -> Failure | None:
+    """The first failure of the kinds above in a run's output (pytest's report of a conftest
+    or test module that failed to import: `E   AttributeError: ...` lines)."""
+    for line in (text or "").splitlines():
+        line = line.strip()
+        if line.startswith("E "):
+            line = line[1:].strip()
+        if re.match(r"\w*(Error|Exception)\b", line):
+            failure = classify(line)
+            if failure is not None:
+                failure.message = line
+                return failure
     return None
 
 
 def _jax_failure(name: str) -> Failure:
     if name == HOST_CALLBACK or name.startswith(HOST_CALLBACK + "."):
         return Failure("host-callback-left", HOST_CALLBACK)
-    key, entry = _known(name)
-    if entry is None:
+    row = lookup(name)
+    if row is None:
         return Failure("removed-jax-api", name)
-    return Failure("removed-jax-api", key, *entry)
+    return Failure("removed-jax-api", row.name, row)
+
+
+def _keyword_failure(function: str, keyword: str) -> Failure | None:
+    """A removed keyword argument: the row whose function has that name and keyword."""
+    for row in REMOVED_APIS:
+        if row.kind is Kind.KEYWORD and row.keyword == keyword:
+            if row.name.rsplit(".", 1)[-1] == function:
+                return Failure("removed-jax-api", f"{row.name}({keyword}=...)", row)
+    return None

@@ -257,13 +257,7 @@ def _classify_script(out: Outcome, cand: dict, ref: dict) -> None:
     if "event" in kinds:  # a call made on both sides went wrong before the failure
         out.notes.append(failure.describe(cand.get("jax")))
         return
-    out.unrelated.append(
-        {
-            "where": "<script>",
-            "failure": failure.describe(cand.get("jax")),
-            "error": cand.get("error"),
-        }
-    )
+    out.unrelated.append(failure.record("<script>", cand.get("jax"), cand.get("error")))
     out.exit_code = CANDIDATE_BROKEN
 
 

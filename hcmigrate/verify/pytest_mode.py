@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from hcmigrate.verify import reference_cache
-from hcmigrate.verify.classify import classify
+from hcmigrate.verify.classify import Failure, classify, classify_output
 from hcmigrate.verify.compare import compare_pytest_traces
 from hcmigrate.verify.execute import RunResult, run_sides
 from hcmigrate.verify.launch import Side
@@ -82,7 +82,8 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
         # candidate again on the selection, as without a follower)
         cand_side.follows = None
         [cand] = run_sides([cand_side], **_run_settings(req, args, workdir))
-    cand_trace = _candidate_trace(cand, out)
+    out.reference_trace = ref_trace  # in --json whatever the candidate does
+    cand_trace, session_failure = _candidate_trace(cand, out)
     original = req.original.resolve()
     normalise_paths(cand_trace, [(str(cand_side.script), str(original))])
     site_map = SiteMap.for_roots(original, cand_side.script)
@@ -92,7 +93,7 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
             req, out, ref_side, args, ref_trace, cand_trace, site_map, comparison, workdir
         )
     conclude(out, ref_trace, cand_trace, req.keep_traces, comparison)
-    _classify_pytest(out, cand_trace)
+    _classify_pytest(out, cand_trace, session_failure)
 
 
 def _check_tests_path(req: VerifyRequest) -> None:
@@ -263,8 +264,11 @@ def _only_selected(out: Outcome, ref_trace: dict, selected, cand_side: Side) -> 
     return only_tests(ref_trace, selected)
 
 
-def _candidate_trace(cand: RunResult, out: Outcome) -> dict:
-    """The candidate's trace; a candidate pytest that could not run cannot be compared."""
+def _candidate_trace(cand: RunResult, out: Outcome) -> tuple[dict, Failure | None]:
+    """The candidate's trace, and the failure that kept its pytest from starting when that is
+    a removed JAX API (a conftest importing one: not the migration's doing, compared as every
+    test failing that way); a candidate pytest that could not run otherwise cannot be
+    compared."""
     if cand.trace is not None:
         cand.trace.pop("not_run", None)
     out.candidate_stderr = cand.stderr
@@ -274,11 +278,14 @@ def _candidate_trace(cand: RunResult, out: Outcome) -> dict:
     if cand.trace.get("exit_status") in (3, 4) or error.startswith(
         ("pytest could not", "recorder")
     ):
+        session_failure = classify_output(cand.stdout + "\n" + cand.stderr)
+        if session_failure is not None and session_failure.unrelated:
+            return cand.trace, session_failure
         tail = "\n".join(
             (cand.stdout.strip().splitlines() + cand.stderr.strip().splitlines())[-15:]
         )
         raise CannotRun(f"pytest could not run on the candidate: {cand.trace.get('error')}\n{tail}")
-    return cand.trace
+    return cand.trace, None
 
 
 def _with_prng_opinion(
@@ -356,9 +363,11 @@ def _host_call_tests(ref: dict) -> set[str] | None:
     return {e for e in entries if e in names}
 
 
-def _classify_pytest(out: Outcome, cand: dict) -> None:
+def _classify_pytest(out: Outcome, cand: dict, session_failure: Failure | None = None) -> None:
     """Tests whose candidate failure is a removed JAX API or a missing module (and not the
-    reference's own failure) are set apart from the host-callback verdict."""
+    reference's own failure) are set apart from the host-callback verdict: failing in the
+    test, at the import of its module (the hint names the collection error) or,
+    `session_failure`, at the import of a conftest (no test ran; named once)."""
     comp = out.comparison
     cand_tests = {t["nodeid"]: t for t in cand.get("tests", [])}
     moved = []
@@ -369,7 +378,7 @@ def _classify_pytest(out: Outcome, cand: dict) -> None:
         message = c.get("message") if c and c.get("outcome") in ("failed", "error") else None
         if c is None:
             message = next((d.get("hint") for d in t["differences"] if d.get("hint")), None)
-        failure = classify(message)
+        failure = session_failure if c is None and session_failure else classify(message)
         if failure is None or t["reference_outcome"] == t["candidate_outcome"]:
             continue
         kinds = {d["kind"] for d in t["differences"]}
@@ -379,7 +388,14 @@ def _classify_pytest(out: Outcome, cand: dict) -> None:
         t["category"] = "unrelated"
         t["failure"] = failure.describe(cand.get("jax"))
         moved.append(t["nodeid"])
-        out.unrelated.append({"where": t["nodeid"], "failure": t["failure"], "error": message})
+        if failure is not session_failure:
+            out.unrelated.append(failure.record(t["nodeid"], cand.get("jax"), message))
+    if session_failure is not None and moved:
+        out.unrelated.append(
+            session_failure.record(
+                "<conftest>", cand.get("jax"), session_failure.message or cand.get("error")
+            )
+        )
     if moved:
         comp.differences = [d for d in comp.differences if d.entry not in moved]
     if comp.differences:
