@@ -95,14 +95,22 @@ TEST_DOUBLED = """\
     """
 
 
-def test_a_removed_name_in_a_test_is_set_apart_per_test(legacy_python, tmp_path):
-    original = write(
-        tmp_path / "orig",
-        {"lib/__init__.py": "", "lib/core.py": LEGACY_TAP, "tests/test_core.py": TEST_DOUBLED},
-    )
+TEST_IMPORTING = """\
+    import jax.numpy as jnp
+    from jax import tree_leaves
+    from lib import core
+
+
+    def test_leaves():
+        assert tree_leaves([core.doubled(jnp.float32(1.0))]) == [2.0]
+    """
+
+
+def test_a_removed_name_in_a_test_or_at_its_import_is_set_apart_per_test(legacy_python, tmp_path):
+    tests = {"tests/test_core.py": TEST_DOUBLED, "tests/test_imports.py": TEST_IMPORTING}
+    original = write(tmp_path / "orig", {"lib/__init__.py": "", "lib/core.py": LEGACY_TAP, **tests})
     candidate = write(
-        tmp_path / "cand",
-        {"lib/__init__.py": "", "lib/core.py": migrated_tap(), "tests/test_core.py": TEST_DOUBLED},
+        tmp_path / "cand", {"lib/__init__.py": "", "lib/core.py": migrated_tap(), **tests}
     )
     report = tmp_path / "report.json"
     res = hcmigrate_verify(
@@ -115,10 +123,15 @@ def test_a_removed_name_in_a_test_is_set_apart_per_test(legacy_python, tmp_path)
     assert "`jax.tree_map` is not in JAX 0.10.2 (removed in JAX 0.6.0); use jax.tree.map" in (
         res.stdout
     )
+    assert "NOTE tests/test_imports.py::test_leaves" in res.stdout
     data = json.loads(report.read_text())
-    [entry] = data["unrelated"]
-    assert entry["where"] == "tests/test_core.py::test_tree"
-    assert (entry["api"], entry["rule"]) == ("jax.tree_map", BY_KEY["jax.tree_map"].rule)
+    by_test = {entry["where"]: entry for entry in data["unrelated"]}
+    assert set(by_test) == {"tests/test_core.py::test_tree", "tests/test_imports.py::test_leaves"}
+    tree_map = by_test["tests/test_core.py::test_tree"]
+    assert (tree_map["api"], tree_map["rule"]) == ("jax.tree_map", BY_KEY["jax.tree_map"].rule)
+    leaves = by_test["tests/test_imports.py::test_leaves"]
+    assert leaves["api"] == "jax.tree_leaves"
+    assert "ImportError: cannot import name 'tree_leaves' from 'jax'" in leaves["error"]
 
 
 def test_a_conftest_importing_a_removed_name_keeps_the_reference_results(legacy_python, tmp_path):
@@ -209,3 +222,40 @@ def test_pytest_s_report_of_a_conftest_that_failed_to_import_is_read():
         classify("TypeError: clip() got an unexpected keyword argument 'a'").row
         is BY_KEY["jax.numpy.clip:a"]
     )
+
+
+def test_a_candidate_that_cannot_start_keeps_the_reference_results(legacy_python, tmp_path):
+    """A conftest failing for a reason that is no removed JAX API: could not run (exit 2), the
+    reference's per-test results still in `--json` (they were dropped)."""
+    tests = """\
+        import jax.numpy as jnp
+        from lib import core
+
+
+        def test_doubled():
+            assert float(core.doubled(jnp.float32(2.0))) == 4.0
+        """
+    original = write(
+        tmp_path / "orig",
+        {"lib/__init__.py": "", "lib/core.py": LEGACY_TAP, "tests/test_core.py": tests},
+    )
+    candidate = write(
+        tmp_path / "cand",
+        {
+            "lib/__init__.py": "",
+            "lib/core.py": migrated_tap(),
+            "tests/conftest.py": "raise RuntimeError('no database here')\n",
+            "tests/test_core.py": tests,
+        },
+    )
+    report = tmp_path / "report.json"
+    res = hcmigrate_verify(
+        original, "--pytest", "tests", "--candidate", candidate, "--reference", "legacy",
+        "--json", report,
+    )  # fmt: skip
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "no database here" in res.stdout
+    data = json.loads(report.read_text())
+    assert data["verdict"] == "could-not-run" and data["unrelated"] == []
+    [test] = data["traces"]["reference"]["tests"]
+    assert (test["nodeid"], test["outcome"]) == ("tests/test_core.py::test_doubled", "passed")
