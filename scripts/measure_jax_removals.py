@@ -392,8 +392,9 @@ def _raises_only(body: list[ast.stmt]) -> str | None:
 class ModuleInfo:
     """What one module of a wheel binds at run time, read from its source."""
 
-    def __init__(self, dotted: str, tree: ast.Module):
+    def __init__(self, dotted: str, tree: ast.Module, package: bool):
         self.dotted = dotted
+        self.package = package  # an __init__.py: relative imports start from itself
         self.bound: dict[str, ast.stmt] = {}  # name -> the statement that binds it
         self.imported_from: dict[str, tuple[str, str]] = {}  # name -> (module, original name)
         self.deprecations: dict[str, tuple[str, bool]] = {}  # name -> (message, removed)
@@ -474,10 +475,8 @@ class ModuleInfo:
         if not stmt.level:
             return stmt.module or ""
         base = self.dotted.split(".")
-        base = base[: len(base) - stmt.level + (1 if self._package else 0)]
+        base = base[: len(base) - stmt.level + (1 if self.package else 0)]
         return ".".join(base + ([stmt.module] if stmt.module else []))
-
-    _package = False
 
     def _read_deprecations(self, node: ast.Dict) -> None:
         for key, value in zip(node.keys, node.values):
@@ -511,9 +510,7 @@ class Wheel:
             info = None
             if path is not None:
                 source = self.zip.read(path).decode("utf-8")
-                info = ModuleInfo.__new__(ModuleInfo)
-                info._package = path.endswith("__init__.py")
-                ModuleInfo.__init__(info, dotted, ast.parse(source))
+                info = ModuleInfo(dotted, ast.parse(source), path.endswith("__init__.py"))
             self._modules[dotted] = info
         return self._modules[dotted]
 

@@ -126,6 +126,8 @@ def test_the_wheel_evidence_is_self_consistent(committed):
         for column in ("removed_in", "deprecated_in", "replacement_since"):
             assert again[column] == wheels[column], (key, column)
         assert wheels["monotonic"], f"{key}: the API came back after its removal"
+        if "replacement" in wheels:
+            assert not wheels["replacement_absent_after"], f"{key}: the replacement went away"
 
 
 def test_the_runs_are_what_the_versions_predict(committed):
