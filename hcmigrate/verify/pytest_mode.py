@@ -272,7 +272,6 @@ def _candidate_trace(cand: RunResult, out: Outcome) -> tuple[dict, Failure | Non
     if cand.trace is not None:
         cand.trace.pop("not_run", None)
     out.candidate_stderr = cand.stderr
-    out.reference_trace = ref_trace  # in --json whatever the candidate does
     if cand.trace is None:
         raise CannotRun(cand.why_no_trace())
     error = cand.trace.get("error") or ""
