@@ -78,8 +78,7 @@ def _clip(keyword: str, replacement: str | None) -> RemovedApi:
         replacement_since="0.4.27" if replacement else None,
         advice="positional jnp.clip(x, lo, hi) works on every version"
         if replacement
-        else "pass the array positionally, jnp.clip(x, ...): no keyword names it in any "
-        "version (the first parameter is positional-only from 0.4.27)",
+        else "pass the array positionally: jnp.clip(x, ...) works on every version",
     )
 
 

@@ -64,7 +64,7 @@ def table() -> str:
             row.deprecated_in or "—",
             row.removed_in,
             replacement(row),
-            row.replacement_since or "any",
+            row.replacement_since or ("—" if replacement(row) == "—" else "any"),
             "yes" if row.mechanical else "no",
             row.rule or "—",
             row.advice,
