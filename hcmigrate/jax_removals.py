@@ -45,6 +45,10 @@ class RemovedApi:
     deprecated_in: str | None = None
     keyword: str | None = None  # KEYWORD rows: the removed keyword
     mechanical: bool = True  # the codemod can rewrite every use without reading intent
+    # A spelling that works on every release the table covers, where `replacement` is newer
+    # than some (a dotted name; KEYWORD rows: None, see `position`).
+    portable: str | None = None
+    position: int | None = None  # KEYWORD rows: the parameter's place, for a positional call
     rule: str = ""  # the code of the rule that rewrites or reports it
     advice: str = ""  # what to do, where the rewrite is not mechanical; caveats otherwise
     evidence: str = ""  # what the measurement saw (messages, wheels)
@@ -63,6 +67,8 @@ def _tree(n: str, deprecated_in: str) -> RemovedApi:
         deprecated_in=deprecated_in,
         replacement=f"jax.tree.{n}",
         replacement_since="0.4.25",
+        portable=f"jax.tree_util.tree_{n}",
+        rule="JAX101",
         advice=f"jax.tree_util.tree_{n} works on every version",
     )
 
@@ -111,6 +117,11 @@ def _manual(
     )
 
 
+# Submodules that `import jax` loads (so `jax.tree.map` works after it alone); a rewrite
+# into any other (`jax.extend.core`) imports it. Checked by tests/test_removed_apis.py on the
+# current JAX and jax 0.4.30.
+IMPORTED_WITH_JAX = ("jax.numpy", "jax.tree", "jax.tree_util", "jax.random", "jax.lax", "jax.sharding", "jax.core", "jax.dtypes")
+
 # Filled in by the measurement where the reference page gives no version: a row whose version
 # is still this fails tests/test_jax_removals_facts.py.
 UNMEASURED = "unmeasured"
@@ -132,6 +143,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.6.0",
         replacement="jax.sharding.NamedSharding",
         mechanical=False,
+        rule="JAX109",
         advice="NamedSharding(Mesh(devices, names), PartitionSpec(...)); .replicate() is "
         "NamedSharding(mesh, PartitionSpec())",
     ),
@@ -141,6 +153,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.38",
         deprecated_in="0.4.33",
         replacement="jax.numpy.round",
+        rule="JAX106",
     ),
     RemovedApi(
         "jax.xla_computation",
@@ -149,6 +162,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.30",
         replacement="jax.jit(f).lower(*args).compiler_ir('hlo')",
         mechanical=False,
+        rule="JAX109",
         advice="jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
     ),
     *(
@@ -171,6 +185,9 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.8.2",
         replacement="jax.typeof",
         replacement_since="0.5.3",
+        rule="JAX107",
+        advice="for a concrete value jax 0.4 gave a ConcreteArray (with `.val`); jax.typeof "
+        "gives its ShapedArray",
     ),
     RemovedApi(
         "jax.core.raise_to_shaped",
@@ -179,12 +196,14 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.38",
         replacement=None,
         mechanical=False,
+        rule="JAX107",
         advice="raise_to_shaped(x) is x",
     ),
     _manual(
         "jax.core.ConcreteArray",
         "0.4.36",
         "use jax.core.ShapedArray, or concrete values outside tracing",
+        rule="JAX107",
     ),
     RemovedApi(
         "jax.core.call_p",
@@ -230,28 +249,36 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.29",
         deprecated_in="0.4.25",
         replacement="jax",
+        rule="JAX105",
         advice="`from jax.config import config` is `from jax import config`",
     ),
     RemovedApi(
-        "jax.linear_util", Kind.MODULE, removed_in="0.4.24", replacement="jax.extend.linear_util"
+        "jax.linear_util",
+        Kind.MODULE,
+        removed_in="0.4.24",
+        replacement="jax.extend.linear_util",
+        rule="JAX105",
     ),
     RemovedApi(
         "jax.experimental.optimizers",
         Kind.MODULE,
         removed_in="0.4.16",
         replacement="jax.example_libraries.optimizers",
+        rule="JAX105",
     ),
     RemovedApi(
         "jax.experimental.stax",
         Kind.MODULE,
         removed_in="0.4.16",
         replacement="jax.example_libraries.stax",
+        rule="JAX105",
     ),
     RemovedApi(
         "jax.abstract_arrays",
         Kind.MODULE,
         removed_in="0.4.17",
         replacement="jax.core",
+        rule="JAX105",
         advice="jax.abstract_arrays.ShapedArray is jax.core.ShapedArray",
     ),
     *(
@@ -315,6 +342,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.16",
         replacement=None,
         mechanical=False,
+        rule="JAX106",
         advice="jnp.sort(x, axis=0)",
     ),
     RemovedApi(
@@ -323,6 +351,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.27",
         deprecated_in="0.4.22",
         replacement="addressable_data(0)",
+        rule="JAX108",
     ),
     RemovedApi(
         "jax.Array.device_buffers",
@@ -331,6 +360,8 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.22",
         replacement="[s.data for s in x.addressable_shards]",
         mechanical=False,
+        rule="JAX108",
+        advice="[s.data for s in x.addressable_shards] (a list of single-device arrays)",
     ),
     RemovedApi(
         "jax.Array.device",
@@ -339,6 +370,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.21",
         replacement="devices()",
         mechanical=False,
+        rule="JAX108",
         advice="x.devices() is a set of devices on every version; the x.device property exists from 0.4.31",
     ),
     _manual(
@@ -353,6 +385,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.16",
         replacement=None,
         mechanical=False,
+        rule="JAX109",
         advice="jax.random.permutation(key, x, independent=True)",
     ),
     _manual(
@@ -368,6 +401,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.34",
         deprecated_in="0.4.29",
         replacement="jax.sharding.Sharding",
+        rule="JAX104",
     ),
     RemovedApi(
         "jax.clear_backends",
@@ -376,6 +410,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.26",
         replacement=None,
         mechanical=False,
+        rule="JAX109",
         advice="jax.clear_caches() clears compiled code; backends are no longer cleared",
     ),
     _manual(
@@ -393,6 +428,8 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         replacement="jax.extend.backend",
         replacement_since="0.4.26",
         mechanical=False,
+        rule="JAX109",
+        advice="jax.extend.backend has get_backend and clear_backends' successors; other names are gone",
     ),
     RemovedApi(
         "jax.random",
@@ -400,6 +437,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.5.0",
         replacement=None,
         mechanical=False,
+        rule="JAX110",
         advice='jax.config.update("jax_threefry_partitionable", False) right after `import jax` '
         "restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable "
         "became True)",
@@ -422,3 +460,13 @@ def lookup(dotted: str) -> RemovedApi | None:
         if row is not None and row.kind is not Kind.BEHAVIOUR:
             return row
     return None
+
+
+def rows_of(rule: str) -> tuple[RemovedApi, ...]:
+    """The rows the rule `rule` (a code, "JAX101") rewrites or reports."""
+    return tuple(row for row in REMOVED_APIS if row.rule == rule)
+
+
+def version(text: str) -> tuple[int, ...]:
+    """ "0.4.25" -> (0, 4, 25)."""
+    return tuple(int(part) for part in text.split("."))

@@ -181,6 +181,9 @@ class ModuleContext(NamesContext, StatementsContext):
             if statement is not None:
                 self.edits.add_todo(statement, f"{rule.code} {message}", self._record)
 
+    def reported(self, rule: Rule) -> bool:
+        return any(d.code == rule.code for d in self.diagnostics)
+
     def report_for_module(
         self, rule: Rule, node: cst.CSTNode | None, message: str, level: Level | None = None
     ) -> None:

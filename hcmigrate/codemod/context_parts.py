@@ -36,6 +36,9 @@ class NamesContext:
         self._record.imports.append(needed)
         return f"{local}.{rest}" if rest else local
 
+    def import_submodule(self, module: str) -> None:
+        self._record.imports.append((module, None, None))
+
     def _site_offset(self) -> int | None:
         return self.resolver.index.start_offset(self._site) if self._site is not None else None
 

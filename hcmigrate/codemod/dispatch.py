@@ -6,7 +6,14 @@ import libcst as cst
 
 from hcmigrate.codemod.binding import CannotBind, bind_argument_nodes
 from hcmigrate.facts import LEGACY_FUNCTIONS
-from hcmigrate.rules.context import CallSite, ModernCallSite, ReferenceSite, UnbindableSite
+from hcmigrate.codemod.removed_apis import RemovedApis
+from hcmigrate.rules.context import (
+    CallSite,
+    ModernCallSite,
+    ReferenceSite,
+    RemovedApiSite,
+    UnbindableSite,
+)
 from hcmigrate.codemod.triggers import modern_call_matches
 from hcmigrate.rules.nodes import dotted_name
 from hcmigrate.rules.registry import Registry
@@ -18,6 +25,14 @@ class Dispatch:
         self._ctx = ctx  # hcmigrate.codemod.context.ModuleContext
         self._registry = registry
         self._tails = tuple(sorted(registry.words.callee_tails))
+        self._removed: RemovedApis | None = None
+
+    @property
+    def removed(self) -> RemovedApis | None:
+        """The module's uses of removed JAX APIs (None: no rule handles any)."""
+        if self._removed is None and self._registry.words.removed:
+            self._removed = RemovedApis(self._ctx.resolver, self._registry.words.removed)
+        return self._removed
 
     # ---------------------------------------------------------------- legacy calls
     def legacy_function(self, call: cst.Call) -> str | None:
@@ -68,7 +83,7 @@ class Dispatch:
     def reference(self, original: cst.BaseExpression, updated: cst.BaseExpression):
         ref = self._ctx.resolver.legacy_ref(original)
         if ref is None:
-            return updated
+            return self.removed_use(original, updated)
         guard_fallback = self._ctx.resolver.is_guard_fallback(original)
         site = ReferenceSite(original, updated, ref, guard_fallback)
         handlers = self._registry.references(ref.member, guard_fallback)
@@ -92,3 +107,27 @@ class Dispatch:
             return updated
         site = ModernCallSite(original, updated, names, self._ctx.resolver.value_used(original))
         return self._ctx.run_site(handlers, site, original, updated)
+
+    # ---------------------------------------------------------------- removed JAX APIs
+    def _removed_site(self, row, original, updated, qualified: str = "", aliases=()):
+        handlers = self._registry.removed.get(row.rule, [])
+        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases))
+        return self._ctx.run_site(handlers, site, original, updated)
+
+    def removed_use(self, original: cst.BaseExpression, updated: cst.BaseExpression):
+        found = self.removed.use(original) if self.removed is not None else None
+        if found is None:
+            return updated
+        return self._removed_site(found[0], original, updated, found[1])
+
+    def removed_call(self, original: cst.Call, updated: cst.Call):
+        row = self.removed.keyword_call(original) if self.removed is not None else None
+        if row is None:
+            return updated
+        return self._removed_site(row, original, updated, row.name)
+
+    def removed_import(self, original, updated):
+        found = self.removed.import_rows(original) if self.removed is not None else None
+        if not found:
+            return updated
+        return self._removed_site(found[0][1], original, updated, aliases=found)

@@ -253,7 +253,7 @@ class NodeIndex:
         (comments, other names) without importing it, and call nothing a modern-call trigger
         (`words`: hcmigrate.rules.spec.TriggerWords) matches: they are left alone without the
         costly analysis."""
-        if self.legacy_roots:
+        if self.legacy_roots or words.removed.may_use(self.text):
             return True
         for call in self.calls:
             tail = dotted_name(call.func) or ""

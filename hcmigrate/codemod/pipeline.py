@@ -181,14 +181,17 @@ def migrate_module(
 def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:
     """The rewrite only walks down to nodes a rule may change: names an import of the legacy
     module can bind (outside imports, which the rewrite leaves to the clean-up), calls a
-    modern-call trigger may match, the defs whose signatures change. Everything else is left
+    modern-call trigger may match, the defs whose signatures change, names bound to JAX and
+    imports of removed JAX names (hcmigrate.codemod.removed_apis). Everything else is left
     as it is, unvisited (walking a whole module costs as much as parsing it)."""
     index, roots = ctx.resolver.index, ctx.resolver.index.legacy_roots
+    removed = ctx.dispatch.removed
     return ctx.resolver.with_ancestors(
         [
             *(name for name in index.name_nodes if name.value in roots),
             *(call for call in index.calls if ctx.dispatch.may_be_modern_call(call)),
             *(ctx.plan.defs[key] for key in ctx.plan.def_drops),
+            *(removed.hot_nodes() if removed is not None else ()),
         ]
     )
 

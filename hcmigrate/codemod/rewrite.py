@@ -33,6 +33,13 @@ class Rewriter(KeepCommentsOfRemovedLines, Transformer):
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
 
+    # (an import of a removed JAX name is a site of its own: hcmigrate.codemod.removed_apis)
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        return self._ctx.dispatch.removed_import(original_node, updated_node)
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
+        return self._ctx.dispatch.removed_import(original_node, updated_node)
+
     def visit_Call(self, node: cst.Call) -> None:
         if self._ctx.dispatch.legacy_function(node) is not None:
             self._callees.add(id(node.func))
@@ -47,6 +54,8 @@ class Rewriter(KeepCommentsOfRemovedLines, Transformer):
             result = dispatch.legacy_call(original_node, updated_node)
         else:
             result = dispatch.modern_call(original_node, updated_node)
+            if result is updated_node:
+                result = dispatch.removed_call(original_node, updated_node)
         if result is REMOVE_STATEMENT:
             self._removed_calls.add(id(original_node))
             return updated_node

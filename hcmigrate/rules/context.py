@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from hcmigrate.api import Options
     from hcmigrate.codemod.result_shape import ShapeConverter
     from hcmigrate.diagnostics import Diagnostic
+    from hcmigrate.jax_removals import RemovedApi
     from hcmigrate.rules.spec import Rule
 
 
@@ -93,6 +94,29 @@ class ModernCallSite:
     updated: cst.Call
     qualified_names: set[str]
     value_used: bool
+
+
+@dataclass
+class RemovedApiSite:
+    """A use of a removed JAX API (hcmigrate.rules.spec.RemovedJaxApi): `original` is the name
+    or attribute (`jax.tree_map`, `jnp.round_`, `x.device_buffer`), the call (a removed
+    keyword, `x.device()`, a call into a module whose behaviour changed) or the import
+    statement (`from jax import tree_map`); `row` its row (for an import or a call, the first
+    removed one it holds)."""
+
+    row: RemovedApi
+    original: cst.CSTNode
+    updated: cst.CSTNode
+    qualified: str = ""  # what the name refers to ("jax.numpy.round_"); "" for imports
+    # imports: (alias, row, what it imports) for each name taken from a removed name or module
+    aliases: tuple = ()
+
+    @property
+    def row_group(self) -> tuple[RemovedApi, ...]:
+        """Every row of the same rule and name (`jax.numpy.clip`'s removed keywords)."""
+        from hcmigrate.jax_removals import rows_of
+
+        return tuple(r for r in rows_of(self.row.rule) if r.name == self.row.name)
 
 
 @dataclass
@@ -174,6 +198,13 @@ class RuleContext(Protocol):
     def dotted(self, name: str) -> str:
         """`name` (`jax.errors.JaxRuntimeError`), its root module imported if the site is
         rewritten."""
+
+    def import_submodule(self, module: str) -> None:
+        """`import module` (`jax.extend.core`, which `import jax` does not load) is added if
+        the site is rewritten."""
+
+    def reported(self, rule: Rule) -> bool:
+        """Has a site of this module already reported `rule` (for one note per module)?"""
 
     def compat(self, member: str | None) -> cst.BaseExpression:
         """The compat runtime's `member` (None: the module), imported if the site is

@@ -21,6 +21,7 @@ from hcmigrate.rules.spec import (
     LegacyReference,
     ModernCall,
     ModuleEnd,
+    RemovedJaxApi,
     Rule,
     TriggerWords,
     UnbindableCall,
@@ -58,6 +59,9 @@ class Registry:
         self.unbindable = sorted(of(UnbindableCall), key=order)
         self._references = sorted(of(LegacyReference), key=order)
         self.modern_calls = sorted(of(ModernCall), key=order)
+        self.removed: dict[str, list[Handler]] = {}  # by the code of the rows they handle
+        for handler in sorted(of(RemovedJaxApi), key=order):
+            self.removed.setdefault(handler.trigger.rule, []).append(handler)
         self.imports = sorted(of(LegacyImport), key=order)
         self.compat = sorted(of(CompatStrategy), key=order)
         self.module_end = sorted(of(ModuleEnd), key=order)

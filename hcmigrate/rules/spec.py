@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import LEGACY_MODULE
+from hcmigrate.jax_removals import RemovedApi, rows_of
+from hcmigrate.removed_api_scan import RemovedApiScan
 
 LEGACY_WORD = LEGACY_MODULE.rsplit(".", 1)[1]  # every use of the legacy module spells it
 
@@ -107,6 +109,22 @@ class CompatStrategy:
 
 
 @dataclass(frozen=True)
+class RemovedJaxApi:
+    """A use of a removed JAX API of the rows of hcmigrate.jax_removals that name `rule` (a
+    code): a name or module used through any import form or alias (`jax.tree_map`,
+    `jnp.round_`, `core.Primitive`), an import of one (`from jax import tree_map as tm`), a
+    call passing a removed keyword (`jnp.clip(x, a_min=0)`), a removed method's name
+    (`x.device_buffer`), or a call into a module whose behaviour changed (`jax.random.normal`).
+    Uses are resolved like legacy names: a local `tree_map`, numpy's `np.clip` are not sites."""
+
+    rule: str
+
+    @property
+    def rows(self) -> tuple[RemovedApi, ...]:
+        return rows_of(self.rule)
+
+
+@dataclass(frozen=True)
 class ModuleEnd:
     """Once per module, after the rewrite, with its diagnostics (also for modules that did not
     need rewriting)."""
@@ -117,6 +135,7 @@ Trigger = (
     | UnbindableCall
     | LegacyReference
     | ModernCall
+    | RemovedJaxApi
     | LegacyImport
     | CompatStrategy
     | ModuleEnd
@@ -158,6 +177,12 @@ class TriggerWords:
 
     def __init__(self, triggers):
         self.modern = tuple(t for t in triggers if isinstance(t, ModernCall))
+        # The JAX-removals rules' rows: a test of their own (hcmigrate.removed_api_scan), as
+        # their names share no word with host_callback's.
+        self.removed_rows = tuple(
+            row for t in triggers if isinstance(t, RemovedJaxApi) for row in t.rows
+        )
+        self.removed = RemovedApiScan(self.removed_rows)
         uses_legacy = any(isinstance(t, LEGACY_TRIGGERS) for t in triggers)
         sets = [(LEGACY_WORD,)] if uses_legacy else []
         sets += [t.words for t in self.modern]
@@ -166,13 +191,17 @@ class TriggerWords:
         self.first_arguments = frozenset(a for t in self.modern for a in t.first_argument)
         self.callee_tails = frozenset(t.callee_tail for t in self.modern)
         # Words a site's statement contains besides the legacy names (partial parse seeds).
-        self.seed_words = frozenset([LEGACY_WORD] if uses_legacy else []) | frozenset(
-            w for t in self.modern for w in t.words[1:] if w
+        self.seed_words = (
+            frozenset([LEGACY_WORD] if uses_legacy else [])
+            | frozenset(w for t in self.modern for w in t.words[1:] if w)
+            | self.removed.words
         )
 
     def may_apply(self, text: str) -> bool:
         """Could `text` hold a site of a trigger? (A superset test on words.)"""
-        return any(all(w in text for w in needles) for needles in self.needle_sets)
+        return any(
+            all(w in text for w in needles) for needles in self.needle_sets
+        ) or self.removed.may_use(text)
 
 
 def _without_implied(sets: list[tuple[str, ...]]) -> tuple[tuple[str, ...], ...]:

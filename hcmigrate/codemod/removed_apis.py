@@ -1,0 +1,173 @@
+"""Which nodes of a module use a removed JAX API (hcmigrate.jax_removals), for the dispatch.
+
+As for legacy names (hcmigrate.codemod.legacy_names), text never decides: `jnp.round_` is a
+use of `jax.numpy.round_` only when the scope analysis says `jnp` was bound by an import of
+`jax.numpy` (`import jax.numpy as jnp`, `from jax import numpy as jnp`, in any scope); numpy's
+`np.clip`, a local function `tree_map`, a parameter `core` are something else. A name that a
+`from` import binds (`from jax import tree_map as tmap`) is no site of its own: the import is
+(its rewrite keeps every use of the name). Methods have no import: a removed method is a use
+only where its name is JAX's alone (`x.device_buffer`) or, for a name other libraries use too
+(`x.device()`), where the receiver is visibly a JAX array (the value of a call into `jax`).
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hcmigrate.codemod.scopes import IMPORT
+from hcmigrate.jax_removals import Kind, RemovedApi
+from hcmigrate.removed_api_scan import ROOT, RemovedApiScan, is_call, method_name, only_imported
+from hcmigrate.rules.nodes import dotted_name
+
+_JAX_PREFIX = ROOT + "."
+
+
+def is_jax(real: str) -> bool:
+    return real == ROOT or real.startswith(_JAX_PREFIX)
+
+
+class RemovedApis:
+    def __init__(self, resolver, scan: RemovedApiScan):
+        self._resolver = resolver  # hcmigrate.codemod.resolution.Resolver
+        self.scan = scan
+        self._by_name = {r.name: r for r in scan.rows if r.kind in (Kind.ATTRIBUTE, Kind.MODULE)}
+        self._keywords: dict[str, list[RemovedApi]] = {}
+        for row in scan.rows:
+            if row.kind is Kind.KEYWORD:
+                self._keywords.setdefault(row.name, []).append(row)
+        self._keyword_tails = tuple({name.rsplit(".", 1)[1] for name in self._keywords})
+        self._methods = {method_name(r): r for r in scan.rows if r.kind is Kind.METHOD}
+        self._behaviour = {r.name: r for r in scan.behaviour}
+        self.roots = self._jax_roots()
+
+    def _jax_roots(self) -> set[str]:
+        """The local names imports of JAX bind (`jax`, `jnp`, `core`, `tree_map`)."""
+        roots = set()
+        for bindings in self._resolver.scopes.imports.values():
+            for binding in bindings:
+                if binding.real and is_jax(binding.real):
+                    roots.add(binding.key.split(".", 1)[0])
+        return roots
+
+    # ---------------------------------------------------------------- which nodes to walk
+    def hot_nodes(self) -> list[cst.CSTNode]:
+        """The nodes the rewrite must walk down to: names bound to JAX, removed methods'
+        names, imports of removed names."""
+        index = self._resolver.index
+        methods = self._methods
+        nodes: list[cst.CSTNode] = [
+            name
+            for name in index.name_nodes
+            if name.value in self.roots or name.value in methods
+        ]
+        nodes += [node for node in index.import_nodes if self.import_rows(node)]
+        return nodes
+
+    # ---------------------------------------------------------------- uses
+    def _qualified(self, node: cst.CSTNode) -> str | None:
+        """The one name `node` refers to through imports (None: none, a local, or several)."""
+        names = self._resolver.qualified_names(node)
+        if len(names) != 1:
+            return None
+        (name,) = names
+        return name.name if name.source == IMPORT else None
+
+    def use(self, node: cst.CSTNode) -> tuple[RemovedApi, str] | None:
+        """(row, what the node refers to) for an attribute that is a removed name
+        (`jax.tree_map`), a call into a module whose behaviour changed (`jax.random.normal`
+        called), or a removed method (`x.device_buffer`)."""
+        if not isinstance(node, cst.Attribute):
+            return None  # (a bare name is bound by a `from` import: the import is the site)
+        if node.attr.value in self._methods:
+            found = self._method(node)
+            if found is not None:
+                return found
+        if dotted_name(node) is None:
+            return None
+        qualified = self._qualified(node)
+        if qualified is None:
+            return None
+        row = self._by_name.get(qualified)
+        if row is not None and not only_imported(row):
+            return row, qualified
+        parent, _, _ = qualified.rpartition(".")
+        row = self._behaviour.get(parent)
+        if row is not None and self._called(node):
+            return row, qualified
+        return None
+
+    def _called(self, node: cst.CSTNode) -> bool:
+        parent = self._resolver.parent(node)
+        return isinstance(parent, cst.Call) and parent.func is node
+
+    def _method(self, node: cst.Attribute) -> tuple[RemovedApi, str] | None:
+        row = self._methods[node.attr.value]
+        receiver = node.value
+        if dotted_name(receiver) is not None and self._qualified(receiver) is not None:
+            return None  # an attribute of an imported module or class, not of a value
+        if is_call(row):
+            parent = self._resolver.parent(node)
+            if not (self._called(node) and not parent.args and self._is_jax_array(receiver)):
+                return None
+        return row, row.name
+
+    def _is_jax_array(self, node: cst.BaseExpression) -> bool:
+        """Is `node` visibly a JAX array: a call into `jax`, or a name assigned one?"""
+        if isinstance(node, cst.Name):
+            value = self._resolver.visible_value(node)
+            return value is not None and self._is_jax_array(value)
+        if isinstance(node, cst.Call):
+            callee = self._qualified(node.func)
+            return callee is not None and is_jax(callee)
+        return False
+
+    def keyword_call(self, call: cst.Call) -> RemovedApi | None:
+        """The first removed keyword row a call of a JAX function passes (`jnp.clip(a_min=)`)."""
+        if not self._keyword_tails or not (dotted_name(call.func) or "").endswith(
+            self._keyword_tails
+        ):
+            return None
+        rows = self._keywords.get(self._qualified(call.func) or "")
+        if not rows:
+            return None
+        passed = {a.keyword.value for a in call.args if a.keyword is not None}
+        return next((row for row in rows if row.keyword in passed), None)
+
+    # ---------------------------------------------------------------- imports
+    def import_rows(self, node: cst.CSTNode) -> list[tuple[cst.ImportAlias, RemovedApi, str]]:
+        """(alias, row, what it imports) for each name an import statement takes from a
+        removed name or module."""
+        if isinstance(node, cst.Import):
+            found = []
+            for alias in node.names:
+                real = dotted_name(alias.name) or ""
+                row = self.row_of_import(real)
+                if row is not None:
+                    found.append((alias, row, real))
+            return found
+        if (
+            not isinstance(node, cst.ImportFrom)
+            or node.relative
+            or node.module is None
+            or isinstance(node.names, cst.ImportStar)
+        ):
+            return []
+        module = dotted_name(node.module) or ""
+        if not is_jax(module):
+            return []
+        found = []
+        for alias in node.names:
+            real = f"{module}.{dotted_name(alias.name)}"
+            row = self.row_of_import(real)
+            if row is not None and not (only_imported(row) and real == row.name):
+                found.append((alias, row, real))
+        return found
+
+    def row_of_import(self, real: str) -> RemovedApi | None:
+        """The row of a removed name, or of the removed module `real` is (or is inside)."""
+        parts = real.split(".")
+        for cut in range(len(parts), 1, -1):
+            row = self._by_name.get(".".join(parts[:cut]))
+            if row is not None and (cut == len(parts) or row.kind is Kind.MODULE):
+                return row
+        return None

@@ -1,0 +1,151 @@
+"""Could a file's text use a removed JAX API? The JAX-removals rules' word test, without libcst.
+
+The host_callback rules' files all spell `host_callback`; a removed JAX name has no such word
+(`jnp.round_`, `core.Primitive`, `jax.jax.lax`), and the words alone (`Primitive`, `clip`,
+`round_`) fill JAX's own source and every numerical library. So the test reads the file's
+imports of JAX the way Python binds them (`import jax.numpy as jnp` binds `jnp` to
+`jax.numpy`; `from jax import core` binds `core` to `jax.core`) and looks for a removed name
+after a name bound to its module (`jnp.round_`, `core.Primitive`, `jax.tree_map`), or
+imported itself (`from jax import tree_map`, `from jax.config import config`). A use through
+an alias made by assignment (`np2 = jnp`) or a star import is not seen; a use in a comment or
+string passes (the codemod then finds nothing): a superset of the files with a rewritable use,
+at the cost of a few regular-expression searches on the files that import JAX.
+
+The rows come from the rules' triggers (hcmigrate.rules.spec.RemovedJaxApi), so the
+pre-filter (which must not import the rules) and the codemod test the same names.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from hcmigrate.jax_removals import Kind, RemovedApi
+
+ROOT = "jax"
+
+# `import jax`, `import jax.numpy as jnp, numpy as np`, `from jax import (numpy as jnp, lax)`,
+# `from jax.config import config`: what follows the keyword, to the end of the (continued)
+# line or through a parenthesised list.
+_IMPORT = re.compile(
+    rb"(?m)^[ \t]*(?:from[ \t]+(\.*[\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n\\]*(?:\\\r?\n[^\n\\]*)*)"
+)
+_ALIAS = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
+
+
+def import_bindings(data: bytes) -> list[tuple[str, str, bool]]:
+    """(the module or name an import statement takes from JAX, the local name it binds, is it
+    a `from` import), for every import statement of the text that names JAX."""
+    found: list[tuple[str, str, bool]] = []
+    root = ROOT.encode()
+    for module, names in _IMPORT.findall(data):
+        if module and not module.startswith(root):
+            continue
+        for name, alias in _ALIAS.findall(names.split(b"#", 1)[0]):
+            if not module and not name.startswith(root):
+                continue
+            real = f"{module.decode()}.{name.decode()}" if module else name.decode()
+            if not module and not alias:  # `import jax.numpy` binds `jax`
+                found.append((ROOT, ROOT, False))
+                real_bound = real
+            else:
+                real_bound = (alias or name).decode()
+            found.append((real, real_bound, bool(module)))
+    return found
+
+
+class RemovedApiScan:
+    """The word test of a set of rows (every row of hcmigrate.jax_removals some rule handles)."""
+
+    def __init__(self, rows: tuple[RemovedApi, ...]):
+        self.rows = tuple(r for r in rows if r.kind is not Kind.BEHAVIOUR)
+        # A module whose behaviour changed (`jax.random`) makes no file a candidate (every
+        # numerical file would be one): its uses are reported in the files migrated anyway.
+        self.behaviour = tuple(r for r in rows if r.kind is Kind.BEHAVIOUR)
+        self.names = frozenset(r.name for r in self.rows if r.kind is not Kind.METHOD)
+        # Names that a use spells as an attribute (`jax.tree_map`): not modules that live on as
+        # an attribute of their parent (`jax.config.update` is fine; `import jax.config` is not).
+        self.attributes = frozenset(
+            r.name for r in self.rows if r.kind is not Kind.METHOD and not only_imported(r)
+        )
+        self.modules = frozenset(r.name for r in self.rows if r.kind is Kind.MODULE)
+        methods = [
+            re.escape(method_name(r).encode()) + (rb"\s*\(\s*\)" if is_call(r) else rb"\b")
+            for r in self.rows
+            if r.kind is Kind.METHOD
+        ]
+        self._methods = re.compile(rb"\.\s*(?:" + b"|".join(methods) + rb")") if methods else None
+
+    def __bool__(self) -> bool:
+        return bool(self.rows or self.behaviour)
+
+    @property
+    def words(self) -> frozenset[str]:
+        """What a statement holding a site contains: each row's last name (`.jax` for the
+        `jax.jax` alias, whose last name every JAX statement holds)."""
+        words = set()
+        for row in (*self.rows, *self.behaviour):
+            last = row.name.rsplit(".", 1)[1]
+            words.add("." + last if last == ROOT else last)
+        return frozenset(words)
+
+    def rests_under(self, module: str) -> tuple[str, ...]:
+        """The rows' names below `module`, relative to it ("jax.numpy" -> "round_", ...)."""
+        return _rests(self.attributes, module)
+
+    def is_removed(self, real: str, from_import: bool = False) -> bool:
+        """Is `real` (what an import takes) a removed name, or inside a removed module?
+        (`from jax import config` takes the attribute, which lives on.)"""
+        if real in self.names:
+            return not (from_import and real not in self.attributes)
+        return any(real.startswith(m + ".") for m in self.modules)
+
+    def may_use(self, data: bytes | str) -> bool:
+        """Could the text use one of the rows? (A superset test, see the module docstring.)"""
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        if not self.rows or ROOT.encode() not in data:
+            return False
+        if self._methods is not None and self._methods.search(data):
+            return True
+        for real, bound, from_import in import_bindings(data):
+            if self.is_removed(real, from_import):
+                return True
+            pattern = _uses_pattern(bound, self.rests_under(real))
+            if pattern is not None and pattern.search(data):
+                return True
+        return False
+
+
+def only_imported(row: RemovedApi) -> bool:
+    """A removed module whose name lives on as an attribute of its parent (`jax.config`, now
+    the config object): only an import of it is a use."""
+    return row.kind is Kind.MODULE and row.replacement == row.name.rsplit(".", 1)[0]
+
+
+def method_name(row: RemovedApi) -> str:
+    """A METHOD row's attribute name ("jax.Array.device_buffer" -> "device_buffer")."""
+    return row.name.rsplit(".", 1)[1]
+
+
+def is_call(row: RemovedApi) -> bool:
+    """A METHOD row removed as a method whose name lives on as something else (`x.device()`,
+    now a property `x.device`): only the call is a use (its replacement is a call too)."""
+    return bool(row.replacement) and row.replacement.endswith("()")
+
+
+@lru_cache(maxsize=None)
+def _rests(names: frozenset[str], module: str) -> tuple[str, ...]:
+    prefix = module + "."
+    return tuple(sorted(n[len(prefix) :] for n in names if n.startswith(prefix)))
+
+
+@lru_cache(maxsize=4096)
+def _uses_pattern(bound: str, rests: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    """`bound.rest` for any of `rests`, blanks allowed around the dots."""
+    if not rests:
+        return None
+    dotted = [rb"\s*\.\s*".join(re.escape(p.encode()) for p in r.split(".")) for r in rests]
+    return re.compile(
+        rb"(?<![\w.])" + re.escape(bound.encode()) + rb"\s*\.\s*(?:" + b"|".join(dotted) + rb")\b"
+    )

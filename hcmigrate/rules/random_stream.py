@@ -1,0 +1,51 @@
+"""JAX110: JAX's random numbers changed in 0.5.0 (`jax_threefry_partitionable` became the
+default): one note per module that calls into `jax.random`, naming the flag that restores
+the old stream. Nothing is rewritten: the new stream is what the project runs on from now.
+
+Only modules the codemod reads for another reason (host_callback, a removed API) get the
+note: the pre-filter does not select files for it, since every file that draws random
+numbers would be one (docs/jax-removals.md).
+"""
+
+from __future__ import annotations
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.rules.context import RemovedApiSite, RuleContext
+from hcmigrate.rules.spec import Example, RemovedJaxApi, Rule, handles
+
+RANDOM_STREAM = Rule(
+    code="JAX110",
+    name="random-stream-changed",
+    level=Level.MANUAL,
+    legacy="jax.random.normal(jax.random.PRNGKey(0), (3,))",
+    modern="(reported: the flag that restores the old numbers)",
+    summary="A module that draws random numbers gets other numbers from jax 0.5.0 on; the "
+    "note names the flag that gives the old ones.",
+    examples=(
+        Example(
+            before="""\
+import jax
+from jax.experimental import host_callback as hcb
+
+key = jax.random.PRNGKey(0)
+x = jax.random.normal(key, (3,))
+hcb.id_print(x)
+""",
+            after="",
+            diagnostics=(),
+        ),
+    ),
+)
+
+
+@handles(RemovedJaxApi(RANDOM_STREAM.code), reports=(RANDOM_STREAM,))
+def note(site: RemovedApiSite, ctx: RuleContext) -> None:
+    if ctx.reported(RANDOM_STREAM):
+        return None
+    ctx.report(
+        RANDOM_STREAM,
+        site.original,
+        f"this module draws random numbers: from JAX {site.row.removed_in} they differ for "
+        f"the same key; {site.row.advice}",
+    )
+    return None

@@ -1,0 +1,233 @@
+"""What the JAX-removals rules (JAX1xx, hcmigrate/rules/removed_*.py) share: the spelling a
+row's replacement gets at a site, and the rewrite of imports of removed names.
+
+Every name and version comes from the row (hcmigrate.jax_removals); a rule says only how
+its rows' uses are rewritten or reported, and how safe that is (its level).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.jax_removals import IMPORTED_WITH_JAX, RemovedApi, version
+from hcmigrate.removed_api_scan import ROOT
+from hcmigrate.rules.context import RemovedApiSite, RuleContext
+from hcmigrate.rules.nodes import dotted, dotted_name, parse
+from hcmigrate.rules.spec import Rule
+
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+_NUMBER = re.compile(r"-?\d[\d.]*")
+
+# The rule of each code, for the imports of removed names (one import statement may take
+# names of several rules): each rule module registers its record.
+RULES: dict[str, Rule] = {}
+
+
+def register(rule: Rule) -> Rule:
+    RULES[rule.code] = rule
+    return rule
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
+
+
+def replacement_for(row: RemovedApi, ctx: RuleContext, prefer_portable: bool = False) -> str | None:
+    """The spelling of the row's replacement that exists in the oldest JAX the project
+    declares (the target JAX): the replacement, or the portable spelling where the target
+    predates the replacement; None where neither works across the declared range."""
+    if row.replacement is None:
+        return None
+    if prefer_portable and row.portable:
+        return row.portable
+    if row.replacement_since and not ctx.target_at_least(version(row.replacement_since)):
+        return row.portable
+    return row.replacement
+
+
+def too_new_message(row: RemovedApi, ctx: RuleContext) -> str:
+    return (
+        f"is gone from JAX {row.removed_in} and `{row.replacement}` needs JAX >= "
+        f"{row.replacement_since}, older than the target JAX allows: no one spelling works "
+        "across the project's JAX range; raise its `jax` requirement, or branch on "
+        "jax.__version__"
+    )
+
+
+# ------------------------------------------------------------------------------ uses
+def spelled(site: RemovedApiSite, ctx: RuleContext, replacement: str) -> cst.BaseExpression:
+    """The replacement (`jax.tree.map`, `-jax.numpy.inf`, `0.0`) as this site spells its
+    modules: the site's own prefix where the replacement shares it (`jnp.round_` ->
+    `jnp.round`), else from an import of `jax` (and of the submodule `import jax` does not
+    load)."""
+    if _NUMBER.fullmatch(replacement):
+        return parse(replacement)
+    negative = replacement.startswith("-")
+    name = replacement.lstrip("-")
+    expression = _respelled(site, ctx, name)
+    if not negative:
+        return expression
+    minus = cst.UnaryOperation(cst.Minus(), expression)
+    parent = ctx.parent(site.original)
+    binds_tighter = (
+        isinstance(parent, (cst.Attribute, cst.Subscript))
+        or (isinstance(parent, cst.Call) and parent.func is site.original)
+        or (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Power))
+    )
+    if binds_tighter:
+        return minus.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return minus
+
+
+def _respelled(site: RemovedApiSite, ctx: RuleContext, name: str) -> cst.BaseExpression:
+    old, new = site.qualified.split("."), name.split(".")
+    common = 0
+    while common < min(len(old), len(new)) and old[common] == new[common]:
+        common += 1
+    node = site.updated
+    for _ in range(len(old) - common):
+        node = node.value if isinstance(node, cst.Attribute) else None
+    if common and isinstance(node, (cst.Name, cst.Attribute)):
+        for part in new[common:]:
+            node = cst.Attribute(value=node, attr=cst.Name(part))
+        _import_module_of(ctx, new, common)
+        return node
+    _import_module_of(ctx, new, 1)
+    return dotted(ctx.dotted(name))
+
+
+def _import_module_of(ctx: RuleContext, parts: list[str], common: int) -> None:
+    """`import jax.extend.core` where the new spelling reaches into a module that neither the
+    site's prefix nor `import jax` loads."""
+    module = ".".join(parts[:-1])
+    if len(parts) - 1 > max(common, 1) and module not in IMPORTED_WITH_JAX:
+        ctx.import_submodule(module)
+
+
+def rename(
+    site: RemovedApiSite,
+    ctx: RuleContext,
+    rule: Rule,
+    level: Level | None = None,
+    note: str = "",
+) -> cst.BaseExpression | None:
+    """Rewrite a use of a renamed or moved name; a manual finding where no spelling exists
+    in the declared JAX range, or the row has no mechanical replacement."""
+    row = site.row
+    replacement = replacement_for(row, ctx)
+    if not row.mechanical or replacement is None:
+        return report_manual(site, ctx, rule)
+    new = spelled(site, ctx, replacement)
+    message = f"`{code_of(site.original)}` -> `{code_of(new)}`" + (f": {note}" if note else "")
+    ctx.report(rule, site.original, message, level=level)
+    return new
+
+
+def report_manual(site: RemovedApiSite, ctx: RuleContext, rule: Rule) -> None:
+    row = site.row
+    if row.replacement is not None and row.mechanical and row.replacement_since:
+        why = too_new_message(row, ctx)
+    else:
+        why = f"removed in JAX {row.removed_in}: {row.advice or row.replacement}"
+    ctx.report(rule, site.original, f"`{row.name}` {why}", level=Level.MANUAL)
+    return None
+
+
+def rename_or_import(
+    site: RemovedApiSite,
+    ctx: RuleContext,
+    rule: Rule,
+    level: Level | None = None,
+    note: str = "",
+):
+    """The usual handler of a rule of renamed names: imports rewritten, uses renamed."""
+    if isinstance(site.original, (cst.Import, cst.ImportFrom)):
+        return rewrite_import(site, ctx)
+    return rename(site, ctx, rule, level, note)
+
+
+# ------------------------------------------------------------------------------ imports
+def rewrite_import(site: RemovedApiSite, ctx: RuleContext):
+    """`from jax import tree_map as tm` -> `from jax.tree_util import tree_map as tm` (every
+    use of `tm` keeps working), `from jax.config import config` -> `from jax import config`,
+    `import jax.linear_util as lu` -> `import jax.extend.linear_util as lu`. Names with no
+    importable replacement are reported, and the statement is left as it is."""
+    found = _moves(site, ctx)
+    if found is None:
+        return None
+    node = site.updated
+    if isinstance(node, cst.Import):
+        new_names = [found.get(id(a), a) for a in node.names]
+        return node.with_changes(names=new_names)
+    kept = [a for a in node.names if id(a) not in found]
+    groups: dict[str, list[cst.ImportAlias]] = {}
+    for alias in node.names:
+        if id(alias) in found:
+            module, new_alias = found[id(alias)]
+            groups.setdefault(module, []).append(new_alias)
+    statements = [
+        cst.ImportFrom(module=dotted(module), names=_with_commas(aliases, False))
+        for module, aliases in groups.items()
+    ]
+    if not kept:
+        first, *rest = statements
+        result = node.with_changes(module=first.module, names=_with_commas(first.names, node))
+    else:
+        result, rest = node.with_changes(names=_with_commas(kept, node)), statements
+    for statement in rest:
+        ctx.insert_after(site.original, statement)
+    return result
+
+
+def _moves(site: RemovedApiSite, ctx: RuleContext) -> dict | None:
+    """For each alias of the import taking a removed name: its new form (Import: the alias;
+    ImportFrom: (module, alias)). None: a name has no importable replacement (reported)."""
+    moves: dict = {}
+    for alias, row, real in site.aliases:
+        rule = RULES[row.rule]
+        replacement = replacement_for(row, ctx, prefer_portable=True)
+        if not row.mechanical or replacement is None or not _DOTTED.fullmatch(replacement):
+            ctx.report(rule, alias, *_import_manual(row, ctx))
+            return None
+        new_real = replacement + real[len(row.name) :]
+        if isinstance(site.original, cst.Import):
+            moves[id(alias)] = alias.with_changes(name=dotted(new_real))
+        else:
+            module, _, last = new_real.rpartition(".")
+            bound = alias.asname.name.value if alias.asname else dotted_name(alias.name)
+            if not module or module == ROOT and last == ROOT:
+                ctx.report(rule, alias, *_import_manual(row, ctx))
+                return None
+            asname = None if bound == last else cst.AsName(name=cst.Name(bound))
+            moves[id(alias)] = (module, cst.ImportAlias(name=cst.Name(last), asname=asname))
+        ctx.report(rule, alias, f"import of `{real}` -> `{new_real}`")
+    return moves
+
+
+def _import_manual(row: RemovedApi, ctx: RuleContext) -> tuple[str, Level]:
+    if row.replacement is not None and row.mechanical and row.replacement_since:
+        return f"`{row.name}` {too_new_message(row, ctx)}", Level.MANUAL
+    return (
+        f"`{row.name}` was removed in JAX {row.removed_in}: "
+        f"{row.advice or f'use {row.replacement}'}",
+        Level.MANUAL,
+    )
+
+
+def _with_commas(aliases, node) -> list[cst.ImportAlias]:
+    """The aliases with a comma after each but the last (which keeps one only inside
+    parentheses)."""
+    parenthesised = bool(node) and node.lpar is not None
+    out = []
+    for i, alias in enumerate(aliases):
+        last = i == len(aliases) - 1
+        if last and not parenthesised:
+            out.append(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        elif not last and alias.comma is cst.MaybeSentinel.DEFAULT:
+            out.append(alias.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+        else:
+            out.append(alias)
+    return out

@@ -1,0 +1,45 @@
+"""JAX104: `jax.random.PRNGKeyArray`, `KeyArray`, `jnp.DeviceArray`, `XLACompatibleSharding`:
+removed type names whose successor is a wider type."""
+
+from __future__ import annotations
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.rules.context import RemovedApiSite, RuleContext
+from hcmigrate.rules.removed_api_rewrite import register, rename_or_import
+from hcmigrate.rules.spec import Example, RemovedJaxApi, Rule, handles
+
+NOTE = "isinstance now holds for every value of the wider type"
+
+ARRAY_TYPES = register(
+    Rule(
+        code="JAX104",
+        name="removed-array-types",
+        level=Level.FIXED_WITH_NOTE,
+        legacy="def f(key: jax.random.PRNGKeyArray): ...",
+        modern="def f(key: jax.Array): ...",
+        summary="Removed type names (`jax.random.PRNGKeyArray`/`KeyArray`, `jnp.DeviceArray`, "
+        "`jax.sharding.XLACompatibleSharding`) -> the type that replaced them, in annotations "
+        "and isinstance checks.",
+        behaviour_note="An isinstance check against the new type also accepts arrays that are "
+        "not keys (jax.Array) or shardings of any kind (Sharding).",
+        examples=(
+            Example(
+                before="""\
+import jax
+
+
+def draw(key: jax.random.PRNGKeyArray, n: int):
+    assert isinstance(key, jax.random.KeyArray)
+    return jax.random.uniform(key, (n,))
+""",
+                after="",
+                diagnostics=(),
+            ),
+        ),
+    )
+)
+
+
+@handles(RemovedJaxApi(ARRAY_TYPES.code), reports=(ARRAY_TYPES,))
+def rewrite(site: RemovedApiSite, ctx: RuleContext):
+    return rename_or_import(site, ctx, ARRAY_TYPES, note=NOTE)

@@ -1,0 +1,98 @@
+"""JAX102: `jnp.clip(x, a_min=..., a_max=...)` / `jnp.clip(a=...)`: keywords removed in JAX 0.10.
+
+Where the project allows a JAX older than the new keywords (`min=`/`max=`, 0.4.27), the
+arguments are passed by position instead, which every release accepts.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.jax_removals import version
+from hcmigrate.rules.context import RemovedApiSite, RuleContext
+from hcmigrate.rules.removed_api_rewrite import code_of, register
+from hcmigrate.rules.spec import Example, RemovedJaxApi, Rule, handles
+
+CLIP = register(
+    Rule(
+        code="JAX102",
+        name="clip-keywords",
+        level=Level.FIXED,
+        legacy="jnp.clip(x, a_min=0.0, a_max=1.0)",
+        modern="jnp.clip(x, min=0.0, max=1.0)",
+        summary="`jnp.clip`'s removed keywords `a`, `a_min`, `a_max` -> `x`, `min`, `max` (or "
+        "positional arguments where the project allows a JAX before 0.4.27).",
+        examples=(
+            Example(
+                before="""\
+import jax.numpy as jnp
+import numpy as np
+
+y = jnp.clip(jnp.arange(5), a_min=1, a_max=3)
+z = np.clip(np.arange(5), a_min=1, a_max=3)
+""",
+                after="",
+                diagnostics=(),
+            ),
+            Example(
+                title="the project allows jax 0.4.26",
+                before="""\
+import jax.numpy as jnp
+
+y = jnp.clip(jnp.arange(5), a_min=1, a_max=3)
+""",
+                after="",
+                diagnostics=(),
+                options={"target_jax": (0, 4, 26)},
+            ),
+        ),
+    )
+)
+
+
+@handles(RemovedJaxApi(CLIP.code), reports=(CLIP,))
+def rewrite(site: RemovedApiSite, ctx: RuleContext) -> cst.Call | None:
+    call: cst.Call = site.updated
+    rows = {row.keyword: row for row in site.row_group}
+    removed = [a for a in call.args if a.keyword is not None and a.keyword.value in rows]
+    if all(ctx.target_at_least(version(rows[a.keyword.value].replacement_since)) for a in removed):
+        renamed = {id(a): a.with_changes(keyword=cst.Name(rows[a.keyword.value].replacement)) for a in removed}
+        new = call.with_changes(args=[renamed.get(id(a), a) for a in call.args])
+    else:
+        new = _positional(call, rows)
+        if new is None:
+            ctx.report(
+                CLIP,
+                site.original,
+                f"`{code_of(site.original)}`: {site.row.advice}, but an argument before these "
+                "is missing; write the call by hand",
+                level=Level.MANUAL,
+            )
+            return None
+    ctx.report(CLIP, site.original, f"`{code_of(site.original)}` -> `{code_of(new)}`")
+    return new
+
+
+def _positional(call: cst.Call, rows) -> cst.Call | None:
+    """The call with the removed keywords passed by position (None: a gap before one)."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    if len(positional) != sum(1 for a in call.args if a.keyword is None):
+        return None  # (*args)
+    by_position = {
+        rows[a.keyword.value].position: a
+        for a in call.args
+        if a.keyword is not None and a.keyword.value in rows
+    }
+    args = list(positional)
+    while len(args) in by_position:
+        arg = by_position.pop(len(args))
+        args.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+    if by_position:
+        return None
+    others = [a for a in call.args if a.keyword is not None and a.keyword.value not in rows]
+    ordered = args + others
+    last = call.args[-1]
+    ordered = [a.with_changes(comma=c.comma) for a, c in zip(ordered, call.args)]
+    ordered[-1] = ordered[-1].with_changes(comma=last.comma)
+    return call.with_changes(args=ordered)

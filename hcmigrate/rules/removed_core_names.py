@@ -1,0 +1,54 @@
+"""JAX107: `jax.core` names that moved to `jax.extend.core` (JAX 0.7), `jax.core.get_aval`
+(`jax.typeof`, JAX 0.5.3), and `jax.core` internals with no public home."""
+
+from __future__ import annotations
+
+from hcmigrate.diagnostics import Level
+from hcmigrate.rules.context import RemovedApiSite, RuleContext
+from hcmigrate.rules.removed_api_rewrite import register, rename_or_import
+from hcmigrate.rules.spec import Example, RemovedJaxApi, Rule, handles
+
+CORE_NAMES = register(
+    Rule(
+        code="JAX107",
+        name="removed-core-names",
+        level=Level.FIXED,
+        legacy="jax.core.Primitive('p'); jax.core.get_aval(x)",
+        modern="jax.extend.core.Primitive('p'); jax.typeof(x)",
+        summary="`jax.core` names that moved -> `jax.extend.core`; `get_aval` -> `jax.typeof` "
+        "(a manual finding where the project allows a JAX without it); internals with no "
+        "public home are manual findings.",
+        behaviour_note="`jax.typeof` gives a ShapedArray where `get_aval` gave a "
+        "ConcreteArray for a concrete value.",
+        examples=(
+            Example(
+                before="""\
+from jax import core
+from jax.core import ClosedJaxpr
+
+double_p = core.Primitive("double")
+""",
+                after="",
+                diagnostics=(),
+            ),
+            Example(
+                title="the project allows jax 0.4.30, which has no jax.typeof",
+                before="""\
+import jax
+
+aval = jax.core.get_aval(1.0)
+""",
+                after="",
+                diagnostics=(),
+                options={"target_jax": (0, 4, 30)},
+            ),
+        ),
+    )
+)
+
+
+@handles(RemovedJaxApi(CORE_NAMES.code), reports=(CORE_NAMES,))
+def rewrite(site: RemovedApiSite, ctx: RuleContext):
+    if site.row.mechanical and site.row.advice:  # (get_aval: what differs is the row's advice)
+        return rename_or_import(site, ctx, CORE_NAMES, Level.FIXED_WITH_NOTE, site.row.advice)
+    return rename_or_import(site, ctx, CORE_NAMES)
