@@ -12,6 +12,9 @@ only where its name is JAX's alone (`x.device_buffer`) or, for a name other libr
 
 from __future__ import annotations
 
+import ast
+import re
+
 import libcst as cst
 
 from hcmigrate.codemod.scopes import IMPORT
@@ -115,10 +118,36 @@ class RemovedApis:
         """Is `node` visibly a JAX array: a call into `jax`, or a name assigned one?"""
         if isinstance(node, cst.Name):
             value = self._resolver.visible_value(node)
-            return value is not None and self._is_jax_array(value)
+            if value is None:  # (its assignment may be in a statement left unparsed)
+                return self._assigned_from_jax(node)
+            return self._is_jax_array(value)
         if isinstance(node, cst.Call):
             callee = self._qualified(node.func)
             return callee is not None and is_jax(callee)
+        return False
+
+    def _assigned_from_jax(self, name: cst.Name) -> bool:
+        """Is the one binding of `name` an assignment `name = <call into jax>`? (Read from the
+        scope analysis' ast, which holds the statements the partial parse left out.)"""
+        scopes = self._resolver.scopes
+        offset = self._resolver.index.start_offset(name)
+        bindings = scopes.bindings_at(offset, name.value) if offset is not None else []
+        if len(bindings) != 1 or bindings[0].kind != "local" or bindings[0].is_def:
+            return False
+        at = bindings[0].offset
+        for node in ast.walk(scopes.tree):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and scopes.offset(node.targets[0]) == at
+            ):
+                func = node.value.func if isinstance(node.value, ast.Call) else None
+                dotted = ast.unparse(func) if func is not None else ""
+                if not re.fullmatch(r"[\w.]+", dotted):
+                    return False
+                names = scopes.qualified_names(scopes.offset(func), dotted)
+                return bool(names) and all(n.source == IMPORT and is_jax(n.name) for n in names)
         return False
 
     def keyword_call(self, call: cst.Call) -> RemovedApi | None:

@@ -131,7 +131,7 @@ def report_manual(site: RemovedApiSite, ctx: RuleContext, rule: Rule) -> None:
     if row.replacement is not None and row.mechanical and row.replacement_since:
         why = too_new_message(row, ctx)
     else:
-        why = f"removed in JAX {row.removed_in}: {row.advice or row.replacement}"
+        why = f"was removed in JAX {row.removed_in}: {row.advice or row.replacement}"
     ctx.report(rule, site.original, f"`{row.name}` {why}", level=Level.MANUAL)
     return None
 

@@ -37,8 +37,17 @@ x = jnp.arange(3.0)
 buffer = x.device_buffer
 device = x.device()
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax.numpy as jnp
+
+x = jnp.arange(3.0)
+buffer = x.addressable_data(0)
+device = x.device()
+""",
+                diagnostics=(
+                    "4:10 JAX108 [fixed-with-behaviour-note] `x.device_buffer` -> `x.addressable_data(0)`: the receiver is taken to be a jax.Array",
+                    "5:10 JAX108 [manual] `jax.Array.device` was removed in JAX 0.4.27: x.devices() is a set of devices on every version; the x.device property exists from 0.4.31",
+                ),
             ),
             Example(
                 title="a class of its own with .device() is left alone",

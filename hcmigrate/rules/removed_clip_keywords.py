@@ -32,8 +32,16 @@ import numpy as np
 y = jnp.clip(jnp.arange(5), a_min=1, a_max=3)
 z = np.clip(np.arange(5), a_min=1, a_max=3)
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax.numpy as jnp
+import numpy as np
+
+y = jnp.clip(jnp.arange(5), min=1, max=3)
+z = np.clip(np.arange(5), a_min=1, a_max=3)
+""",
+                diagnostics=(
+                    "4:5 JAX102 [fixed] `jnp.clip(jnp.arange(5), a_min=1, a_max=3)` -> `jnp.clip(jnp.arange(5), min=1, max=3)`",
+                ),
             ),
             Example(
                 title="the project allows jax 0.4.26",
@@ -42,8 +50,14 @@ import jax.numpy as jnp
 
 y = jnp.clip(jnp.arange(5), a_min=1, a_max=3)
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax.numpy as jnp
+
+y = jnp.clip(jnp.arange(5), 1, 3)
+""",
+                diagnostics=(
+                    "3:5 JAX102 [fixed] `jnp.clip(jnp.arange(5), a_min=1, a_max=3)` -> `jnp.clip(jnp.arange(5), 1, 3)`",
+                ),
                 options={"target_jax": (0, 4, 26)},
             ),
         ),
@@ -57,7 +71,10 @@ def rewrite(site: RemovedApiSite, ctx: RuleContext) -> cst.Call | None:
     rows = {row.keyword: row for row in site.row_group}
     removed = [a for a in call.args if a.keyword is not None and a.keyword.value in rows]
     if all(ctx.target_at_least(version(rows[a.keyword.value].replacement_since)) for a in removed):
-        renamed = {id(a): a.with_changes(keyword=cst.Name(rows[a.keyword.value].replacement)) for a in removed}
+        renamed = {
+            id(a): a.with_changes(keyword=cst.Name(rows[a.keyword.value].replacement))
+            for a in removed
+        }
         new = call.with_changes(args=[renamed.get(id(a), a) for a in call.args])
     else:
         new = _positional(call, rows)

@@ -28,8 +28,18 @@ from jax.core import ClosedJaxpr
 
 double_p = core.Primitive("double")
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax
+import jax.extend.core
+from jax import core
+from jax.extend.core import ClosedJaxpr
+
+double_p = jax.extend.core.Primitive("double")
+""",
+                diagnostics=(
+                    "2:22 JAX107 [fixed] import of `jax.core.ClosedJaxpr` -> `jax.extend.core.ClosedJaxpr`",
+                    "4:12 JAX107 [fixed] `core.Primitive` -> `jax.extend.core.Primitive`",
+                ),
             ),
             Example(
                 title="the project allows jax 0.4.30, which has no jax.typeof",
@@ -38,8 +48,14 @@ import jax
 
 aval = jax.core.get_aval(1.0)
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax
+
+aval = jax.core.get_aval(1.0)
+""",
+                diagnostics=(
+                    "3:8 JAX107 [manual] `jax.core.get_aval` is gone from JAX 0.10.0 and `jax.typeof` needs JAX >= 0.5.3, older than the target JAX allows: no one spelling works across the project's JAX range; raise its `jax` requirement, or branch on jax.__version__",
+                ),
                 options={"target_jax": (0, 4, 30)},
             ),
         ),

@@ -23,8 +23,12 @@ import jax
 
 y = jax.jax.lax.cond(True, lambda v: v, lambda v: -v, 1.0)
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax
+
+y = jax.lax.cond(True, lambda v: v, lambda v: -v, 1.0)
+""",
+                diagnostics=("3:5 JAX103 [fixed] `jax.jax` -> `jax`",),
             ),
         ),
     )

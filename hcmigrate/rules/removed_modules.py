@@ -26,8 +26,17 @@ from jax.experimental import optimizers
 config.update("jax_enable_x64", True)
 opt_init, opt_update, get_params = optimizers.sgd(0.1)
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+from jax import config
+from jax.example_libraries import optimizers
+
+config.update("jax_enable_x64", True)
+opt_init, opt_update, get_params = optimizers.sgd(0.1)
+""",
+                diagnostics=(
+                    "1:24 JAX105 [fixed] import of `jax.config.config` -> `jax.config`",
+                    "2:30 JAX105 [fixed] import of `jax.experimental.optimizers` -> `jax.example_libraries.optimizers`",
+                ),
             ),
             Example(
                 title="`jax.config.update` and `from jax import config` still work",

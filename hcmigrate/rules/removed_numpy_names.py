@@ -24,8 +24,17 @@ import jax.numpy as np
 y = np.round_(np.product(np.arange(1, 4)) / 7, 2)
 low = np.NINF
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax.numpy as np
+
+y = np.round(np.prod(np.arange(1, 4)) / 7, 2)
+low = -np.inf
+""",
+                diagnostics=(
+                    "3:5 JAX106 [fixed] `np.round_` -> `np.round`",
+                    "3:15 JAX106 [fixed] `np.product` -> `np.prod`",
+                    "4:7 JAX106 [fixed] `np.NINF` -> `-np.inf`",
+                ),
             ),
             Example(
                 title="numpy's own names are left alone",

@@ -27,8 +27,19 @@ a = jax.tree_map(lambda v: v + 1, {"x": 1})
 b = tmap(lambda v: v * 2, [1, 2])
 leaves = jax.tree_leaves(a)
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax
+from jax.tree_util import tree_map as tmap
+
+a = jax.tree.map(lambda v: v + 1, {"x": 1})
+b = tmap(lambda v: v * 2, [1, 2])
+leaves = jax.tree.leaves(a)
+""",
+                diagnostics=(
+                    "2:17 JAX101 [fixed] import of `jax.tree_map` -> `jax.tree_util.tree_map`",
+                    "4:5 JAX101 [fixed] `jax.tree_map` -> `jax.tree.map`",
+                    "6:10 JAX101 [fixed] `jax.tree_leaves` -> `jax.tree.leaves`",
+                ),
             ),
             Example(
                 title="the project allows jax 0.4.16, which has no `jax.tree`",
@@ -37,8 +48,12 @@ import jax
 
 a = jax.tree_map(lambda v: v + 1, {"x": 1})
 """,
-                after="",
-                diagnostics=(),
+                after="""\
+import jax
+
+a = jax.tree_util.tree_map(lambda v: v + 1, {"x": 1})
+""",
+                diagnostics=("3:5 JAX101 [fixed] `jax.tree_map` -> `jax.tree_util.tree_map`",),
                 options={"target_jax": (0, 4, 16)},
             ),
             Example(
