@@ -67,7 +67,7 @@ c08_x64_config_alias c08_x64_config_update c08_x64_from_environ c10_id_print_flo
 c04_numpy_random_not_pure f_callbacks_as_parameters f_tap_factories t_grad t_pmap t_scan
 econpizza_model_context saxml_stream_done c05_device_index_signature
 c09_callback_exception_handler c10_id_print_containers c10_id_print_layout t_vmap
-t_vmap_of_cond
+t_vmap_of_cond j01_tree_clip_round j02_core_primitive j03_random_stream
 """.split()
 
 

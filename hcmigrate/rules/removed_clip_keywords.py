@@ -21,8 +21,9 @@ CLIP = register(
         level=Level.FIXED,
         legacy="jnp.clip(x, a_min=0.0, a_max=1.0)",
         modern="jnp.clip(x, min=0.0, max=1.0)",
-        summary="`jnp.clip`'s removed keywords `a`, `a_min`, `a_max` -> `x`, `min`, `max` (or "
-        "positional arguments where the project allows a JAX before 0.4.27).",
+        summary="`jnp.clip`'s removed keywords `a_min`, `a_max` -> `min`, `max`; `a=` (the "
+        "array, positional-only now) and, where the project allows a JAX before 0.4.27, all "
+        "of them -> positional arguments.",
         examples=(
             Example(
                 before="""\
@@ -70,7 +71,11 @@ def rewrite(site: RemovedApiSite, ctx: RuleContext) -> cst.Call | None:
     call: cst.Call = site.updated
     rows = {row.keyword: row for row in site.row_group}
     removed = [a for a in call.args if a.keyword is not None and a.keyword.value in rows]
-    if all(ctx.target_at_least(version(rows[a.keyword.value].replacement_since)) for a in removed):
+    if all(
+        rows[a.keyword.value].replacement is not None  # (`a=`: no keyword replaces it)
+        and ctx.target_at_least(version(rows[a.keyword.value].replacement_since))
+        for a in removed
+    ):
         renamed = {
             id(a): a.with_changes(keyword=cst.Name(rows[a.keyword.value].replacement))
             for a in removed
