@@ -22,8 +22,8 @@ CLIP = register(
         legacy="jnp.clip(x, a_min=0.0, a_max=1.0)",
         modern="jnp.clip(x, min=0.0, max=1.0)",
         summary="`jnp.clip`'s removed keywords `a_min`, `a_max` -> `min`, `max`; `a=` (the "
-        "array, positional-only now) and, where the project allows a JAX before 0.4.27, all "
-        "of them -> positional arguments.",
+        "array, positional-only now) and, where the project allows a JAX without `min=`/`max=`, "
+        "all of them -> positional arguments.",
         examples=(
             Example(
                 before="""\
