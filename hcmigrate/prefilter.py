@@ -1,4 +1,6 @@
-"""Two-phase text pre-filter: which files could touch jax.experimental.host_callback at all.
+"""Two-phase text pre-filter: which files could touch jax.experimental.host_callback at all
+(or a removed JAX API: the JAX1xx rules' own test, hcmigrate.removed_api_scan, on the files
+the host_callback test passes over).
 
 Phase 1 (bytes only, costs about what reading costs): a file is a candidate when it contains
 ``host_callback`` (or both ``pure_callback`` and ``vectorized``, for the clean-up rule). Any direct
@@ -250,7 +252,7 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
     if GENERATED_MARKER in data:
         return _GENERATED, {}
     if notebook:
-        if direct_candidate(data):
+        if direct_candidate(data) or WORDS.removed.may_use(data):
             return _CANDIDATE, {}
         try:  # a notebook that is not valid JSON must still be reported
             json.loads(data)
@@ -258,20 +260,27 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
             return _CANDIDATE, {}
         return _PASS, {}
     if not direct_candidate(data):
-        return _PASS, {}
+        return _removed_api_outcome(data), {}
     if not _may_use_api(data) and _is_plain_text(
         data
     ):  # (other files go on: their error is reported)
-        return _PASS, {}
+        return _removed_api_outcome(data), {}
     tree = _parse(data)
     if tree is not None and not _tree_uses_api(tree):
-        return _PASS, {}
+        return (_CANDIDATE if WORDS.removed.may_use(data) else _PASS), {}
     outcome = _UNPARSED if tree is None else _CANDIDATE
     if NEEDLE not in data or b"import" not in data:
         return outcome, {}
     if tree is None:  # not UTF-8 (a coding cookie) or does not parse: the lenient reading
         return outcome, legacy_binding_targets(data.decode("utf-8", "replace"))
     return outcome, binding_targets(tree, {})
+
+
+def _removed_api_outcome(data: bytes) -> int:
+    """A file that may use a removed JAX API (hcmigrate.removed_api_scan: a few regular
+    expressions over the imports of JAX, no parse) is a candidate that Python has not parsed
+    yet; any other is passed over."""
+    return _UNPARSED if WORDS.removed.may_use(data) else _PASS
 
 
 class _Probe:

@@ -50,13 +50,16 @@ def check_codes(codes: list[str], option: str) -> None:
     from hcmigrate.rules.registry import registry
 
     known = [r.code for r in registry().rules]
+    families = sorted({k.rstrip("0123456789") for k in known})  # HCB, JAX
     for code in codes:
-        if not code.startswith("HCB") or not code[3:].isdigit() and code != "HCB":
+        family = code.rstrip("0123456789")
+        if family not in families:
             raise ConfigError(
-                f"{option}: '{code}' is not a rule code (codes look like HCB101, or a prefix like HCB1)"
+                f"{option}: '{code}' is not a rule code (codes look like HCB101 or JAX101, "
+                "or a prefix like HCB1, JAX)"
             )
         if (
-            code != "HCB"
+            code not in families
             and not any(k.startswith(code) for k in known)
             and not code.startswith("HCB9")
         ):
