@@ -81,12 +81,21 @@ class RemovedApiScan:
 
     @property
     def words(self) -> frozenset[str]:
-        """What a statement holding a site contains: each row's last name (`.jax` for the
-        `jax.jax` alias, whose last name every JAX statement holds)."""
+        """What a statement holding a site contains (the partial parse's seeds): a removed
+        name as an attribute (`.tree_map`: a name a `from` import binds is no site, its import
+        is); a function that lost a keyword (`clip`, also called by a bare name); a method
+        (`.device_buffer`, `.device()`); a call into a module whose behaviour changed
+        (`random.`). Not the modules that live on as attributes (`jax.config`: only imports)."""
         words = set()
-        for row in (*self.rows, *self.behaviour):
+        for row in self.rows:
             last = row.name.rsplit(".", 1)[1]
-            words.add("." + last if last == ROOT else last)
+            if row.kind is Kind.KEYWORD:
+                words.add(last)
+            elif row.kind is Kind.METHOD:
+                words.add("." + last + ("()" if is_call(row) else ""))
+            elif not only_imported(row):
+                words.add("." + last)
+        words.update(row.name.rsplit(".", 1)[1] + "." for row in self.behaviour)
         return frozenset(words)
 
     def rests_under(self, module: str) -> tuple[str, ...]:
