@@ -120,7 +120,16 @@ def _manual(
 # Submodules that `import jax` loads (so `jax.tree.map` works after it alone); a rewrite
 # into any other (`jax.extend.core`) imports it. Checked by tests/test_removed_apis.py on the
 # current JAX and jax 0.4.30.
-IMPORTED_WITH_JAX = ("jax.numpy", "jax.tree", "jax.tree_util", "jax.random", "jax.lax", "jax.sharding", "jax.core", "jax.dtypes")
+IMPORTED_WITH_JAX = (
+    "jax.numpy",
+    "jax.tree",
+    "jax.tree_util",
+    "jax.random",
+    "jax.lax",
+    "jax.sharding",
+    "jax.core",
+    "jax.dtypes",
+)
 
 # Filled in by the measurement where the reference page gives no version: a row whose version
 # is still this fails tests/test_jax_removals_facts.py.

@@ -59,9 +59,7 @@ class RemovedApis:
         index = self._resolver.index
         methods = self._methods
         nodes: list[cst.CSTNode] = [
-            name
-            for name in index.name_nodes
-            if name.value in self.roots or name.value in methods
+            name for name in index.name_nodes if name.value in self.roots or name.value in methods
         ]
         nodes += [node for node in index.import_nodes if self.import_rows(node)]
         return nodes

@@ -227,7 +227,9 @@ def _with_commas(aliases, node) -> list[cst.ImportAlias]:
         if last and not parenthesised:
             out.append(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT))
         elif not last and alias.comma is cst.MaybeSentinel.DEFAULT:
-            out.append(alias.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+            out.append(
+                alias.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            )
         else:
             out.append(alias)
     return out
