@@ -346,6 +346,15 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         )
     ),
     RemovedApi(
+        "jax.numpy.in1d",
+        Kind.ATTRIBUTE,
+        removed_in=UNMEASURED,
+        replacement="jax.numpy.isin",
+        mechanical=False,  # (in1d flattened its result; isin keeps the element's shape)
+        rule="JAX106",
+        advice="jnp.isin(element, test_elements).ravel() (in1d gave a flat result)",
+    ),
+    RemovedApi(
         "jax.numpy.msort",
         Kind.ATTRIBUTE,
         removed_in="0.4.16",

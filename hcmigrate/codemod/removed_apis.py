@@ -41,14 +41,25 @@ class RemovedApis:
         self._keyword_tails = tuple({name.rsplit(".", 1)[1] for name in self._keywords})
         self._methods = {method_name(r): r for r in scan.rows if r.kind is Kind.METHOD}
         self._behaviour = {r.name: r for r in scan.behaviour}
+        # A module the scan finds no removed name in (one with host_callback only) is walked
+        # for calls into the modules whose behaviour changed alone (`jax.random.normal`).
+        self.may_use = scan.may_use(resolver.index.text)
         self.roots = self._jax_roots()
 
     def _jax_roots(self) -> set[str]:
-        """The local names imports of JAX bind (`jax`, `jnp`, `core`, `tree_map`)."""
+        """The local names imports of JAX bind (`jax`, `jnp`, `core`, `tree_map`); in a module
+        with no removed name, those that can reach a module whose behaviour changed."""
+        text = self._resolver.index.text
+        behaviour = [m for m in self._behaviour if m.rsplit(".", 1)[1] in text]
+        if not self.may_use and not behaviour:
+            return set()
         roots = set()
         for bindings in self._resolver.scopes.imports.values():
             for binding in bindings:
-                if binding.real and is_jax(binding.real):
+                real = binding.real or ""
+                if self.may_use and is_jax(real):
+                    roots.add(binding.key.split(".", 1)[0])
+                elif any(m == real or m.startswith(real + ".") for m in behaviour):
                     roots.add(binding.key.split(".", 1)[0])
         return roots
 
@@ -57,6 +68,8 @@ class RemovedApis:
         """The nodes the rewrite must walk down to: names bound to JAX, removed methods'
         names, imports of removed names."""
         index = self._resolver.index
+        if not self.may_use:
+            return [name for name in index.name_nodes if name.value in self.roots]
         methods = self._methods
         nodes: list[cst.CSTNode] = [
             name for name in index.name_nodes if name.value in self.roots or name.value in methods
