@@ -17,7 +17,7 @@ import re
 
 import libcst as cst
 
-from hcmigrate.codemod.scopes import IMPORT
+from hcmigrate.codemod.scopes import IMPORT, LOCAL
 from hcmigrate.jax_removals import Kind, RemovedApi
 from hcmigrate.removed_api_scan import ROOT, RemovedApiScan, is_call, method_name, only_imported
 from hcmigrate.rules.nodes import dotted_name
@@ -143,7 +143,7 @@ class RemovedApis:
         scopes = self._resolver.scopes
         offset = self._resolver.index.start_offset(name)
         bindings = scopes.bindings_at(offset, name.value) if offset is not None else []
-        if len(bindings) != 1 or bindings[0].kind != "local" or bindings[0].is_def:
+        if len(bindings) != 1 or bindings[0].kind != LOCAL or bindings[0].is_def:
             return False
         at = bindings[0].offset
         for node in ast.walk(scopes.tree):
