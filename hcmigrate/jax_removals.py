@@ -73,7 +73,7 @@ def _tree(n: str, deprecated_in: str) -> RemovedApi:
     )
 
 
-def _clip(keyword: str, replacement: str | None) -> RemovedApi:
+def _clip(keyword: str, replacement: str | None, position: int) -> RemovedApi:
     return RemovedApi(
         "jax.numpy.clip",
         Kind.KEYWORD,
@@ -82,6 +82,8 @@ def _clip(keyword: str, replacement: str | None) -> RemovedApi:
         deprecated_in="0.4.27",
         replacement=replacement,
         replacement_since="0.4.27" if replacement else None,
+        position=position,
+        rule="JAX102",
         advice="positional jnp.clip(x, lo, hi) works on every version"
         if replacement
         else "pass the array positionally: jnp.clip(x, ...) works on every version",
@@ -96,6 +98,7 @@ def _core_moved(n: str) -> RemovedApi:
         deprecated_in="0.4.38",
         replacement=f"jax.extend.core.{n}",
         replacement_since="0.4.27",
+        rule="JAX107",
     )
 
 
@@ -105,6 +108,7 @@ def _manual(
     advice: str,
     kind: Kind = Kind.ATTRIBUTE,
     deprecated_in: str | None = None,
+    rule: str = "JAX109",
 ) -> RemovedApi:
     return RemovedApi(
         name,
@@ -114,6 +118,7 @@ def _manual(
         replacement=None,
         mechanical=False,
         advice=advice,
+        rule=rule,
     )
 
 
@@ -141,10 +146,10 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         _tree(n, deprecated_in="0.4.16")
         for n in ("flatten", "leaves", "unflatten", "structure", "transpose")
     ),
-    _clip("a_min", "min"),
-    _clip("a_max", "max"),
-    _clip("a", None),
-    RemovedApi("jax.jax", Kind.ATTRIBUTE, removed_in="0.10.1", replacement="jax"),
+    _clip("a_min", "min", 1),
+    _clip("a_max", "max", 2),
+    _clip("a", None, 0),  # (the array is positional-only from 0.4.27: `clip(x, /, min, max)`)
+    RemovedApi("jax.jax", Kind.ATTRIBUTE, removed_in="0.10.1", replacement="jax", rule="JAX103"),
     RemovedApi(
         "jax.sharding.PositionalSharding",
         Kind.ATTRIBUTE,
@@ -221,6 +226,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.38",
         replacement="jax.extend.core.primitives.call_p",
         replacement_since="0.4.27",
+        rule="JAX107",
     ),
     *(
         _manual(
@@ -228,6 +234,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
             removed_in,
             "JAX internal with no public home: rewrite the code that needs it",
             deprecated_in=deprecated_in,
+            rule="JAX107",
         )
         for n, removed_in, deprecated_in in (
             ("axis_frame", "0.7.0", "0.4.38"),
@@ -244,6 +251,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.24",
         deprecated_in="0.4.16",
         replacement="jax.Array",
+        rule="JAX104",
     ),
     RemovedApi(
         "jax.random.KeyArray",
@@ -251,6 +259,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.24",
         deprecated_in="0.4.16",
         replacement="jax.Array",
+        rule="JAX104",
     ),
     RemovedApi(
         "jax.config",
@@ -297,11 +306,18 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
             removed_in="0.4.24",
             deprecated_in="0.4.16",
             replacement=new,
+            rule="JAX106",
         )
         for old, new in (("NINF", "-jax.numpy.inf"), ("NZERO", "-0.0"), ("PZERO", "0.0"))
     ),
     *(
-        RemovedApi(f"jax.numpy.{old}", Kind.ATTRIBUTE, removed_in="0.4.16", replacement=new)
+        RemovedApi(
+            f"jax.numpy.{old}",
+            Kind.ATTRIBUTE,
+            removed_in="0.4.16",
+            replacement=new,
+            rule="JAX106",
+        )
         for old, new in (
             ("PINF", "jax.numpy.inf"),
             ("Inf", "jax.numpy.inf"),
@@ -316,6 +332,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
             Kind.ATTRIBUTE,
             removed_in="0.4.16",
             replacement=f"jax.numpy.{new}",
+            rule="JAX106",
         )
         for old, new in (
             ("product", "prod"),
@@ -329,6 +346,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         Kind.ATTRIBUTE,
         removed_in="0.4.16",
         replacement="jax.Array",
+        rule="JAX104",
     ),
     *(
         RemovedApi(
@@ -338,21 +356,18 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
             deprecated_in="0.4.16",
             replacement=new,
             replacement_since=since,
+            # (in1d flattened its result; isin keeps the element's shape)
+            mechanical=old != "in1d",
+            rule="JAX106",
+            advice="jnp.isin(element, test_elements).ravel() (in1d gave a flat result)"
+            if old == "in1d"
+            else "",
         )
         for old, new, since in (
             ("trapz", "jax.numpy.trapezoid", "0.4.26"),
             ("in1d", "jax.numpy.isin", None),
             ("row_stack", "jax.numpy.vstack", None),
         )
-    ),
-    RemovedApi(
-        "jax.numpy.in1d",
-        Kind.ATTRIBUTE,
-        removed_in=UNMEASURED,
-        replacement="jax.numpy.isin",
-        mechanical=False,  # (in1d flattened its result; isin keeps the element's shape)
-        rule="JAX106",
-        advice="jnp.isin(element, test_elements).ravel() (in1d gave a flat result)",
     ),
     RemovedApi(
         "jax.numpy.msort",

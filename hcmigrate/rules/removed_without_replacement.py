@@ -34,7 +34,7 @@ hlo = jax.xla_computation(lambda v: v * 2)(1.0).as_hlo_text()
 """,
                 diagnostics=(
                     "2:26 JAX109 [manual] `jax.sharding.PositionalSharding` was removed in JAX 0.7.0: NamedSharding(Mesh(devices, names), PartitionSpec(...)); .replicate() is NamedSharding(mesh, PartitionSpec())",
-                    "4:7 JAX109 [manual] `jax.xla_computation` was removed in JAX 0.4.35: jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
+                    "4:7 JAX109 [manual] `jax.xla_computation` was removed in JAX 0.4.34: jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
                 ),
             ),
         ),
