@@ -5,6 +5,7 @@ that has no match: reordered, missing, called differently, or extra calls, with 
 
 from __future__ import annotations
 
+from hcmigrate.verify.devices import per_device
 from hcmigrate.verify.differences import Difference
 from hcmigrate.verify.event_match import (
     describe_event,
@@ -26,6 +27,26 @@ def group_by_entry(events: list[dict]) -> dict[str, list[dict]]:
 
 
 def compare_event_lists(
+    entry: str,
+    E: list[dict],
+    G: list[dict],
+    tol: Tolerance,
+    cand_regs: list[dict],
+    sites: SiteMap | None = None,
+) -> Difference | None:
+    """The first difference between the reference's host calls E and the candidate's G (or
+    None), device by device where the calls know their device (devices.py: the interleaving
+    of devices is the runtime's, not the program's)."""
+    for device, e_lane, g_lane in per_device(E, G):
+        d = _compare_sequence(entry, e_lane, g_lane, tol, cand_regs, sites)
+        if d is not None:
+            if device is not None:
+                d.message = f"on device {device}: {d.message}"
+            return d
+    return None
+
+
+def _compare_sequence(
     entry: str,
     E: list[dict],
     G: list[dict],

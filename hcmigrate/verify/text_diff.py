@@ -1,7 +1,8 @@
 """Printed text compared within tolerance: text is split into numbers, words and symbols;
 `normalise_print` drops the documented differences between legacy `id_print` and
 `jax.debug.print` output (brackets, commas, `Array(..., dtype=...)` wrappers),
-`normalise_text` those between numpy and jax.Array reprs; `diff_tokens` and `first_line_diff`
+`normalise_text` those between numpy and jax.Array reprs (both: how a device is named,
+devices.py); `diff_tokens` and `first_line_diff`
 say where two texts first differ, numbers compared with the tolerance."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from hcmigrate.verify.devices import device_text
 from hcmigrate.verify.values import Tolerance
 
 
@@ -32,11 +34,13 @@ def _tokens(text: str, *, drop: str = "") -> list:
 
 
 def normalise_print(text: str) -> list:
+    text = device_text(text)
     text = _DTYPE_TAIL.sub("", _ARRAY_WRAP.sub("", text))
     return _tokens(text, drop="()[],")
 
 
 def normalise_text(text: str) -> list:
+    text = device_text(text)
     text = _WEAK.sub("", _ARRAY_WRAP.sub("array(", text))
     return _tokens(text)
 

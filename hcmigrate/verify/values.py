@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hcmigrate.verify.devices import device_text
+
 
 DEFAULT_RTOL = 1e-4
 DEFAULT_ATOL = 1e-6
@@ -79,7 +81,10 @@ def diff_values(a: dict, b: dict, tol: Tolerance, path: str = "") -> str | None:
         return f"{kind_name(a)} vs {kind_name(b)}{where}"
     if ka == "none":
         return None
-    if ka in ("str", "device"):
+    if ka == "device":  # (the same device is named otherwise on each JAX version)
+        same = device_text(a["v"]) == device_text(b["v"])
+        return None if same else f"device {a['v']!r} vs {b['v']!r}{where}"
+    if ka == "str":
         return None if a["v"] == b["v"] else f"{a['v']!r} vs {b['v']!r}{where}"
     if ka in ("tuple", "list", "namedtuple", "pytree"):
         if ka in ("namedtuple", "pytree") and a.get("t") != b.get("t"):
