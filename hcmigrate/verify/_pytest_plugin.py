@@ -249,6 +249,15 @@ class RecorderPlugin:
     def pytest_runtest_teardown(self, item, nextitem):
         yield from self._phase()
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """Where a failing test first raised, in the program's own code (`where`)."""
+        report = (yield).get_result()
+        if report.failed and call.excinfo is not None:
+            rec = self._record(item.nodeid)
+            if not rec.get("where"):
+                rec["where"] = self.r.raised_at(call.excinfo.tb)
+
     def pytest_runtest_logreport(self, report):
         rec = self._record(report.nodeid)
         when = report.when

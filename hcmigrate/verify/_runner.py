@@ -60,6 +60,7 @@ class _State:
         self.entries: list[dict] = []
         self.entry_stack: list[str] = ["<script>"]
         self.stdout_parts: list[str] = []
+        self.error_at: str | None = None  # where the script raised (file:line)
         self.skip_dirs: tuple[str, ...] = ()
         self.entry_names: tuple[str, ...] = ("main",)
         self.entry_calls: dict[str, int] = {}
@@ -377,6 +378,20 @@ def _is_user_file(filename: str) -> bool:
     )
 
 
+def raised_at(tb) -> str | None:
+    """`file:line` of the innermost frame of the program's own code in a traceback (not JAX's,
+    the standard library's, pytest's or the recorder's): where the program raised, for the
+    report's first line."""
+    where = None
+    own = os.path.dirname(_HERE) + os.sep
+    while tb is not None:
+        fn = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if _is_user_file(fn) and not _is_library_file(fn) and not fn.startswith(own):
+            where = f"{fn}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return where
+
+
 def _call_site() -> dict | None:
     """The innermost user frame that registered a callback, with the user frames around it
     (`stack`, innermost first): a wrapper or helper the codemod wrote is one of them, and the
@@ -639,6 +654,7 @@ def _make_recorder(fn, reg: dict, *, mode: str):
             result = _call_noting_reach(fn, args, kwargs, ev)
         except BaseException as e:
             ev["raised"] = f"{type(e).__name__}: {e}"[:500]
+            ev["raised_at"] = raised_at(e.__traceback__)
             raise
         finally:
             _tls.capture = previous
@@ -1061,6 +1077,7 @@ def run_script(
         traceback.print_exc()
         status = 1
         error = f"{type(e).__name__}: {e}"[:1000]
+        STATE.error_at = raised_at(e.__traceback__)
     _barrier()
     return status, error
 
@@ -1184,6 +1201,7 @@ def main(argv=None) -> int:
         "host_callback": STATE.patched,
         "exit_status": status,
         "error": error,
+        "error_at": STATE.error_at,
         "stdout": "".join(STATE.stdout_parts),
         "entries": STATE.entries,
         "events": events,

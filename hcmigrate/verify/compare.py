@@ -32,6 +32,7 @@ import re
 from hcmigrate.verify.differences import Comparison, Difference
 from hcmigrate.verify.event_diff import compare_event_lists, group_by_entry
 from hcmigrate.verify.sites import SiteMap
+from hcmigrate.verify.stops import UNKNOWN_CALLS, after_stop, script_stop, stopped_test
 from hcmigrate.verify.text_diff import first_line_diff
 from hcmigrate.verify.values import Tolerance, diff_values, format_value
 
@@ -96,7 +97,11 @@ def compare_traces(
                 got=y or "nothing",
             )
         )
-    if ref.get("exit_status") != cand.get("exit_status"):
+    stop = script_stop(ref, cand)
+    if stop is not None:  # what the candidate did first leads, and explains what is missing
+        after_stop(out.differences)
+        out.differences.insert(0, stop)
+    elif ref.get("exit_status") != cand.get("exit_status"):
         out.differences.append(
             Difference(
                 entry="<script>",
@@ -247,9 +252,17 @@ def compare_pytest_traces(
                 )
             )
         else:
-            d = compare_event_lists(name, E, G, tol, regs, sites)
-            if d is not None:
-                diffs.append(d)
+            stop = (
+                stopped_test(name, r, c, G, _outcome_text(r), _outcome_text(c)) if r and c else None
+            )
+            if stop is not None:
+                diffs.append(stop)
+            if stop is None or c["outcome"] not in UNKNOWN_CALLS:
+                d = compare_event_lists(name, E, G, tol, regs, sites)
+                if d is not None:
+                    diffs.append(d)
+            if stop is not None:
+                after_stop(diffs)
             same_outcome = r and c and r["outcome"] == c["outcome"]
             if same_outcome and r["outcome"] in FAILED and failure_reason(r) != failure_reason(c):
                 diffs.append(
@@ -262,7 +275,7 @@ def compare_pytest_traces(
                         got=_outcome_text(c),
                     )
                 )
-            if r and c and r["outcome"] != c["outcome"]:
+            if r and c and r["outcome"] != c["outcome"] and stop is None:
                 diffs.append(
                     Difference(
                         entry=name,

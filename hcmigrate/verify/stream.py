@@ -113,7 +113,15 @@ def read_trace(base: Path) -> dict | None:
                 trace["jax"] = trace["jax"] or rec.get("jax")
                 if main:
                     trace["complete"] = True
-                    for key in ("exit_status", "error", "stdout", "entries", "seconds", "pytest"):
+                    for key in (
+                        "exit_status",
+                        "error",
+                        "error_at",
+                        "stdout",
+                        "entries",
+                        "seconds",
+                        "pytest",
+                    ):
                         if key in rec:
                             trace[key] = rec[key]
                 for err in rec.get("collect_errors", []):
