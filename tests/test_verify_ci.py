@@ -159,8 +159,8 @@ def test_candidate_interpreter_and_reference_jax_options(ci_python, legacy_pytho
     )
     assert res.returncode == 0, res.stdout + res.stderr
     data = json.loads(report.read_text())
-    assert data["traces"]["candidate"]["python"] == str(ci_python)
-    assert data["traces"]["reference"]["jax"] == "0.4.30"
+    assert data["sides"]["candidate"]["python"] == str(ci_python)
+    assert data["sides"]["reference"]["jax"] == "0.4.30"
     wrong = hcmigrate_verify(PKG, "--pytest", "tests", "--reference-jax", "0.4.30")
     assert wrong.returncode == 2 and "use --reference legacy" in wrong.stdout
     missing = hcmigrate_verify(PKG, "--pytest", "tests", "--candidate-python", tmp_path / "nope")

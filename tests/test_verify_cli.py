@@ -104,6 +104,7 @@ def test_reference_trace_and_json_report(tmp_path):
         GOLDEN / "t1_progress_bar.json",
         "--json",
         out_json,
+        "--json-events",
     )
     assert res.returncode == 0, res.stdout + res.stderr
     data = json.loads(out_json.read_text())

@@ -65,7 +65,7 @@ def test_known_bad_migration_is_caught(name, legacy_python, tmp_path):
         assert re.search(pattern, res.stdout), f"{pattern!r} not in report:\n{res.stdout}"
     data = json.loads(report_json.read_text())
     assert data["verdict"] == "different" and data["exit_code"] == 1
-    assert data["differences"] and data["traces"]["reference"]["jax"] == "0.4.30"
+    assert data["differences"] and data["sides"]["reference"]["jax"] == "0.4.30"
 
 
 @pytest.mark.parametrize("name", _pairs("good"))

@@ -32,7 +32,9 @@ def _written_files(folder: Path) -> list[Path]:
 
 def test_package_tests_verify_against_real_legacy_jax(legacy_python, tmp_path):
     report = tmp_path / "report.json"
-    res = hcmigrate_verify(PKG, "--pytest", "tests", "--reference", "legacy", "--json", report)
+    res = hcmigrate_verify(
+        PKG, "--pytest", "tests", "--reference", "legacy", "--json", report, "--json-events"
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "reference: legacy jax 0.4.30" in res.stdout
     assert re.search(

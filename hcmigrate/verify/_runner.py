@@ -86,8 +86,16 @@ class _Stream:
     def write(self, record: dict) -> None:
         line = json.dumps(record, default=repr)
         with self.lock:
+            if self.fh.closed:  # (a late record after `end`, e.g. from an atexit hook)
+                return
             self.fh.write(line + "\n")
             self.fh.flush()
+
+    def close(self) -> None:
+        """After `end`: nothing is left open when the program exits (a suite run with
+        ResourceWarnings as errors, or `python -X dev`, would report the file)."""
+        with self.lock:
+            self.fh.close()
 
     def take(self) -> tuple[list, list]:
         """The events and registrations recorded since the last take."""
@@ -1212,6 +1220,7 @@ def main(argv=None) -> int:
         end["pytest"] = pytest_version
         end["collect_errors"] = plugin.collect_errors if plugin else []
     stream.write(end)
+    stream.close()
     return status
 
 
@@ -1245,6 +1254,7 @@ def end_worker(plugin) -> None:
             "collect_errors": plugin.collect_errors if plugin else [],
         }
     )
+    STREAM.close()
 
 
 def load_pytest_plugin():

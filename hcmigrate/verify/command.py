@@ -143,7 +143,13 @@ class LiveProgress:
     "json_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Also write the report (with both traces) as JSON to this file ('-' for stdout).",
+    help="Also write the report as JSON to this file ('-' for stdout): the verdict and, per "
+    "test or entry, its host calls on each side and its first difference.",
+)
+@click.option(
+    "--json-events",
+    is_flag=True,
+    help="With --json: also write both traces, every host call (large for a big suite).",
 )
 @click.option(
     "--keep-traces",
@@ -181,6 +187,7 @@ def verify(
     entries,
     entry_file,
     json_path,
+    json_events,
     keep_traces,
     platform,
     pytest_tests,
@@ -210,6 +217,9 @@ def verify(
             err=True,
         )
         sys.exit(CANNOT_RUN)
+    if json_events and json_path is None:
+        click.echo("hcmigrate verify: --json-events needs --json FILE", err=True)
+        sys.exit(CANNOT_RUN)
     live = LiveProgress() if sys.stderr.isatty() and pytest_tests is not None else None
     request = VerifyRequest(
         original=original,
@@ -231,6 +241,7 @@ def verify(
         keep=keep,
         keep_traces=keep_traces,
         json_path=json_path,
+        json_events=json_events,
         quiet=quiet,
         progress=lambda message: click.echo(message, err=True),
         live=live,
@@ -264,7 +275,7 @@ def write_report(request: VerifyRequest, outcome) -> int:
         err=outcome.exit_code == CANNOT_RUN and json_path is not None and str(json_path) == "-",
     )
     if json_path is not None:
-        data = json.dumps(json_report(outcome), indent=1, default=repr)
+        data = json.dumps(json_report(outcome, events=request.json_events), indent=1, default=repr)
         if str(json_path) == "-":
             click.echo(data)
         else:

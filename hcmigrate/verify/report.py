@@ -1,6 +1,6 @@
 """The reports of a verify run: `text_report` (what the command prints: the sides, notes, each
 entry's or test's verdict, and every difference with what was expected, what came, the
-sources and a hint) and `json_report` (the same as data, with both traces)."""
+sources and a hint) and `json_report` (the same as data, in brief; both traces only when asked)."""
 
 from __future__ import annotations
 
@@ -132,7 +132,12 @@ def _pytest_report_lines(out: Outcome) -> list[str]:
     return lines
 
 
-def json_report(out: Outcome, *, include_traces: bool = True) -> dict:
+def json_report(out: Outcome, *, events: bool = False) -> dict:
+    """The report as data: the verdict, each side in brief, and per entry (script) or per test
+    (--pytest) the host calls on each side, its verdict and its first difference. Every
+    recorded host call (both traces) only with `events` (--json-events): a suite makes tens of
+    thousands."""
+    comp = out.comparison
     data = {
         "verdict": out.verdict,
         "exit_code": out.exit_code,
@@ -143,16 +148,46 @@ def json_report(out: Outcome, *, include_traces: bool = True) -> dict:
         "notes": out.notes,
         "unrelated": out.unrelated,
         "kept": out.kept,
-        "differences": [d.to_dict() for d in out.comparison.differences] if out.comparison else [],
-        "entries": out.comparison.entries if out.comparison else [],
+        "sides": {
+            "reference": _side_summary(out.reference_trace),
+            "candidate": _side_summary(out.candidate_trace),
+        },
+        "differences": [d.to_dict() for d in comp.differences] if comp else [],
+        "entries": [_with_verdict(e, comp) for e in comp.entries] if comp else [],
     }
     if out.mode == "pytest":
         data["mode"] = "pytest"
         data["pytest_tests"] = out.tests
-        data["tests"] = out.comparison.tests if out.comparison else []
-    if include_traces:
+        data["tests"] = [_with_verdict(t, comp) for t in comp.tests] if comp else []
+    if events:
         data["traces"] = {
             "reference": clean(out.reference_trace),
             "candidate": clean(out.candidate_trace),
         }
     return data
+
+
+def _side_summary(trace: dict | None) -> dict | None:
+    if trace is None:
+        return None
+    keys = ("jax", "python", "exit_status", "error", "error_at", "pytest")
+    summary = {k: trace[k] for k in keys if trace.get(k) is not None}
+    summary["host_calls"] = len(trace.get("events", []))
+    if trace.get("tests") is not None:
+        summary["tests"] = len(trace["tests"])
+    return summary
+
+
+def _with_verdict(summary: dict, comp) -> dict:
+    """An entry's or test's summary with its verdict and its first difference's message."""
+    name = summary.get("nodeid", summary.get("entry"))
+    diffs = summary.get("differences")
+    if diffs is None:
+        diffs = [d.to_dict() for d in comp.differences if d.entry == name]
+    verdict = (
+        "unrelated"
+        if summary.get("category") == "unrelated"
+        else ("equivalent" if summary["equivalent"] else "different")
+    )
+    first = diffs[0]["message"] if diffs else None
+    return {**summary, "verdict": verdict, "first_difference": first}

@@ -37,6 +37,7 @@ class VerifyRequest:
     keep: bool = False  # keep the scratch folder
     keep_traces: Path | None = None
     json_path: Path | None = None  # '-': stdout
+    json_events: bool = False  # --json with both traces (every host call)
     quiet: bool = False
     # Where messages go while it runs (not settings: left out of comparisons).
     progress: Callable[[str], None] | None = field(default=None, compare=False)

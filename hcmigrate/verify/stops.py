@@ -1,5 +1,5 @@
-"""What stopped the candidate first. When the candidate raised, crashed or timed out where the
-reference did not, that is the report's first line for the test or script ("the candidate test
+"""What stopped the candidate first. When the candidate raised (not a failed assertion on its
+results), crashed or timed out where the reference did not, that is the report's first line for the test or script ("the candidate test
 raised TypeError at mylib/steps.py:16 before its first host call", "... inside host call 2
 (`_record`) ..."): the host calls that are then missing follow from it, and are not explained
 as a callback the migration lost."""
@@ -24,6 +24,13 @@ def exception_name(message: str | None) -> str:
         return "AssertionError"
     m = _EXCEPTION.match(text)
     return m.group(1) if m else "an exception"
+
+
+def _stopped_by(error: str | None, events: list[dict]) -> bool:
+    """Did an exception stop the program (a host call raised, or the code raised), rather than
+    a check of its results fail afterwards (an AssertionError outside callbacks, e.g. a test
+    counting host calls the migration lost, which the host-call comparison explains)?"""
+    return any(ev.get("raised") for ev in events) or exception_name(error) != "AssertionError"
 
 
 def how_it_stopped(who: str, error: str | None, where: str | None, events: list[dict]) -> str:
@@ -54,6 +61,8 @@ def stopped_test(name: str, r: dict, c: dict, G: list[dict], expected: str, got:
     where the reference did not stop; None otherwise."""
     if c["outcome"] not in STOPPED or r["outcome"] in STOPPED:
         return None
+    if c["outcome"] in ("failed", "error") and not _stopped_by(c.get("message"), G):
+        return None
     if c["outcome"] == "timeout":  # (message: "timed out after 8 s (its process was killed)")
         message = f"the candidate test {c.get('message') or 'timed out'}"
     elif c["outcome"] == "crashed":
@@ -69,6 +78,8 @@ def stopped_test(name: str, r: dict, c: dict, G: list[dict], expected: str, got:
 def script_stop(ref: dict, cand: dict) -> Difference | None:
     """A candidate script that raised where the reference ran to its end."""
     if not cand.get("error") or ref.get("exit_status") != 0:
+        return None
+    if not _stopped_by(cand["error"], cand.get("events", [])):
         return None
     return Difference(
         entry="<script>",
