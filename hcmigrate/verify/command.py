@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -248,10 +249,10 @@ def verify(
     )
     try:
         outcome = run(request)
-    except KeyboardInterrupt as exc:  # subprocess groups are already killed by run_sides
-        click.echo("hcmigrate verify: interrupted (could not run)", err=True)
-        # Ctrl-C: could not run (2); SIGTERM / SIGHUP: 128 + the signal, as the codemod exits
-        sys.exit(128 + exc.signum if hasattr(exc, "signum") else CANNOT_RUN)
+    except KeyboardInterrupt as exc:  # (before or after the sides ran: nothing to report)
+        click.echo("hcmigrate verify: interrupted", err=True)
+        # 128 + the signal (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP), as the codemod exits
+        sys.exit(128 + getattr(exc, "signum", signal.SIGINT))
     except Exception as e:  # never a traceback: exit 1 means "different"
         click.echo(f"hcmigrate verify: could not run: {type(e).__name__}: {e}", err=True)
         sys.exit(CANNOT_RUN)

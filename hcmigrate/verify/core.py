@@ -6,12 +6,13 @@ migrated by the codemod) on current JAX, each as one script, and their traces ar
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hcmigrate.verify.classify import classify
 from hcmigrate.verify.compare import compare_traces
-from hcmigrate.verify.execute import RunResult, run_sides
+from hcmigrate.verify.execute import RunResult, SidesInterrupted, run_sides
 from hcmigrate.verify.launch import Side
 from hcmigrate.verify.notebooks import NotebookProblem, notebook_script, relabel
 from hcmigrate.verify.outcome import (
@@ -83,14 +84,21 @@ def _verify_script(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
     )
     cand_side = _candidate_side(req, plan)
     ref_side, ref_trace = _reference(req, out, project, plan)
-    results = run_sides(
-        [s for s in (ref_side, cand_side) if s is not None],
-        script_args=list(req.args),
-        entries=list(req.entries),
-        timeout=req.timeout,
-        workdir=workdir,
-        platform=req.platform,
-    )
+    try:
+        results = run_sides(
+            [s for s in (ref_side, cand_side) if s is not None],
+            script_args=list(req.args),
+            entries=list(req.entries),
+            timeout=req.timeout,
+            workdir=workdir,
+            platform=req.platform,
+        )
+    except SidesInterrupted as stop:  # a script has no part that finished on its own
+        name = signal.Signals(stop.signum).name
+        out.interrupted = {"signal": name, "exit_code": 128 + stop.signum, "unfinished": []}
+        out.exit_code = 128 + stop.signum
+        out.why = f"interrupted by {name} before the script finished on both sides"
+        return
     cand, ref = _sides_of(results, out)
     if ref is not None:
         ref_trace = _reference_trace(ref, out)

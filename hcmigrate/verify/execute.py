@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,10 +74,35 @@ def run_sides(
             running.append(started)
         wait_for_sides(running, timeout, workdir, base_env, script_args, entries, cwd, progress)
         return [_result(r) for r in running]
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (hcmigrate.cli): keep what ended
+        for r in running:
+            kill_group(r.proc)
+        signum = getattr(exc, "signum", signal.SIGINT)
+        raise SidesInterrupted(signum, [_partial_result(r) for r in running]) from None
     finally:  # ended, Ctrl-C or any error: nothing a side started is left running
         for r in running:
             kill_group(r.proc)
         kill_leftovers({tag for r in running for tag in r.tags})  # (one walk for all sides)
+
+
+class SidesInterrupted(KeyboardInterrupt):
+    """The run was stopped by a signal while the sides ran (their processes are killed):
+    `results` holds what each side had finished (a --pytest side: its finished tests, the tests
+    it was running in `trace["unfinished"]`; a script: nothing unless it had ended)."""
+
+    def __init__(self, signum: int, results: list[RunResult]):
+        super().__init__(signum)
+        self.signum = signum
+        self.results = results
+
+
+def _partial_result(r: Running) -> RunResult:
+    trace = read_trace(r.trace_path)
+    if trace is not None and not trace.get("complete") and not r.side.pytest:
+        trace = None
+    return RunResult(
+        r.side, trace, r.proc.returncode, _read(r.out), _read(r.err), time.monotonic() - r.started
+    )
 
 
 def _result(r: Running) -> RunResult:

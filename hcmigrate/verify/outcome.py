@@ -41,9 +41,14 @@ class Outcome:
     tests: str | None = None  # --pytest TESTS
     unrelated: list[dict] = field(default_factory=list)  # candidate failures not the migration's
     kept: str | None = None  # --keep: where the migrated copy is
+    # Stopped by a signal: {"signal": "SIGTERM", "exit_code": 143, "unfinished": [...]}; what
+    # finished on both sides is compared, the exit status is 128 + the signal's number.
+    interrupted: dict | None = None
 
     @property
     def verdict(self) -> str:
+        if self.interrupted:
+            return "interrupted"
         return {
             EQUIVALENT: "equivalent",
             DIFFERENT: "different",

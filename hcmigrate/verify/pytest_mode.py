@@ -5,12 +5,13 @@ test by test; candidate failures the migration did not cause are set apart."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 from hcmigrate.verify import reference_cache
 from hcmigrate.verify.classify import Failure, classify, classify_output
 from hcmigrate.verify.compare import compare_pytest_traces
-from hcmigrate.verify.execute import RunResult, run_sides
+from hcmigrate.verify.execute import RunResult, SidesInterrupted, run_sides
 from hcmigrate.verify.launch import Side
 from hcmigrate.verify.outcome import (
     CANDIDATE_BROKEN,
@@ -70,6 +71,38 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
     if ref_side is not None and not req.fresh_reference:
         cache_key = _cache_key(req, out, ref_side, key_args)
         ref_trace = _cached_reference(cache_key, out)
+    session_failure = None  # (a removed JAX API that kept the candidate's pytest from starting)
+    try:
+        ref_trace, cand_trace, session_failure = _run(
+            req, out, ref_side, cand_side, ref_trace, cache_key, args, workdir
+        )
+    except SidesInterrupted as stop:  # compare the tests that finished on both sides
+        ref_trace, cand_trace = _finished_on_both(out, stop, ref_trace)
+        if cand_trace is None:
+            return
+    original = req.original.resolve()
+    normalise_paths(cand_trace, [(str(cand_side.script), str(original))])
+    site_map = SiteMap.for_roots(original, cand_side.script)
+    comparison = compare_pytest_traces(ref_trace, cand_trace, req.tolerance, sites=site_map)
+    if (
+        not comparison.equivalent
+        and ref_side is not None
+        and old_jax(ref_trace)
+        and not out.interrupted
+    ):
+        ref_trace, comparison = _with_prng_opinion(
+            req, out, ref_side, args, ref_trace, cand_trace, site_map, comparison, workdir
+        )
+    conclude(out, ref_trace, cand_trace, req.keep_traces, comparison)
+    _classify_pytest(out, cand_trace, session_failure)
+    if out.interrupted:
+        out.exit_code = out.interrupted["exit_code"]
+
+
+def _run(req, out, ref_side, cand_side, ref_trace, cache_key, args, workdir):
+    """(the reference's trace, the candidate's, the failure that kept the candidate's pytest
+    from starting: _candidate_trace) for the tests the candidate runs: both sides run at once
+    (unless the reference's trace is recorded or cached), the candidate following."""
     cand = None
     if ref_side is not None and ref_trace is None:
         ref_trace, cand = _run_both(req, out, ref_side, cand_side, args, workdir)
@@ -83,17 +116,41 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
         cand_side.follows = None
         [cand] = run_sides([cand_side], **_run_settings(req, args, workdir))
     out.reference_trace = ref_trace  # in --json whatever the candidate does
-    cand_trace, session_failure = _candidate_trace(cand, out)
-    original = req.original.resolve()
-    normalise_paths(cand_trace, [(str(cand_side.script), str(original))])
-    site_map = SiteMap.for_roots(original, cand_side.script)
-    comparison = compare_pytest_traces(ref_trace, cand_trace, req.tolerance, sites=site_map)
-    if not comparison.equivalent and ref_side is not None and old_jax(ref_trace):
-        ref_trace, comparison = _with_prng_opinion(
-            req, out, ref_side, args, ref_trace, cand_trace, site_map, comparison, workdir
-        )
-    conclude(out, ref_trace, cand_trace, req.keep_traces, comparison)
-    _classify_pytest(out, cand_trace, session_failure)
+    return (ref_trace, *_candidate_trace(cand, out))
+
+
+def _finished_on_both(out: Outcome, stop: SidesInterrupted, ref_trace: dict | None):
+    """A run stopped by a signal: (the reference's trace, the candidate's), each narrowed to
+    the tests that finished on both sides; the others are listed in `out.interrupted`.
+    (None, None) when no test finished on both."""
+    results = {r.side.label: r for r in stop.results}
+    if "reference" in results:  # (else a recorded or cached reference: complete)
+        ref_trace = results["reference"].trace
+    cand = results.get("candidate")
+    cand_trace = cand.trace if cand is not None else None
+    if cand is not None:
+        out.candidate_stderr = cand.stderr
+    name = signal.Signals(stop.signum).name
+    out.interrupted = {"signal": name, "exit_code": 128 + stop.signum}
+    if ref_trace is None or cand_trace is None:
+        out.exit_code = out.interrupted["exit_code"]
+        out.why = f"interrupted by {name} before any test finished on both sides"
+        out.interrupted["unfinished"] = []
+        return None, None
+    for trace in (ref_trace, cand_trace):
+        trace.pop("not_run", None)
+    ref_done = {t["nodeid"] for t in ref_trace.get("tests", [])}
+    both = ref_done & {t["nodeid"] for t in cand_trace.get("tests", [])}
+    selected = _host_call_tests(ref_trace)
+    # (a test the reference finished without host calls needs no candidate run: it finished)
+    finished = both | (ref_done - selected if selected is not None else set())
+    started = [u["nodeid"] for u in ref_trace.get("unfinished", [])]
+    known = list(dict.fromkeys([*ref_trace.get("collected", []), *started, *ref_done]))
+    out.interrupted["unfinished"] = [t for t in known if t not in finished]
+    out.interrupted["finished"] = len(finished)
+    for trace in (ref_trace, cand_trace):
+        trace.pop("unfinished", None)
+    return only_tests(ref_trace, both), only_tests(cand_trace, both)
 
 
 def _check_tests_path(req: VerifyRequest) -> None:

@@ -26,9 +26,13 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
         lines.append(f"COULD NOT RUN: {out.why}")
         return "\n".join(lines)
     comp = out.comparison
+    if comp is None and out.interrupted:
+        lines.append(f"INTERRUPTED: {out.why}")
+        return "\n".join(lines)
     assert comp is not None
     if comp.tests is not None:
-        return "\n".join(lines + _pytest_report_lines(out) + _unrelated_lines(out))
+        lines += _pytest_report_lines(out) + _unrelated_lines(out) + _interrupted_lines(out)
+        return "\n".join(lines)
     if out.exit_code == CANDIDATE_BROKEN:
         return "\n".join(lines + _unrelated_lines(out))
     for s in comp.entries:
@@ -55,6 +59,22 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
             lines.append("  candidate stderr (last lines):")
             lines += [f"    {line}" for line in tail]
     return "\n".join(lines)
+
+
+def _interrupted_lines(out: Outcome) -> list[str]:
+    """A run stopped by a signal: the verdict above covers only what finished on both sides."""
+    if not out.interrupted:
+        return []
+    unfinished = out.interrupted["unfinished"]
+    lines = [
+        f"INTERRUPTED by {out.interrupted['signal']}: the lines above cover the "
+        f"{out.interrupted.get('finished', 0)} test(s) that finished; {len(unfinished)} did not "
+        "finish on both sides:"
+    ]
+    lines += [f"  not finished: {nodeid}" for nodeid in unfinished[:20]]
+    if len(unfinished) > 20:
+        lines.append(f"  ... and {len(unfinished) - 20} more (--json lists them all)")
+    return lines
 
 
 def _unrelated_lines(out: Outcome) -> list[str]:
@@ -155,6 +175,8 @@ def json_report(out: Outcome, *, events: bool = False) -> dict:
         "differences": [d.to_dict() for d in comp.differences] if comp else [],
         "entries": [_with_verdict(e, comp) for e in comp.entries] if comp else [],
     }
+    if out.interrupted:
+        data["interrupted"] = out.interrupted
     if out.mode == "pytest":
         data["mode"] = "pytest"
         data["pytest_tests"] = out.tests
