@@ -6,13 +6,12 @@ migrated by the codemod) on current JAX, each as one script, and their traces ar
 
 from __future__ import annotations
 
-import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hcmigrate.verify.classify import classify
 from hcmigrate.verify.compare import compare_traces
-from hcmigrate.verify.execute import RunResult, SidesInterrupted, run_sides
+from hcmigrate.verify.execute import RunResult, SidesInterrupted, interruption, run_sides
 from hcmigrate.verify.launch import Side
 from hcmigrate.verify.notebooks import NotebookProblem, notebook_script, relabel
 from hcmigrate.verify.outcome import (
@@ -94,10 +93,11 @@ def _verify_script(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
             platform=req.platform,
         )
     except SidesInterrupted as stop:  # a script has no part that finished on its own
-        name = signal.Signals(stop.signum).name
-        out.interrupted = {"signal": name, "exit_code": 128 + stop.signum, "unfinished": []}
-        out.exit_code = 128 + stop.signum
-        out.why = f"interrupted by {name} before the script finished on both sides"
+        out.interrupted = interruption(stop)
+        out.exit_code = out.interrupted["exit_code"]
+        out.why = (
+            f"interrupted by {out.interrupted['signal']} before the script finished on both sides"
+        )
         return
     cand, ref = _sides_of(results, out)
     if ref is not None:
@@ -113,6 +113,8 @@ def _verify_script(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
         )
     conclude(out, ref_trace, cand_trace, req.keep_traces, comparison)
     _classify_script(out, cand_trace, ref_trace)
+    if out.interrupted:
+        out.exit_code = out.interrupted["exit_code"]
 
 
 def _candidate_root(req: VerifyRequest, out: Outcome, workdir: Path, project) -> Path:
@@ -229,7 +231,11 @@ def _with_prng_opinion(
 ):
     """(reference trace, comparison) after asking a reference older than JAX 0.5 again with
     today's jax.random numbers (prng.py): kept when fewer differences remain."""
-    second = second_opinion(ref_side, req, req.args, req.entries, workdir)
+    try:
+        second = second_opinion(ref_side, req, req.args, req.entries, workdir)
+    except SidesInterrupted as stop:  # (the plain comparison stands)
+        out.interrupted = interruption(stop)
+        return ref_trace, comparison
     if second is None:
         return ref_trace, comparison
     if plan.notebook:

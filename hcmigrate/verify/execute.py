@@ -96,6 +96,16 @@ class SidesInterrupted(KeyboardInterrupt):
         self.results = results
 
 
+def interruption(stop: SidesInterrupted, unfinished: list[str] | None = None) -> dict:
+    """What `Outcome.interrupted` records of a stop: the signal, the exit status it means
+    (128 + its number) and what did not finish."""
+    return {
+        "signal": signal.Signals(stop.signum).name,
+        "exit_code": 128 + stop.signum,
+        "unfinished": unfinished or [],
+    }
+
+
 def _partial_result(r: Running) -> RunResult:
     trace = read_trace(r.trace_path)
     if trace is not None and not trace.get("complete") and not r.side.pytest:

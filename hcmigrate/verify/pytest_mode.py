@@ -5,13 +5,12 @@ test by test; candidate failures the migration did not cause are set apart."""
 
 from __future__ import annotations
 
-import signal
 from pathlib import Path
 
 from hcmigrate.verify import reference_cache
 from hcmigrate.verify.classify import Failure, classify, classify_output
 from hcmigrate.verify.compare import compare_pytest_traces
-from hcmigrate.verify.execute import RunResult, SidesInterrupted, run_sides
+from hcmigrate.verify.execute import RunResult, SidesInterrupted, interruption, run_sides
 from hcmigrate.verify.launch import Side
 from hcmigrate.verify.outcome import (
     CANDIDATE_BROKEN,
@@ -130,12 +129,12 @@ def _finished_on_both(out: Outcome, stop: SidesInterrupted, ref_trace: dict | No
     cand_trace = cand.trace if cand is not None else None
     if cand is not None:
         out.candidate_stderr = cand.stderr
-    name = signal.Signals(stop.signum).name
-    out.interrupted = {"signal": name, "exit_code": 128 + stop.signum}
+    out.interrupted = interruption(stop)
     if ref_trace is None or cand_trace is None:
         out.exit_code = out.interrupted["exit_code"]
-        out.why = f"interrupted by {name} before any test finished on both sides"
-        out.interrupted["unfinished"] = []
+        out.why = (
+            f"interrupted by {out.interrupted['signal']} before any test finished on both sides"
+        )
         return None, None
     for trace in (ref_trace, cand_trace):
         trace.pop("not_run", None)
@@ -353,7 +352,12 @@ def _with_prng_opinion(
     differing = [
         t["nodeid"] for t in comparison.tests if not t["equivalent"] and t["nodeid"] != SESSION
     ]
-    second = second_opinion(ref_side, req, args, [], workdir, select=differing, pytest=True)
+    try:
+        second = second_opinion(ref_side, req, args, [], workdir, select=differing, pytest=True)
+    except SidesInterrupted as stop:  # (the plain comparison stands)
+        out.interrupted = interruption(stop)
+        out.interrupted["finished"] = len(comparison.tests)
+        return ref_trace, comparison
     if second is None:
         return ref_trace, comparison
     merged = merge_tests(ref_trace, second, set(differing))

@@ -50,7 +50,7 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
         lines.append(
             f"EQUIVALENT: {n_ev} host call(s), {n_entries} entry result(s), stdout and exit status match"
         )
-        return "\n".join(lines)
+        return "\n".join(lines + _interrupted_lines(out))
     lines.append(f"DIFFERENT: {len(comp.differences)} difference(s)")
     lines += _difference_lines(comp.differences)
     if out.candidate_trace and out.candidate_trace.get("exit_status"):
@@ -58,7 +58,7 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
         if tail:
             lines.append("  candidate stderr (last lines):")
             lines += [f"    {line}" for line in tail]
-    return "\n".join(lines)
+    return "\n".join(lines + _interrupted_lines(out))
 
 
 def _interrupted_lines(out: Outcome) -> list[str]:
@@ -66,10 +66,12 @@ def _interrupted_lines(out: Outcome) -> list[str]:
     if not out.interrupted:
         return []
     unfinished = out.interrupted["unfinished"]
+    head = f"INTERRUPTED by {out.interrupted['signal']}: the lines above cover what finished"
+    if not unfinished:
+        return [head]
     lines = [
-        f"INTERRUPTED by {out.interrupted['signal']}: the lines above cover the "
-        f"{out.interrupted.get('finished', 0)} test(s) that finished; {len(unfinished)} did not "
-        "finish on both sides:"
+        f"{head}, {out.interrupted.get('finished', 0)} test(s); {len(unfinished)} did not finish "
+        "on both sides:"
     ]
     lines += [f"  not finished: {nodeid}" for nodeid in unfinished[:20]]
     if len(unfinished) > 20:
