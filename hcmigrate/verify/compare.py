@@ -252,9 +252,9 @@ def compare_pytest_traces(
                 )
             )
         else:
-            stop = (
-                stopped_test(name, r, c, G, _outcome_text(r), _outcome_text(c)) if r and c else None
-            )
+            stop = None
+            if r and c:
+                stop = stopped_test(name, r, c, E, G, (_outcome_text(r), _outcome_text(c)))
             if stop is not None:
                 diffs.append(stop)
             if stop is None or c["outcome"] not in UNKNOWN_CALLS:

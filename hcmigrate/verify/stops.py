@@ -1,8 +1,8 @@
-"""What stopped the candidate first. When the candidate raised (not a failed assertion on its
-results), crashed or timed out where the reference did not, that is the report's first line for the test or script ("the candidate test
-raised TypeError at mylib/steps.py:16 before its first host call", "... inside host call 2
-(`_record`) ..."): the host calls that are then missing follow from it, and are not explained
-as a callback the migration lost."""
+"""What stopped the candidate first. When the candidate raised before or inside its host
+calls, crashed or timed out where the reference did not, that is the report's first line for
+the test or script ("the candidate test raised TypeError at mylib/steps.py:16 before its first
+host call", "... inside host call 2 (`_record`) at ..."): the host calls then missing follow
+from it, and are not explained as callbacks the migration lost."""
 
 from __future__ import annotations
 
@@ -19,23 +19,27 @@ STOPPED_FIRST = "the candidate stopped before this call (its first line above sa
 
 def exception_name(message: str | None) -> str:
     """The exception class a failure message names (`assert ...`: AssertionError)."""
-    text = (message or "").strip()
+    text = (message or "").strip().removeprefix("teardown: ")
     if text.startswith("assert"):
         return "AssertionError"
     m = _EXCEPTION.match(text)
     return m.group(1) if m else "an exception"
 
 
-def _stopped_by(error: str | None, events: list[dict]) -> bool:
-    """Did an exception stop the program (a host call raised, or the code raised), rather than
-    a check of its results fail afterwards (an AssertionError outside callbacks, e.g. a test
-    counting host calls the migration lost, which the host-call comparison explains)?"""
-    return any(ev.get("raised") for ev in events) or exception_name(error) != "AssertionError"
+def _stopped_first(error: str | None, E: list[dict], G: list[dict]) -> bool:
+    """Did the candidate stop before or inside its host calls: a host call raised, or it
+    raised before its first one where the reference made some? An AssertionError outside
+    callbacks is a check of the results failing afterwards (e.g. a test counting host calls
+    the migration lost), and an exception after some host calls may come after all of them:
+    the host-call comparison explains those first."""
+    if any(ev.get("raised") for ev in G):
+        return True
+    return not G and bool(E) and exception_name(error) != "AssertionError"
 
 
 def how_it_stopped(who: str, error: str | None, where: str | None, events: list[dict]) -> str:
     """`who` ("the candidate test") raised `error` (at `where`): inside the host call that
-    raised, else before the first host call or after the last one."""
+    raised, else before its first host call (_stopped_first)."""
     raising = next((i for i, ev in enumerate(events) if ev.get("raised")), None)
     if raising is not None:
         ev = events[raising]
@@ -48,20 +52,16 @@ def how_it_stopped(who: str, error: str | None, where: str | None, events: list[
             f"(`{display_name(ev)}`){at}"
         )
     at = f" at {where}" if where else ""
-    if not events:
-        return f"{who} raised {exception_name(error)}{at} before its first host call"
-    return (
-        f"{who} raised {exception_name(error)}{at} after host call {len(events)} "
-        f"(`{display_name(events[-1])}`)"
-    )
+    return f"{who} raised {exception_name(error)}{at} before its first host call"
 
 
-def stopped_test(name: str, r: dict, c: dict, G: list[dict], expected: str, got: str):
-    """The first difference of a test the candidate stopped in (raised, crashed, timed out)
-    where the reference did not stop; None otherwise."""
+def stopped_test(name: str, r: dict, c: dict, E: list[dict], G: list[dict], shown: tuple):
+    """The first difference of a test the candidate stopped in (raised before or inside its
+    host calls, crashed, timed out) where the reference did not stop; None otherwise.
+    `shown`: (expected, got), the two outcomes as the report shows them."""
     if c["outcome"] not in STOPPED or r["outcome"] in STOPPED:
         return None
-    if c["outcome"] in ("failed", "error") and not _stopped_by(c.get("message"), G):
+    if c["outcome"] in ("failed", "error") and not _stopped_first(c.get("message"), E, G):
         return None
     if c["outcome"] == "timeout":  # (message: "timed out after 8 s (its process was killed)")
         message = f"the candidate test {c.get('message') or 'timed out'}"
@@ -72,14 +72,14 @@ def stopped_test(name: str, r: dict, c: dict, G: list[dict], expected: str, got:
     if c["outcome"] in UNKNOWN_CALLS:
         message += "; the host calls it made are not recorded"
     message += f" (the reference: {r['outcome']})"
-    return Difference(entry=name, kind="outcome", message=message, expected=expected, got=got)
+    return Difference(entry=name, kind="outcome", message=message, expected=shown[0], got=shown[1])
 
 
 def script_stop(ref: dict, cand: dict) -> Difference | None:
     """A candidate script that raised where the reference ran to its end."""
     if not cand.get("error") or ref.get("exit_status") != 0:
         return None
-    if not _stopped_by(cand["error"], cand.get("events", [])):
+    if not _stopped_first(cand["error"], ref.get("events", []), cand.get("events", [])):
         return None
     return Difference(
         entry="<script>",
