@@ -257,5 +257,9 @@ def test_a_candidate_that_cannot_start_keeps_the_reference_results(legacy_python
     assert "no database here" in res.stdout
     data = json.loads(report.read_text())
     assert data["verdict"] == "could-not-run" and data["unrelated"] == []
-    [test] = data["traces"]["reference"]["tests"]
-    assert (test["nodeid"], test["outcome"]) == ("tests/test_core.py::test_doubled", "passed")
+    [test] = data["tests"]
+    assert (test["nodeid"], test["reference_outcome"]) == (
+        "tests/test_core.py::test_doubled",
+        "passed",
+    )
+    assert test["reference_events"] == 1 and test["verdict"] == "not compared"

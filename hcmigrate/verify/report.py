@@ -182,13 +182,36 @@ def json_report(out: Outcome, *, events: bool = False) -> dict:
     if out.mode == "pytest":
         data["mode"] = "pytest"
         data["pytest_tests"] = out.tests
-        data["tests"] = [_with_verdict(t, comp) for t in comp.tests] if comp else []
+        data["tests"] = (
+            [_with_verdict(t, comp) for t in comp.tests]
+            if comp
+            else _reference_only(out.reference_trace)
+        )
     if events:
         data["traces"] = {
             "reference": clean(out.reference_trace),
             "candidate": clean(out.candidate_trace),
         }
     return data
+
+
+def _reference_only(trace: dict | None) -> list[dict]:
+    """The reference's per-test results when nothing could be compared (the candidate could
+    not start): kept, as a run on the legacy reference is worth keeping."""
+    if not trace:
+        return []
+    calls: dict[str, int] = {}
+    for ev in trace.get("events", []):
+        calls[ev.get("entry")] = calls.get(ev.get("entry"), 0) + 1
+    return [
+        {
+            "nodeid": t["nodeid"],
+            "reference_outcome": t["outcome"],
+            "reference_events": calls.get(t["nodeid"], 0),
+            "verdict": "not compared",
+        }
+        for t in trace.get("tests", [])
+    ]
 
 
 def _side_summary(trace: dict | None) -> dict | None:
