@@ -111,7 +111,7 @@ def test_first_line_says_the_candidate_raised_or_timed_out(tmp_path):
     candidate = _package(tmp_path / "candidate", CANDIDATE)
     steps = candidate / "mylib" / "steps.py"
     res = hcmigrate_verify(
-        original, "--pytest", "tests", "--candidate", candidate, "--timeout", "8"
+        original, "--pytest", "tests", "--candidate", candidate, "--timeout", "20"
     )
     assert res.returncode == 1, res.stdout + res.stderr
     heads = {}
@@ -126,7 +126,7 @@ def test_first_line_says_the_candidate_raised_or_timed_out(tmp_path):
         f"at {steps}:{_line(steps, 'def _record_legacy')} (the reference: passed)"
     ), res.stdout
     assert heads["test_timeout"] == (
-        "the candidate test timed out after 8 s (its process was killed); the host calls it "
+        "the candidate test timed out after 20 s (its process was killed); the host calls it "
         "made are not recorded (the reference: passed)"
     ), res.stdout
     # what follows from stopping is not blamed on the migration
