@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hcmigrate import migrate_source
 from hcmigrate.rules.barrier import BARRIER_NOTE
+from hcmigrate.rules.compat_reasons import FOLLOWS_COMPAT
 
 HEADER = "from jax.experimental import host_callback as hcb\n\n"
 
@@ -89,3 +90,38 @@ def test_a_print_goes_to_compat_only_under_a_vmap_the_module_shows():
     assert _print_codes(decorated) == ["HCB202"]
     in_lambda = "rows = lambda xs: jax.vmap(lambda r: hcb.id_print(r))(xs)\n"
     assert _print_codes(in_lambda) == ["HCB202"]
+
+
+ONE_RUNTIME = """\
+import numpy as np
+
+STATE = []
+
+
+def register(x, device):
+    STATE.append(device)
+    return x
+
+
+def record(x):
+    STATE.append(x)
+    return np.float32(len(STATE))
+
+
+def step(x):
+    x = hcb.call(register, x, result_shape=x, call_with_device=True)
+    hcb.id_tap(lambda v, t: STATE.append(v), x)
+    n = hcb.call(record, x, result_shape=np.float32(0))
+    hcb.call(record, x)
+    return x + n
+"""
+
+
+def test_a_call_whose_result_is_used_follows_the_module_onto_the_compat_runtime():
+    """One runtime per module: a `call` kept on compat (it reads its device) takes the module's
+    tap and its other calls with it; an ordered io_callback would be a chain of its own."""
+    code, diagnostics = _migrated(ONE_RUNTIME)
+    assert "io_callback" not in code and "jax.debug" not in code
+    assert code.count("hcb_compat.call(") == 3 and "hcb_compat.id_tap(" in code
+    assert [d.split()[1] for d in diagnostics] == ["HCB001", "HCB303", "HCB102", "HCB303", "HCB303"]
+    assert diagnostics[-1].endswith("call kept on the compat runtime: " + FOLLOWS_COMPAT)

@@ -49,7 +49,8 @@ class Planner:
         self._reporter = reporter
         self._plan = Plan()
         self._uses: dict[int, list[tuple[cst.Call, cst.Name, Adaptation]]] = {}
-        self._taps: list[cst.Call] = []  # the taps and prints that may follow compat (finish)
+        self._taps: list[cst.Call] = []  # the taps, prints and calls that may follow compat
+        self._ordered_io: list[cst.Call] = []  # the calls planned as ordered io_callbacks
 
     def suppressed(self, node: cst.CSTNode, rule: Rule) -> bool:
         """Is `node` kept from `rule` by a suppression comment, or the rule not selected?"""
@@ -77,17 +78,18 @@ class Planner:
         return True
 
     def may_follow_compat(self, site: CallSite) -> None:
-        """The site (a tap or print planned natively) moves to the compat runtime if some
-        other legacy call of the module stays there (finish: _taps_follow_compat)."""
+        """The site (a tap, print or call planned natively onto an ordered chain) moves to the
+        compat runtime if some other legacy call of the module stays there (finish:
+        _taps_follow_compat)."""
         self._taps.append(site.original)
 
     def keeps_compat(self, site: CallSite, reason: str) -> None:
         """The site stays on the compat runtime: its host function keeps its signature."""
         self._plan.adaptations[id(site.original)] = Adaptation("compat", reason=reason)
 
-    def joins_ordered_io(self) -> None:
-        """The site becomes an ordered io_callback."""
-        self._plan.module_has_ordered_io = True
+    def joins_ordered_io(self, site: CallSite) -> None:
+        """The site becomes an ordered io_callback (unless it follows compat, finish)."""
+        self._ordered_io.append(site.original)
 
     def adapt(
         self,
@@ -137,6 +139,7 @@ class Planner:
         parameters (each such use then passes the def as it is); a def used otherwise keeps
         its signature and is wrapped at each site."""
         plan, index, scopes = self._plan, self._resolver.index, self._resolver.scopes
+        plan.module_has_ordered_io = bool(self._ordered_io)
         self._taps_follow_compat()
         for key, uses in self._uses.items():
             fdef = plan.defs[key]
@@ -156,8 +159,8 @@ class Planner:
         return plan
 
     def _taps_follow_compat(self) -> None:
-        """Where some legacy call of the module stays on the compat runtime, its taps stay
-        there too: the compat runtime's ordered calls and ordered jax.debug callbacks are two
+        """Where some legacy call of the module stays on the compat runtime, its taps, prints
+        and calls on an ordered chain stay there too (a `pure_callback` is on no chain): the compat runtime's ordered calls and ordered jax.debug callbacks are two
         chains, which ran in program order on CPU but not on a GPU (docs/migration-decisions.md);
         legacy kept one order. Their defs keep their parameters."""
         plan = self._plan
@@ -174,6 +177,7 @@ class Planner:
         }
         for key in moved:
             plan.adaptations[key] = Adaptation("compat", follows_compat=True)
+        plan.module_has_ordered_io = any(id(call) not in moved for call in self._ordered_io)
         for key, uses in list(self._uses.items()):
             self._uses[key] = [use for use in uses if id(use[0]) not in moved]
             if not self._uses[key]:

@@ -12,6 +12,7 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
 from hcmigrate.rules.compat_reasons import (
+    FOLLOWS_COMPAT,
     IO_CHAIN_NOTE,
     SEVERAL_DEVICES_NOTE,
     compat_reason,
@@ -255,8 +256,12 @@ def plan(site: CallSite, planner) -> None:
         passes_device=site.literal("call_with_device", False) is True,
     )
     native = adaptation.mode != "compat" and compat_reason(site, "call_with_device") is None
-    if native and _result_used(site) and not planner.is_pure(func):
-        planner.joins_ordered_io()
+    if native and _result_used(site) and planner.is_pure(func):
+        return  # a pure_callback: on no ordered chain
+    if native and _result_used(site):
+        planner.joins_ordered_io(site)
+    if native:
+        planner.may_follow_compat(site)  # one runtime per module (hcmigrate.codemod.plan)
 
 
 def _no_result(site: CallSite) -> bool:
@@ -281,7 +286,9 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if reason is None and not _result_used(site):
         reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
-    if reason is None and adaptation.mode == "compat":
+    if reason is None and adaptation.follows_compat:
+        reason = FOLLOWS_COMPAT
+    elif reason is None and adaptation.mode == "compat":
         reason = f"the callback {adaptation.reason}"
     if reason is not None:
         ctx.report(COMPAT, site.original, f"call kept on the compat runtime: {reason}")
