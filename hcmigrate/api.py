@@ -53,7 +53,7 @@ class Options:
     # only where the text is shown or written, not for `--check`: layout never decides what
     # changes, and it is most of a changed file's migration time.
     lay_out: bool = True
-    # Cross-module facts from the file-level scan: ("mypkg.taps.id_tap",
+    # Cross-module facts from the project model (hcmigrate.project_model): ("mypkg.taps.id_tap",
     # "jax.experimental.host_callback.id_tap") for every name another module re-exports, and
     # the dotted name of the module being migrated (its re-exported legacy imports are kept
     # working for importers by pointing them at the compat runtime instead of removing them).
@@ -63,6 +63,10 @@ class Options:
     # (("mypkg.taps", ("id_tap",)),): a module that uses them in ways the codemod cannot
     # follow is reported (HCB006).
     reexporters_imported: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Functions of this module that other modules of the run apply a transformation to
+    # (directly or through the calls the code shows): (function, transformation, where), e.g.
+    # ("step", "pmap", "p.solver, line 12") (hcmigrate.project_model).
+    runs_under: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass

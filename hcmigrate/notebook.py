@@ -61,7 +61,7 @@ class NotebookResult:
 def _legacy_names_in_magics(module: str, masks: list[str]) -> list[tuple[str, int]]:
     """(name, line in `module`) for each masked magic that mentions a name the notebook's
     code binds to host_callback (`%timeit hcb.id_print(x)`)."""
-    from hcmigrate.reexports import legacy_binding_targets
+    from hcmigrate.project_model.bindings import legacy_binding_targets
 
     names = legacy_binding_targets(module)
     if not names:

@@ -34,8 +34,14 @@ from pathlib import Path
 from functools import partial
 from typing import Callable
 
+from hcmigrate.facts import LEGACY_PUBLIC_NAMES
 from hcmigrate.files import MAX_FILE_BYTES
-from hcmigrate.reexports import ReExport, binding_targets, legacy_binding_targets, module_name
+from hcmigrate.project_model.bindings import (
+    ReExport,
+    binding_targets,
+    legacy_binding_targets,
+    module_name,
+)
 from hcmigrate.rules.spec import LEGACY_WORD, TriggerWords
 from hcmigrate.rules.trigger_table import TRIGGERS
 from hcmigrate.scan_workers import can_fork, in_workers
@@ -73,7 +79,7 @@ _IMPORT_STATEMENT = re.compile(
 _WORD = re.compile(rb"\w+")
 
 
-def _import_words(data: bytes) -> set[bytes]:
+def import_words(data: bytes) -> set[bytes]:
     """Every identifier in the file's import statements (module path parts and names)."""
     words: set[bytes] = set()
     for statement in _IMPORT_STATEMENT.findall(data):
@@ -95,7 +101,7 @@ _NON_WORD_TO_SPACE = bytes(
 
 
 def _import_words_superset(data: bytes) -> set[bytes]:
-    """A superset of `_import_words(data)` at a fraction of its cost."""
+    """A superset of `import_words(data)` at a fraction of its cost."""
     text = b" ".join(_FROM_MODULE.findall(data)) + b" " + b" ".join(_AFTER_IMPORT.findall(data))
     return {b"from", b"import", *text.translate(_NON_WORD_TO_SPACE).split()}
 
@@ -309,7 +315,7 @@ class _Probe:
         self.names_re = {
             mod: re.compile(
                 rb"\b(?:"
-                + b"|".join(re.escape(n.encode("utf-8", "surrogateescape")) for n in sorted(ns))
+                + b"|".join(re.escape(n.encode("utf-8", "surrogateescape")) for n in _named(ns))
                 + rb")\b"
             )
             for mod, ns in exports.items()
@@ -321,7 +327,7 @@ class _Probe:
         # the exact (slow) look; `bytes in` per module would cost a pass over the file each.
         if self.stem_set.isdisjoint(_import_words_superset(data)):
             return []
-        if self.stem_set.isdisjoint(_import_words(data)):  # imports none of them
+        if self.stem_set.isdisjoint(import_words(data)):  # imports none of them
             return []
         found = []
         own = None
@@ -333,6 +339,11 @@ class _Probe:
                 if own != mod:
                     found.append(mod)
         return found
+
+
+def _named(names) -> list[str]:
+    """The names a module binds, a legacy star import standing for every public legacy name."""
+    return sorted(name for n in names for name in (LEGACY_PUBLIC_NAMES if n == "*" else (n,)))
 
 
 def _phase2(probe: _Probe, index: int, path: str | Path) -> tuple[list[str], dict[str, str]]:

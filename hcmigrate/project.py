@@ -1,5 +1,5 @@
-"""A run over files and folders: which files, which options each one gets (cross-module
-re-exports included), their migration in the order of the file list, and standard input.
+"""A run over files and folders: which files, which options each one gets (its view of the
+project model, hcmigrate.project_model), their migration in the order of the file list, and standard input.
 
 What the command line does, as a library (hcmigrate.api re-exports it); the CLI only parses
 options and prints.
@@ -36,11 +36,13 @@ class RunPlan:
 def plan_run(
     paths: list[str], settings: Settings, mode: str, jobs: int, cache: ResultCache | None = None
 ) -> RunPlan:
-    """Select the files under `paths`, pre-filter them (hcmigrate.prefilter), work out the legacy
-    names modules take from each other (hcmigrate.reexports) and each candidate's options.
+    """Select the files under `paths`, pre-filter them (hcmigrate.prefilter), build the project
+    model (hcmigrate.project_model: the legacy names modules take from each other, the
+    transformations they apply to each other's functions) and each candidate's options.
     `mode`: "fix", "check", "diff" or "review"."""
     from hcmigrate.prefilter import scan
-    from hcmigrate.reexports import module_name, plan_reexports
+    from hcmigrate.project_model.bindings import module_name
+    from hcmigrate.project_model.build import build_run_model
     from hcmigrate.runner import Task, load_codemod
 
     selection = settings.selector().select(paths)
@@ -55,7 +57,7 @@ def plan_run(
         jobs=jobs,
         on_first_candidate=None if cache is not None and len(cache) else load_codemod,
     )
-    reexports = plan_reexports(scanned, targets)
+    model = build_run_model(scanned, targets)
     # Only the files that need one (generated files, candidates) get a result: the many files
     # the pre-filter passed are only counted (a whole-tree run would otherwise build one object
     # per file for nothing).
@@ -73,10 +75,13 @@ def plan_run(
             continue
         # (the module's own package is isort's first-party section for the imports it gets)
         options = dataclasses.replace(settings.options, module_name=module_name(target.display))
-        if reexports.table:
-            options = dataclasses.replace(options, reexports=reexports.table)
-        if i in reexports.importers:
-            options = dataclasses.replace(options, reexporters_imported=reexports.importers[i])
+        view = model.views.get(i)
+        if view is not None:
+            options = dataclasses.replace(
+                options, reexports=view.reexports, runs_under=view.runs_under
+            )
+        if i in model.importers:
+            options = dataclasses.replace(options, reexporters_imported=model.importers[i])
         task = Task(
             target.display,
             fileio.printable(target.display),

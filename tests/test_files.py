@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hcmigrate.api import migrate_source
 from hcmigrate.prefilter import direct_candidate, scan
-from hcmigrate.reexports import legacy_binding_targets
+from hcmigrate.project_model.bindings import legacy_binding_targets
 from hcmigrate import prefilter
 from cli_helpers import run
 
@@ -359,7 +359,7 @@ def test_import_words_superset_covers_the_exact_words():
         b"importlib = 1\nfrom t import(u)\n",
     ]
     for data in samples:
-        assert prefilter._import_words(data) <= prefilter._import_words_superset(data), data[:80]
+        assert prefilter.import_words(data) <= prefilter._import_words_superset(data), data[:80]
 
 
 def test_prefilter_reads_a_bom_reexporter(tmp_path):

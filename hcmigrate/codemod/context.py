@@ -19,8 +19,6 @@ from hcmigrate.codemod.host_functions import (
     Adaptation,
     adapted_function,
     takes_arrays_as_they_come,
-    patched_internal,
-    several_devices_api,
 )
 from hcmigrate.codemod.context_parts import NamesContext, StatementsContext
 from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
@@ -77,7 +75,7 @@ class ModuleContext(NamesContext, StatementsContext):
         self, index: NodeIndex, scopes: ScopeAnalysis, options: Options, registry: Registry
     ):
         self.options = options
-        self.resolver = Resolver(index, scopes, dict(options.reexports))
+        self.resolver = Resolver(index, scopes, dict(options.reexports), options.runs_under)
         self.reporter = Reporter(index, options)
         self.edits = StatementEdits()
         self.plan = Plan()
@@ -212,10 +210,10 @@ class ModuleContext(NamesContext, StatementsContext):
         return self.resolver.visible_value(name)
 
     def several_devices(self) -> str | None:
-        return several_devices_api(self.resolver.index.text)
+        return self.resolver.several_devices()
 
     def patched_internal(self) -> str | None:
-        return patched_internal(self.resolver.index.text)
+        return self.resolver.patched_internal()
 
     def with_numpy_args(
         self, func: cst.BaseExpression, original: cst.BaseExpression | None

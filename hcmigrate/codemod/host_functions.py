@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,30 +20,12 @@ from hcmigrate.facts import (
     ARRAY_AGNOSTIC_BUILTINS,
     ARRAY_AGNOSTIC_PREFIXES,
     IMPURE_MODULE_PREFIXES,
-    MULTI_DEVICE_APIS,
-    PATCHED_INTERNALS,
     PURE_BUILTINS,
     PURE_METHODS,
     PURE_MODULE_PREFIXES,
 )
 from hcmigrate.codemod.walk import descendants, names_used
 from hcmigrate.rules.nodes import literal_value, parse
-
-_MULTI_DEVICE = re.compile(r"\b(%s)\b" % "|".join(MULTI_DEVICE_APIS))
-
-
-def patched_internal(text: str) -> str | None:
-    """The legacy internal (facts.PATCHED_INTERNALS) the module's text names, if any."""
-    for name in PATCHED_INTERNALS:
-        if re.search(rf"\b{name}\b", text):
-            return name
-    return None
-
-
-def several_devices_api(module_text: str) -> str | None:
-    """The multi-device API (pmap, shard_map, a sharding) a module's text names, or None."""
-    match = _MULTI_DEVICE.search(module_text)
-    return match.group(1) if match else None
 
 
 Mode = Literal["as_is", "edit", "wrap", "compat"]

@@ -8,7 +8,7 @@ called `host_callback` (E1) resolves to something else and is never touched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -93,6 +93,8 @@ class LegacyBindings:
     roots: set[str]  # names an import of the legacy module (or of a re-exporter) binds
     star: bool  # `from jax.experimental.host_callback import *`
     guard_fallbacks: set[str]  # I7: `except ImportError: hcb = None`
+    # names a star import of a module that re-exports them binds: {"id_tap": legacy name}
+    star_names: dict[str, str] = field(default_factory=dict)
 
 
 def legacy_bindings(imports, text: str, reexports: dict[str, str]) -> LegacyBindings:
@@ -113,18 +115,35 @@ def legacy_bindings(imports, text: str, reexports: dict[str, str]) -> LegacyBind
     return found
 
 
+def spelled_module(node: cst.ImportFrom) -> str:
+    """The module of `from M import ...` as the scope analysis spells it (`.b` relative)."""
+    return "." * len(node.relative) + (dotted_name(node.module) or "" if node.module else "")
+
+
+def spelled_member(module: str, name: str) -> str:
+    return f"{module}{name}" if module.endswith(".") or not module else f"{module}.{name}"
+
+
 def _import_from(node: cst.ImportFrom, reexports: dict[str, str], found: LegacyBindings) -> None:
-    if node.relative or node.module is None:
+    if not node.relative and node.module is None:
         return
-    module = dotted_name(node.module) or ""
+    module = spelled_module(node)
     if isinstance(node.names, cst.ImportStar):
         if module == LEGACY_MODULE:
             found.star = True
             found.roots |= LEGACY_PUBLIC_NAMES
+            return
+        # A module of the run that re-exports legacy names (hcmigrate.project_model).
+        prefix = spelled_member(module, "")
+        for key, target in reexports.items():
+            name = key[len(prefix) :] if key.startswith(prefix) else ""
+            if name and "." not in name:
+                found.star_names[name] = target
+                found.roots.add(name)
         return
     for alias in node.names:
         name = alias.name.value
-        full = f"{module}.{name}"
+        full = spelled_member(module, name)
         if (
             module == LEGACY_MODULE
             or full == LEGACY_MODULE

@@ -130,6 +130,7 @@ class NodeIndex:
         found = legacy_bindings(recorder.imports, self.text, reexports)
         self.legacy_roots: set[str] = found.roots
         self.legacy_star = found.star  # `from jax.experimental.host_callback import *`
+        self.star_names = found.star_names  # legacy names a re-exporter's star import binds
         self.guard_fallbacks: set[str] = found.guard_fallbacks  # `except ImportError: hcb = None`
 
     @property

@@ -25,7 +25,7 @@ def might_use_host_callback(text: str, options: Options, words: TriggerWords) ->
     """False only when `text` cannot hold a site of any rule (directly, or through a module of
     `options.reexports` that re-exports legacy names)."""
     return words.may_apply(text) or any(
-        name.rsplit(".", 1)[0] in text for name, _ in options.reexports
+        name.rsplit(".", 1)[-1] in text for name, _ in options.reexports
     )
 
 

@@ -21,8 +21,6 @@ from hcmigrate.codemod.host_functions import (
     PurityChecker,
     adapt,
     mutable_module_state,
-    patched_internal,
-    several_devices_api,
 )
 from hcmigrate.codemod.reporting import Reporter
 from hcmigrate.codemod.resolution import Resolver
@@ -61,11 +59,12 @@ class Planner:
 
     def patched_internal(self) -> str | None:
         """The legacy internal the module patches, if any (no call of it is rewritten)."""
-        return patched_internal(self._resolver.index.text)
+        return self._resolver.patched_internal()
 
     def several_devices(self) -> str | None:
-        """The multi-device API the module names, if any (its taps keep the compat runtime)."""
-        return several_devices_api(self._resolver.index.text)
+        """Why the module runs on several devices, if it does (its taps keep the compat
+        runtime): hcmigrate.codemod.resolution.Resolver.several_devices."""
+        return self._resolver.several_devices()
 
     def keeps_compat_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
         """Does the site stay on the compat runtime because this module visibly runs its

@@ -11,18 +11,27 @@ import ast
 
 import libcst as cst
 
-from hcmigrate.codemod.legacy_names import LegacyRef, classify
+from hcmigrate.codemod.legacy_names import LegacyRef, classify, legacy_member
 from hcmigrate.codemod.node_index import NodeIndex, root_name
 from hcmigrate.codemod.scopes import LOCAL, QualifiedName, ScopeAnalysis
 from hcmigrate.facts import LEGACY_PUBLIC_NAMES
+from hcmigrate.project_model.module_facts import SEVERAL_DEVICES, ModuleFacts, facts_of
 from hcmigrate.rules.nodes import dotted_name
 
 
 class Resolver:
-    def __init__(self, index: NodeIndex, scopes: ScopeAnalysis, reexports: dict[str, str]):
+    def __init__(
+        self,
+        index: NodeIndex,
+        scopes: ScopeAnalysis,
+        reexports: dict[str, str],
+        runs_under: tuple[tuple[str, str, str], ...] = (),
+    ):
         self.index = index
         self.scopes = scopes
         self.reexports = reexports
+        self.runs_under = runs_under  # hcmigrate.api.Options.runs_under
+        self._facts: ModuleFacts | None = None
         self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
         self._vmapped_names: dict[str, int] | None = None  # (_names_given_to_vmap)
 
@@ -55,8 +64,35 @@ class Resolver:
                 # bound by nothing but `from jax.experimental.host_callback import *`
                 self.star_refs[id(node)] = node
                 return LegacyRef(member=node.value)
+            if isinstance(node, cst.Name) and node.value in self.index.star_names:
+                # bound by a star import of a module that re-exports it (nothing to clean up)
+                member = legacy_member(self.index.star_names[node.value])
+                return None if member is False else LegacyRef(member=member)
             return None
         return classify(names, self.index.guard_fallbacks, self.reexports)
+
+    @property
+    def module_facts(self) -> ModuleFacts:
+        """What the module's code says, read once (hcmigrate.project_model.module_facts)."""
+        if self._facts is None:
+            self._facts = facts_of(self.scopes.tree, "", False)
+        return self._facts
+
+    def several_devices(self) -> str | None:
+        """Why the module's code runs on several devices: the multi-device API its code names
+        (not a docstring, comment or string), or a function of it that another module of the
+        run applies one to (hcmigrate.project_model); None: neither."""
+        api = self.module_facts.multi_device_api
+        if api is not None:
+            return f"the module uses {api}"
+        for function, transform, where in self.runs_under:
+            if transform in SEVERAL_DEVICES:
+                return f"`{function}` runs under {transform} ({where})"
+        return None
+
+    def patched_internal(self) -> str | None:
+        """The legacy internal (facts.PATCHED_INTERNALS) the module's code names, if any."""
+        return self.module_facts.patched_internal
 
     def is_guard_fallback(self, node: cst.CSTNode) -> bool:
         """Is `node`'s root name one an import guard sets (`except ImportError: hcb = None`)?"""

@@ -247,7 +247,7 @@ def plan(site: CallSite, planner) -> None:
         return
     api = planner.several_devices()
     if api is not None and not _result_used(site):
-        planner.keeps_compat(site, f"the module uses {api}")
+        planner.keeps_compat(site, api)
         return
     adaptation = planner.adapt(
         site,

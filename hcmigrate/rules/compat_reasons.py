@@ -21,11 +21,12 @@ def compat_reason(site: CallSite, device_flag: str) -> str | None:
 
 def several_devices_reason(ctx) -> str | None:
     """Why a tap or print cannot join the ordered jax.debug chain: the module runs code on
-    several devices, where ordered debug callbacks are refused (None: it does not)."""
-    api = ctx.several_devices()
-    if api is None:
+    several devices, where ordered debug callbacks are refused (None: it does not, as far as
+    the project model sees)."""
+    why = ctx.several_devices()
+    if why is None:
         return None
-    return f"the module uses {api} (several devices), where ordered jax.debug callbacks are refused"
+    return f"{why} (several devices), where ordered jax.debug callbacks are refused"
 
 
 # Why a tap or print of a module that keeps other legacy calls on the compat runtime stays

@@ -264,7 +264,9 @@ class RuleContext(Protocol):
         it is used (None: not visibly one)."""
 
     def several_devices(self) -> str | None:
-        """The multi-device API the module names (pmap, shard_map, a sharding), or None."""
+        """Why the module runs on several devices: "the module uses pmap" (its code names a
+        multi-device API), or "`step` runs under pmap (p.solver, line 12)" (another module of
+        the run applies one to its function); None: neither."""
 
     def patched_internal(self) -> str | None:
         """The legacy internal the module patches (`outside_call_p`), or None."""

@@ -354,7 +354,7 @@ def plan(site: CallSite, planner) -> None:
         return
     api = planner.several_devices()
     if api is not None:
-        planner.keeps_compat(site, f"the module uses {api}")
+        planner.keeps_compat(site, api)
         return
     if planner.keeps_compat_under_vmap(
         site,

@@ -13,7 +13,8 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.facts import COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_MODULE
+from hcmigrate.codemod.legacy_names import spelled_member, spelled_module
+from hcmigrate.facts import COMPAT_MODULE, LEGACY_FUNCTIONS, LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.rules.nodes import dotted_name
 from hcmigrate.rules.context import ImportContext, ImportSite, ModuleSite, ReportContext
 from hcmigrate.rules.nodes import parse
@@ -213,16 +214,16 @@ def legacy_aliases(
                 bound = alias.asname.name.value if alias.asname else LEGACY_MODULE
                 found.append((alias, bound))
         return found
-    if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+    if (not node.relative and node.module is None) or isinstance(node.names, cst.ImportStar):
         return found
-    module = dotted_name(node.module)
+    module = spelled_module(node)
     for alias in node.names:
         name = alias.name.value
         bound = alias.asname.name.value if alias.asname else name
         if (
             module == LEGACY_MODULE
             or (module == _PARENT and name == _LEAF)
-            or f"{module}.{name}" in (reexports or {})
+            or spelled_member(module, name) in (reexports or {})
         ):
             found.append((alias, bound))
     return found
@@ -357,11 +358,14 @@ def clean_up(site: ImportSite, ctx: ImportContext):
 
 
 def _star(original: cst.ImportFrom, updated: cst.ImportFrom, ctx: ImportContext):
-    if ctx.star_names_still_used() or "*" in ctx.exported_here:
+    if (
+        ctx.star_names_still_used()
+        or "*" in ctx.exported_here
+        or not ctx.exported_here.isdisjoint(LEGACY_PUBLIC_NAMES)  # other modules take them
+    ):
+        how = "still used" if ctx.star_names_still_used() else "imported from here by other modules"
         ctx.report(
-            STAR_IMPORT,
-            original,
-            f"names of the star import are still used: pointed at {COMPAT_MODULE}",
+            STAR_IMPORT, original, f"names of the star import are {how}: pointed at {COMPAT_MODULE}"
         )
         return updated.with_changes(module=parse(COMPAT_MODULE))
     ctx.report(UNUSED_IMPORT, original, "unused star import of host_callback removed")
