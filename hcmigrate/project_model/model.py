@@ -179,6 +179,7 @@ class ProjectModel:
                     target = self.function(module, name)
                     if target is not None:
                         work.append((target, RunsUnder(target[1], application.transform, where)))
+        work.reverse()  # (breadth first: a function a transformation is applied to comes first)
         while work:
             target, runs = work.pop()
             known = found.setdefault(target, [])
@@ -186,10 +187,10 @@ class ProjectModel:
                 continue
             known.append(runs)
             module, function = target
-            for called in self.modules[module].defs.get(function, ()):
+            for called in sorted(self.modules[module].defs.get(function, ())):
                 callee = self.function(module, called)
                 if callee is not None:
-                    work.append((callee, RunsUnder(callee[1], runs.transform, runs.where)))
+                    work.insert(0, (callee, RunsUnder(callee[1], runs.transform, runs.where)))
         return found
 
     def runs_under(self, module: str) -> tuple[RunsUnder, ...]:
@@ -199,7 +200,7 @@ class ProjectModel:
             self._transformations = self.transformations()
         return tuple(
             runs
-            for (owner, _), all_runs in sorted(self._transformations.items())
+            for (owner, _), all_runs in self._transformations.items()
             if owner == module
             for runs in all_runs
             if not runs.where.startswith(f"{module}, ")

@@ -1,0 +1,213 @@
+"""The project model (hcmigrate.project_model): a tree whose modules take legacy names from each
+other, or run each other's functions under transformations, migrates to a tree that imports and
+runs, with the host calls legacy JAX made.
+
+Each test writes a package, runs the real original under jax 0.4.30 (the legacy virtualenv),
+migrates it with the real `hcmigrate` command, runs the result on current JAX, and compares.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_helpers import run as run_hcmigrate
+
+LEGACY = "jax.experimental.host_callback"
+
+# Every shape of re-export, one package each; each `c.py` defines run(), which calls the names
+# it took and prints what its taps saw.
+REEXPORT_SHAPES = {
+    # a star import of a module that re-exports a legacy name
+    "star/a.py": f"from {LEGACY} import id_tap\n",
+    "star/c.py": "from star.a import *\n\nfrom shared import jit_run\n\n\n"
+    "def run():\n    jit_run(lambda x: id_tap(lambda v, t: print('star', v), x))\n",
+    # a star import of a module that star-imports host_callback (on jax 0.4.30 that binds
+    # none of its deprecated functions: JAX before 0.4.26 ran it; only the migrated tree runs)
+    "legacystar/a.py": f"from {LEGACY} import *\n",
+    "legacystar/c.py": "from legacystar.a import *\n\nfrom shared import jit_run\n\n\n"
+    "def run():\n    jit_run(lambda x: id_tap(lambda v, t: print('legacystar', v), x))\n",
+    # a sibling re-export: a.py takes id_print from b.py, c.py takes both from a.py
+    "sibling/a.py": f"from {LEGACY} import id_tap\nfrom sibling.b import id_print\n",
+    "sibling/b.py": f"from {LEGACY} import id_print\n",
+    "sibling/c.py": "from shared import jit_run\nfrom sibling.a import id_print, id_tap\n\n\n"
+    "def run():\n    jit_run(lambda x: id_print(id_tap(lambda v, t: print('sibling', v), x)))\n",
+    # two siblings re-exporting from each other (a cycle), spelled relatively
+    "cycle/a.py": f"from {LEGACY} import id_tap\n\nfrom .b import id_print\n",
+    "cycle/b.py": f"from {LEGACY} import id_print\n\nfrom .a import id_tap\n",
+    "cycle/c.py": "from shared import jit_run\n\nfrom .a import id_print\nfrom .b import id_tap\n\n\n"
+    "def run():\n    jit_run(lambda x: id_print(id_tap(lambda v, t: print('cycle', v), x)))\n",
+    # a module attribute: `from attr import a; a.id_tap(...)`
+    "attr/a.py": f"from {LEGACY} import id_tap\n",
+    "attr/c.py": "from attr import a\nfrom shared import jit_run\n\n\n"
+    "def run():\n    jit_run(lambda x: a.id_tap(lambda v, t: print('attr', v), x))\n",
+    # an alias of the legacy module reached through another module's import of its package
+    "alias/utils/__init__.py": f"from {LEGACY.rsplit('.', 1)[0]} import host_callback as hostcb\n",
+    "alias/a.py": "from alias import utils\n",
+    "alias/c.py": "from alias.a import utils\nfrom shared import jit_run\n\n\n"
+    "def run():\n    jit_run(lambda x: utils.hostcb.id_tap(lambda v, t: print('alias', v), x))\n",
+}
+SHARED = """\
+import jax
+import jax.numpy as jnp
+
+
+def jit_run(f):
+    print(jax.jit(f)(jnp.arange(3)).tolist())
+    jax.effects_barrier()
+"""
+MAIN = """\
+import importlib
+import sys
+
+for shape in sys.argv[1:]:
+    importlib.import_module(shape + ".c").run()
+"""
+SHAPES = ["star", "legacystar", "sibling", "cycle", "attr", "alias"]
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for package in path.relative_to(root).parents:
+            if str(package) != "." and not (root / package / "__init__.py").exists():
+                (root / package / "__init__.py").write_text("")
+        path.write_text(text)
+
+
+def _run(python, tree: Path, *args: str, devices: int = 1) -> str:
+    env = {
+        **os.environ,
+        "XLA_FLAGS": f"--xla_force_host_platform_device_count={devices}",
+        "JAX_PLATFORMS": "cpu",
+    }
+    env.pop("PYTHONPATH", None)  # (the compat runtime is installed; the tree is the cwd)
+    result = subprocess.run(
+        [str(python), *args], cwd=tree, capture_output=True, text=True, timeout=300, env=env
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def _legacy_then_migrated(
+    legacy_python: Path,
+    tmp_path: Path,
+    files: dict[str, str],
+    *args: str,
+    devices: int = 1,
+    legacy_args: tuple[str, ...] | None = None,
+):
+    """(legacy output, hcmigrate's output, migrated output) of the package `files`, run with
+    `args` (the original with `legacy_args`, when given)."""
+    original = tmp_path / "original"
+    _write(original, files)
+    migrated = tmp_path / "migrated"
+    shutil.copytree(original, migrated)
+    legacy = _run(legacy_python, original, *(legacy_args or args), devices=devices)
+    result = run_hcmigrate(["."], migrated)
+    assert result.exit_code == 0, result.output
+    return legacy, result.output, _run(sys.executable, migrated, *args, devices=devices)
+
+
+def test_every_shape_of_reexport_migrates_to_a_tree_that_runs_as_legacy_did(
+    legacy_python: Path, tmp_path: Path
+):
+    files = {**REEXPORT_SHAPES, "shared.py": SHARED, "main.py": MAIN}
+    ran_on_legacy = [shape for shape in SHAPES if shape != "legacystar"]
+    legacy, report, migrated = _legacy_then_migrated(
+        legacy_python, tmp_path, files, "main.py", *SHAPES, legacy_args=("main.py", *ran_on_legacy)
+    )
+    lines = legacy.splitlines(keepends=True)
+    taps = [line.split()[0] for line in lines if line[0].isalpha()]
+    assert taps == ran_on_legacy  # (each shape's tap ran: no comparison of empty outputs)
+    # legacystar's host calls are star's (as JAX before 0.4.26 ran them)
+    assert migrated == "".join([*lines[:2], lines[0].replace("star", "legacystar"), *lines[1:]])
+    tree = tmp_path / "migrated"
+    # The importers are rewritten natively, every exporter keeps the names they took.
+    for shape in SHAPES:
+        assert "jax.debug.callback(" in (tree / shape / "c.py").read_text(), shape
+    for exporter in (
+        "star/a.py",
+        "legacystar/a.py",
+        "sibling/a.py",
+        "sibling/b.py",
+        "cycle/a.py",
+        "attr/a.py",
+    ):
+        assert "hcmigrate_compat" in (tree / exporter).read_text(), exporter
+    assert "HCB006" not in report
+
+
+TAPS = f"""\
+from {LEGACY.rsplit(".", 1)[0]} import host_callback as hcb
+
+SEEN = []
+
+
+def save(x, transforms):
+    SEEN.append(float(x.sum()))
+
+
+def step(x):
+    x = hcb.id_tap(save, x)
+    return x * 2
+"""
+SOLVER = '''\
+"""Runs the step on every device."""
+
+import jax
+import jax.numpy as jnp
+
+from lib.taps import SEEN, step
+
+
+def run():
+    out = jax.pmap(step)(jnp.arange(4.0).reshape(2, 2))
+    jax.effects_barrier()
+    print(out.tolist(), sorted(SEEN))
+
+
+run()
+'''
+# A module that names pmap only in a docstring and an error message.
+SINGLE = f'''\
+"""One device only: never give `show` to :func:`jax.pmap`."""
+
+import jax
+
+from {LEGACY.rsplit(".", 1)[0]} import host_callback as hcb
+
+ERROR = "use jax.pmap elsewhere"
+
+
+def show(x):
+    return hcb.id_tap(lambda v, t: print("show", v), x)
+
+
+print(jax.jit(show)(2.0))
+'''
+
+
+def test_a_tap_that_another_module_runs_under_pmap_runs_on_two_devices(
+    legacy_python: Path, tmp_path: Path
+):
+    files = {"lib/taps.py": TAPS, "lib/solver.py": SOLVER, "lib/single.py": SINGLE}
+    legacy, report, migrated = _legacy_then_migrated(
+        legacy_python, tmp_path, files, "-m", "lib.solver", devices=2
+    )
+    assert migrated == legacy == "[[0.0, 2.0], [4.0, 6.0]] [1.0, 5.0]\n"
+    # The tap module names no pmap: the model says where its function runs on two devices.
+    assert (
+        "lib/taps.py:11:9: HCB102 [compat-fallback] id_tap kept on the compat runtime: `step` "
+        "runs under pmap (lib.solver, line 10) (several devices)" in report
+    )
+    # A pmap named only in a docstring or a string changes nothing: the tap is native.
+    assert "lib/single.py:11:12: HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug" in report
+    tree = tmp_path / "migrated"
+    assert _run(sys.executable, tree, "-m", "lib.single") == _run(
+        legacy_python, tmp_path / "original", "-m", "lib.single"
+    )
