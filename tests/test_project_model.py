@@ -172,6 +172,7 @@ def run():
 
 
 run()
+import lib.single  # noqa: E402  (its own jitted tap, on one device)
 '''
 # A module that names pmap only in a docstring and an error message.
 SINGLE = f'''\
@@ -199,7 +200,7 @@ def test_a_tap_that_another_module_runs_under_pmap_runs_on_two_devices(
     legacy, report, migrated = _legacy_then_migrated(
         legacy_python, tmp_path, files, "-m", "lib.solver", devices=2
     )
-    assert migrated == legacy == "[[0.0, 2.0], [4.0, 6.0]] [1.0, 5.0]\n"
+    assert migrated == legacy == "[[0.0, 2.0], [4.0, 6.0]] [1.0, 5.0]\nshow 2.0\n2.0\n"
     # The tap module names no pmap: the model says where its function runs on two devices.
     assert (
         "lib/taps.py:11:9: HCB102 [compat-fallback] id_tap kept on the compat runtime: `step` "
@@ -207,7 +208,45 @@ def test_a_tap_that_another_module_runs_under_pmap_runs_on_two_devices(
     )
     # A pmap named only in a docstring or a string changes nothing: the tap is native.
     assert "lib/single.py:11:12: HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug" in report
-    tree = tmp_path / "migrated"
-    assert _run(sys.executable, tree, "-m", "lib.single") == _run(
-        legacy_python, tmp_path / "original", "-m", "lib.single"
+
+
+BATCHED = f"""\
+from {LEGACY.rsplit(".", 1)[0]} import host_callback as hcb
+
+
+def show(x, transforms):
+    print("show", x.tolist())
+
+
+def step(x):
+    return hcb.id_tap(show, x) * 2
+"""
+BATCHES = """\
+import jax
+import jax.numpy as jnp
+
+from vlib import batched
+
+
+def run(xs):
+    return jax.vmap(lambda x: batched.step(x) + 1)(xs)
+
+
+print(jax.jit(run)(jnp.arange(3.0)).tolist())
+"""
+
+
+def test_a_tap_that_another_module_runs_under_vmap_taps_the_whole_batch(
+    legacy_python: Path, tmp_path: Path
+):
+    """Legacy tapped once with the batch (and a `transforms` argument); jax.debug.callback
+    would tap each element: the module that vmaps is not the module that taps."""
+    files = {"vlib/batched.py": BATCHED, "vlib/batches.py": BATCHES}
+    legacy, report, migrated = _legacy_then_migrated(
+        legacy_python, tmp_path, files, "-m", "vlib.batches"
+    )
+    assert migrated == legacy == "show [0.0, 1.0, 2.0]\n[1.0, 3.0, 5.0]\n"
+    assert (
+        "HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function runs "
+        "under jax.vmap (vlib.batches, line 8)" in report
     )

@@ -68,12 +68,16 @@ class Planner:
 
     def keeps_compat_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
         """Does the site stay on the compat runtime because this module visibly runs its
-        function under `jax.vmap` (hcmigrate.codemod.resolution.Resolver.vmapped_at)?
+        function under `jax.vmap` (hcmigrate.codemod.resolution.Resolver.vmapped_at), or
+        another module of the run does (Resolver.vmapped_elsewhere)?
         `legacy_did`: what legacy did there that jax.debug callbacks do not."""
         line = self._resolver.vmapped_at(site.original)
-        if line is None:
+        where = f"line {line}" if line is not None else None
+        if where is None:
+            where = self._resolver.vmapped_elsewhere(site.original)
+        if where is None:
             return False
-        self.keeps_compat(site, f"runs under jax.vmap (line {line}), where {legacy_did}")
+        self.keeps_compat(site, f"runs under jax.vmap ({where}), where {legacy_did}")
         return True
 
     def may_follow_compat(self, site: CallSite) -> None:

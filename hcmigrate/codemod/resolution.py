@@ -170,6 +170,24 @@ class Resolver:
             ancestor = self.parent(ancestor)
         return None
 
+    def vmapped_elsewhere(self, node: cst.CSTNode) -> str | None:
+        """Where another module of the run applies `jax.vmap` to a function around `node`
+        (directly or through the calls the code shows: hcmigrate.project_model), as
+        "p.solver, line 12"; None: the project model saw none."""
+        vmapped = {f: where for f, transform, where in self.runs_under if transform == "vmap"}
+        if not vmapped:
+            return None
+        names = []
+        ancestor = self.parent(node)
+        while ancestor is not None:
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                names.insert(0, ancestor.name.value)
+            ancestor = self.parent(ancestor)
+        for cut in (1, 2):  # a module-level def, or a method (`Class.method`)
+            if len(names) >= cut and ".".join(names[:cut]) in vmapped:
+                return vmapped[".".join(names[:cut])]
+        return None
+
     def _is_vmap(self, expr: cst.BaseExpression) -> bool:
         """`jax.vmap`, or `partial(jax.vmap, ...)`."""
         if isinstance(expr, cst.Call):
