@@ -61,7 +61,7 @@ def _version(package: str) -> str:
 
 
 def task_key(fingerprint: str, text: str, options, notebook: bool) -> str:
-    """The cache key of migrating `text` with these options (hcmigrate.api.Options)."""
+    """The cache key of migrating `text` with these options (hcmigrate.options.Options)."""
     described = json.dumps([fingerprint, asdict(options), notebook], sort_keys=True, default=sorted)
     digest = hashlib.blake2b(described.encode(), digest_size=16)
     digest.update(text.encode("utf-8", "surrogatepass"))

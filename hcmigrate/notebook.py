@@ -21,10 +21,11 @@ import dataclasses
 import json
 import re
 
-from hcmigrate.api import MigrationResult, Options, migrate_source
+from hcmigrate.api import migrate_source
+from hcmigrate.options import MigrationResult, Options
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.errors import MigrationError
-from hcmigrate.syntax import describe
+from hcmigrate.syntax import describe, python_parses
 
 
 class NotebookError(MigrationError):
@@ -371,8 +372,6 @@ def migrate_notebook(
             )
             found.append(Diagnostic("HCB009", message, Level.MANUAL, cell_line, 1, cell=cell))
         return NotebookResult(text, text, found, [])
-
-    from hcmigrate.runner import python_parses
 
     try:
         # (Python's parser first: code too deep for it must not reach libcst's native parser)

@@ -12,7 +12,6 @@ multiprocessing are imported when a file is migrated, once in the parent before 
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import gc
 import os
@@ -22,12 +21,20 @@ from pathlib import Path
 from typing import Iterator
 
 from hcmigrate import files as fileio
-from hcmigrate.api import Options, migrate_source
+from hcmigrate.api import migrate_source
+from hcmigrate.options import Options
 from hcmigrate.cache import Outcome, ResultCache, diagnostics_of, outcome_of, task_key
 from hcmigrate.diagnostics import Diagnostic
 from hcmigrate.errors import HcmigrateError, MigrationError
 from hcmigrate.results import CHANGED, FAILED, UNCHANGED, FileResult
-from hcmigrate.syntax import compile_error, describe, python2_hint
+from hcmigrate.syntax import (
+    TOO_COMPLEX,
+    TOO_DEEP,
+    compile_error,
+    describe,
+    python2_hint,
+    python_parses,
+)
 
 
 @dataclass(frozen=True)
@@ -221,31 +228,6 @@ def migrate_text(
                 col=None,
             )
     return result.code, list(result.diagnostics)
-
-
-TOO_DEEP = "cannot parse: nesting too deep (RecursionError); file left unchanged"
-TOO_COMPLEX = "cannot parse: too complex for the parser (MemoryError); file left unchanged"
-
-
-def python_parses(text: str, *, top_level_await: bool = False) -> None:
-    """Raise MigrationError when Python's own parser rejects `text`: its syntax error, or
-    nesting too deep or too complex for it. Python's parser has limits and reports them
-    (too many nested parentheses, RecursionError, MemoryError), while libcst's native parser
-    can overflow its stack on such text and crash the process (a segfault)."""
-    flags = ast.PyCF_ONLY_AST | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0)
-    try:
-        compile(text, "<unknown>", "exec", flags=flags, dont_inherit=True)
-    except SyntaxError as error:
-        message, line, col = describe(
-            text, error.msg, error.lineno or 1, error.offset or 1, top_level_await=top_level_await
-        )
-        raise MigrationError(f"{message}{python2_hint(text)}", line, col) from None
-    except ValueError as error:  # (NUL bytes)
-        raise MigrationError(f"cannot parse: {error}", line=None, col=None) from None
-    except RecursionError:
-        raise MigrationError(TOO_DEEP, line=None, col=None) from None
-    except MemoryError:
-        raise MigrationError(TOO_COMPLEX, line=None, col=None) from None
 
 
 def default_jobs() -> int:

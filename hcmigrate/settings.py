@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hcmigrate.api import DEFAULT_LINE_LENGTH, Options
+from hcmigrate.options import DEFAULT_LINE_LENGTH, Options
 from hcmigrate.config import ini_line_length, load_config, parse_version, pinned_jax, shown
 from hcmigrate.discover import Selector, check_patterns
 from hcmigrate.errors import ConfigError

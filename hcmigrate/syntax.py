@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 import re
 
+from hcmigrate.errors import MigrationError
+
 _PY2 = re.compile(
     r"^[ \t]*(print[ \t]+[\"'\w]|exec[ \t]+[\"']|except[ \t]+[\w.]+[ \t]*,[ \t]*\w+[ \t]*:)|`\w+`|^[ \t]*raise[ \t]+\w+[ \t]*,",
     re.M,
@@ -71,3 +73,28 @@ def non_docstring_strings(tree: ast.AST):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if id(node) not in docstrings:
                 yield node
+
+
+TOO_DEEP = "cannot parse: nesting too deep (RecursionError); file left unchanged"
+TOO_COMPLEX = "cannot parse: too complex for the parser (MemoryError); file left unchanged"
+
+
+def python_parses(text: str, *, top_level_await: bool = False) -> None:
+    """Raise MigrationError when Python's own parser rejects `text`: its syntax error, or
+    nesting too deep or too complex for it. Python's parser has limits and reports them
+    (too many nested parentheses, RecursionError, MemoryError), while libcst's native parser
+    can overflow its stack on such text and crash the process (a segfault)."""
+    flags = ast.PyCF_ONLY_AST | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if top_level_await else 0)
+    try:
+        compile(text, "<unknown>", "exec", flags=flags, dont_inherit=True)
+    except SyntaxError as error:
+        message, line, col = describe(
+            text, error.msg, error.lineno or 1, error.offset or 1, top_level_await=top_level_await
+        )
+        raise MigrationError(f"{message}{python2_hint(text)}", line, col) from None
+    except ValueError as error:  # (NUL bytes)
+        raise MigrationError(f"cannot parse: {error}", line=None, col=None) from None
+    except RecursionError:
+        raise MigrationError(TOO_DEEP, line=None, col=None) from None
+    except MemoryError:
+        raise MigrationError(TOO_COMPLEX, line=None, col=None) from None

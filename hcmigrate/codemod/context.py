@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from hcmigrate.api import Options
+from hcmigrate.options import Options
 from hcmigrate.codemod.dispatch import Dispatch
 from hcmigrate.codemod.host_functions import (
     Adaptation,

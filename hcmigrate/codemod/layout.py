@@ -24,7 +24,7 @@ import ast
 import difflib
 import textwrap
 
-from hcmigrate.api import DEFAULT_LINE_LENGTH
+from hcmigrate.options import DEFAULT_LINE_LENGTH
 from hcmigrate.codemod.partial_parse import BLOCK_STATEMENTS
 
 _COMPOUND = BLOCK_STATEMENTS  # (ast statements that hold blocks)

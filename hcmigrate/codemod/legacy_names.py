@@ -220,5 +220,5 @@ def dunder_all(module: cst.Module) -> frozenset[str]:
 
 def reexported_module(module: str, reexports) -> bool:
     """Is `module` a module (or package) some of whose names re-export legacy ones? `reexports`:
-    the dotted names of the re-exported names (hcmigrate.api.Options.reexports' keys)."""
+    the dotted names of the re-exported names (hcmigrate.options.Options.reexports' keys)."""
     return any(key.startswith(module + ".") for key in reexports)

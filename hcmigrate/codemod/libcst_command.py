@@ -13,7 +13,7 @@ import argparse
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 
-from hcmigrate.api import Options
+from hcmigrate.options import Options
 from hcmigrate.codemod.pipeline import migrate_module
 
 

@@ -8,7 +8,7 @@ import re
 
 import libcst as cst
 
-from hcmigrate.api import Options
+from hcmigrate.options import Options
 from hcmigrate.codemod.legacy_names import reexported_module
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.partial_parse import identifiers, parse_needed

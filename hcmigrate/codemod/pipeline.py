@@ -23,7 +23,7 @@ import difflib
 
 import libcst as cst
 
-from hcmigrate.api import MigrationResult, Options
+from hcmigrate.options import MigrationResult, Options
 from hcmigrate.codemod.add_imports import add_imports
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines

@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from hcmigrate.api import Options
+from hcmigrate.options import Options
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.rules.spec import Rule

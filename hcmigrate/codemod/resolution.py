@@ -30,7 +30,7 @@ class Resolver:
         self.index = index
         self.scopes = scopes
         self.reexports = reexports
-        self.runs_under = runs_under  # hcmigrate.api.Options.runs_under
+        self.runs_under = runs_under  # hcmigrate.options.Options.runs_under
         self._facts: ModuleFacts | None = None
         self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
         self._vmapped_names: dict[str, int] | None = None  # (_names_given_to_vmap)

@@ -10,7 +10,7 @@ import re
 
 import libcst as cst
 
-from hcmigrate.api import Options
+from hcmigrate.options import Options
 from hcmigrate.codemod.legacy_names import dunder_all
 from hcmigrate.codemod.resolution import Resolver
 

@@ -1,6 +1,6 @@
 """The project model: one layer that knows the whole run (which module binds which legacy name
 and how, who imports it, under which transformations each function runs). The engine reads it
-through each module's view (hcmigrate.api.Options: `reexports`, `runs_under`); see
+through each module's view (hcmigrate.options.Options: `reexports`, `runs_under`); see
 docs/contributing.md.
 
 bindings.py      the lenient module-level reading the pre-filter follows re-exports with

@@ -27,7 +27,7 @@ _TRANSFORM_WORDS = re.compile(rb"\b(?:pmap|shard_map|pjit|xmap|vmap|in_shardings
 
 @dataclass(frozen=True)
 class ModuleView:
-    """What one module's migration needs from the model (hcmigrate.api.Options)."""
+    """What one module's migration needs from the model (hcmigrate.options.Options)."""
 
     reexports: tuple[tuple[str, str], ...]  # spelled qualified name -> legacy name
     runs_under: tuple[tuple[str, str, str], ...]  # (function, transformation, where)

@@ -7,7 +7,7 @@ Built once per run (hcmigrate.project_model.build) from the facts of every modul
 - which links of such chains other modules rely on (a name the exporter must keep);
 - under which transformations each function runs, applied in one module to a function of
   another and followed through the calls the code shows.
-Each module is then migrated with its `ModuleView` (hcmigrate.api.Options), not the tree.
+Each module is then migrated with its `ModuleView` (hcmigrate.options.Options), not the tree.
 """
 
 from __future__ import annotations

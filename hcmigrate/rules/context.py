@@ -19,7 +19,7 @@ from hcmigrate.rules.nodes import call_like, literal_value
 if TYPE_CHECKING:
     from hcmigrate.codemod.host_functions import Adaptation
     from hcmigrate.codemod.legacy_names import LegacyRef
-    from hcmigrate.api import Options
+    from hcmigrate.options import Options
     from hcmigrate.codemod.result_shape import ShapeConverter
     from hcmigrate.diagnostics import Diagnostic
     from hcmigrate.jax_removals import RemovedApi

@@ -22,7 +22,7 @@ LEGACY_WORD = LEGACY_MODULE.rsplit(".", 1)[1]  # every use of the legacy module 
 
 @dataclass(frozen=True)
 class Example:
-    """A rule at work, Fixit-style: `before` is migrated (with `options`, an hcmigrate.api.Options
+    """A rule at work, Fixit-style: `before` is migrated (with `options`, an hcmigrate.options.Options
     keyword dict) to exactly `after`, with exactly `diagnostics` (`line:col CODE [level] message`).
     The test suite runs every example; the rule docs show them."""
 

@@ -1,0 +1,62 @@
+"""What one migration is given and gives: `Options` and `MigrationResult` (hcmigrate.api
+re-exports both). A leaf module: the engine (hcmigrate.codemod) and the rules read it without
+importing the API, which imports the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hcmigrate.diagnostics import Diagnostic
+
+Strategy = Literal["native", "compat"]
+DEFAULT_LINE_LENGTH = 88  # black's and ruff's default
+
+
+@dataclass(frozen=True)
+class Options:
+    strategy: Strategy = "native"
+    add_todos: bool = False  # add `# TODO(hcmigrate): HCBxxx ...` at sites left for a human
+    select: frozenset[str] | None = None  # rule codes (or prefixes) to apply; None = all
+    ignore: frozenset[str] = frozenset()  # rule codes (or prefixes) to skip
+    target_jax: tuple[int, ...] | None = None  # None = newest JAX
+    # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
+    # `[tool.black]` line-length; see hcmigrate.codemod.layout).
+    line_length: int = DEFAULT_LINE_LENGTH
+    # False: the rewrite is not laid out (hcmigrate.codemod.layout). The runner lays out files
+    # only where the text is shown or written, not for `--check`: layout never decides what
+    # changes, and it is most of a changed file's migration time.
+    lay_out: bool = True
+    # Cross-module facts from the project model (hcmigrate.project_model): ("mypkg.taps.id_tap",
+    # "jax.experimental.host_callback.id_tap") for every name another module re-exports, and
+    # the dotted name of the module being migrated (its re-exported legacy imports are kept
+    # working for importers by pointing them at the compat runtime instead of removing them).
+    reexports: tuple[tuple[str, str], ...] = ()
+    module_name: str | None = None
+    # Modules of the tree this module imports that re-export legacy names, with those names
+    # (("mypkg.taps", ("id_tap",)),): a module that uses them in ways the codemod cannot
+    # follow is reported (HCB006).
+    reexporters_imported: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Functions of this module that other modules of the run apply a transformation to
+    # (directly or through the calls the code shows): (function, transformation, where), e.g.
+    # ("step", "pmap", "p.solver, line 12") (hcmigrate.project_model).
+    runs_under: tuple[tuple[str, str, str], ...] = ()
+
+
+@dataclass
+class MigrationResult:
+    original: str
+    code: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    # True when the codemod's self-check has already compiled `code` with CPython: the runner
+    # compiles any other result before writing it (a result built elsewhere is not trusted).
+    compile_checked: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.code != self.original
+
+    @property
+    def needs_human(self) -> bool:
+        return any(d.level.needs_human for d in self.diagnostics)
