@@ -250,3 +250,66 @@ def test_a_tap_that_another_module_runs_under_vmap_taps_the_whole_batch(
         "HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function runs "
         "under jax.vmap (vlib.batches, line 8)" in report
     )
+
+
+def _model(modules: dict[str, str]):
+    import ast
+
+    from hcmigrate.project_model.model import ProjectModel
+    from hcmigrate.project_model.module_facts import facts_of
+
+    model = ProjectModel()
+    for name, text in modules.items():
+        is_package = name.endswith(".__init__")
+        model.add(facts_of(ast.parse(text), name.removesuffix(".__init__"), is_package))
+    return model
+
+
+def test_the_model_resolves_names_through_chains_and_ends_cycles():
+    model = _model(
+        {
+            "p.__init__": "from .a import tap\n",
+            "p.a": f"from {LEGACY} import id_tap as tap\nfrom p.b import *\n",
+            "p.b": "from .a import tap as again\nfrom .b import loop\n",
+            "p.c": "import p\nfrom p import b\n\np.tap(f, 1)\nb.again(f, 2)\nb.loop(3)\n",
+        }
+    )
+    legacy_tap = ("legacy", f"{LEGACY}.id_tap")
+    assert model.resolve("p.c", "p.tap") == legacy_tap  # a package __init__, relative
+    assert model.resolve("p.c", "b.again") == legacy_tap  # a module attribute, an alias
+    assert model.resolve("p.a", "again") == legacy_tap  # through a star import
+    assert model.resolve("p.c", "b.loop") is None  # a module importing its own name: nothing
+    assert model.legacy_links() == {
+        "p": {"tap": f"{LEGACY}.id_tap"},
+        "p.a": {"tap": f"{LEGACY}.id_tap"},
+        "p.b": {"again": f"{LEGACY}.id_tap"},
+    }
+    assert model.spelled_uses("p.c") == {
+        "p.tap": f"{LEGACY}.id_tap",
+        "p.b.again": f"{LEGACY}.id_tap",
+    }
+
+
+def test_the_model_follows_transformations_through_calls_across_modules():
+    model = _model(
+        {
+            "lib.taps": "def save(x):\n    pass\n\n\ndef step(x):\n    save(x)\n    return x\n",
+            "lib.loop": "from lib import taps\n\n\ndef body(c, x):\n    return taps.step(c), x\n",
+            "lib.run": '"""Not for jax.pmap."""\n'
+            "import functools\nimport jax\nfrom lib.loop import body\n\n\n"
+            "@functools.partial(jax.jit, in_shardings=None)\n"
+            "def go(xs):\n    return jax.lax.scan(body, 0.0, xs)\n\n\n"
+            "mapped = jax.vmap(lambda x: body(x, x))\n",
+        }
+    )
+    assert {(r.function, r.transform, r.where) for r in model.runs_under("lib.taps")} == {
+        ("step", "sharded jit", "lib.run, line 8"),
+        ("step", "scan", "lib.run, line 9"),
+        ("step", "vmap", "lib.run, line 12"),
+        ("save", "sharded jit", "lib.run, line 8"),
+        ("save", "scan", "lib.run, line 9"),
+        ("save", "vmap", "lib.run, line 12"),
+    }
+    # a docstring naming pmap is no use of it; code naming it is
+    assert model.modules["lib.run"].multi_device_api is None
+    assert _model({"m": "from jax import pmap\n"}).modules["m"].multi_device_api == "pmap"

@@ -149,6 +149,7 @@ def _applies_transformation_to(path: Path, stems: frozenset[bytes]) -> bool:
     data = read_bytes(path)
     return (
         data is not None
+        and any(stem in data for stem in stems)  # (cheapest first: most files fail here)
         and _TRANSFORM_WORDS.search(data) is not None
         and not stems.isdisjoint(import_words(data))
     )
