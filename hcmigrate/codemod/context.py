@@ -32,7 +32,6 @@ from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.statement_edits import StatementEdits
 from hcmigrate.codemod.walk import descendants
 from hcmigrate.diagnostics import Diagnostic, Level
-import re
 
 from hcmigrate.facts import (
     IO_BREAKING_TRANSFORMS,
@@ -42,8 +41,7 @@ from hcmigrate.rules.registry import Registry
 from hcmigrate.rules.spec import Handler, Rule
 
 
-_IO_BREAKING = re.compile(r"\b(%s)\b" % "|".join(IO_BREAKING_TRANSFORMS))
-_TAPS = re.compile(r"\b(id_tap|id_print)\b")
+_TAPS = frozenset({"id_tap", "id_print"})
 
 Import = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
 
@@ -233,7 +231,8 @@ class ModuleContext(NamesContext, StatementsContext):
 
     @property
     def taps_apart_from_ordered_io(self) -> bool:
-        return bool(_TAPS.search(self.resolver.index.text)) and not self.taps_join_ordered_io
+        names = self.resolver.module_facts.names_in_code
+        return not names.isdisjoint(_TAPS) and not self.taps_join_ordered_io
 
     @property
     def module_keeps_compat(self) -> bool:
@@ -241,7 +240,9 @@ class ModuleContext(NamesContext, StatementsContext):
 
     @property
     def taps_join_ordered_io(self) -> bool:
-        return self.plan.module_has_ordered_io and not _IO_BREAKING.search(self.resolver.index.text)
+        return self.plan.module_has_ordered_io and not self.resolver.runs_under_any(
+            IO_BREAKING_TRANSFORMS
+        )
 
     @property
     def shapes(self) -> ShapeConverter:

@@ -90,6 +90,13 @@ class Resolver:
                 return f"`{function}` runs under {transform} ({where})"
         return None
 
+    def runs_under_any(self, transforms) -> bool:
+        """Does the module's code name one of `transforms` (`vmap`, `grad`: code, not its
+        strings), or does another module of the run apply one to a function of it?"""
+        return not self.module_facts.names_in_code.isdisjoint(transforms) or any(
+            transform in transforms for _, transform, _ in self.runs_under
+        )
+
     def patched_internal(self) -> str | None:
         """The legacy internal (facts.PATCHED_INTERNALS) the module's code names, if any."""
         return self.module_facts.patched_internal

@@ -56,8 +56,15 @@ class ModuleFacts:
     uses: set[str] = field(default_factory=set)  # dotted names the code reads (not imports)
     defs: dict[str, set[str]] = field(default_factory=dict)  # function -> dotted names it calls
     applications: list[Application] = field(default_factory=list)
+    imported: set[str] = field(default_factory=set)  # last parts of the names imports name
     multi_device_api: str | None = None  # the first multi-device API the code names
     patched_internal: str | None = None  # the legacy internal the code names (outside_call_p)
+
+    @property
+    def names_in_code(self) -> set[str]:
+        """The last part of every dotted name the code reads or imports (`pmap` for
+        `jax.pmap`): the words a check for an API may look for, never in strings."""
+        return {use.rpartition(".")[2] for use in self.uses} | self.imported
 
     @property
     def package(self) -> str:
@@ -98,9 +105,10 @@ def facts_of(tree: ast.Module, name: str, is_package: bool) -> ModuleFacts:
                     facts.multi_device_api = last
                 if facts.patched_internal is None and last in PATCHED_INTERNALS:
                     facts.patched_internal = last
-        elif isinstance(node, ast.alias) and facts.multi_device_api is None:
+        elif isinstance(node, ast.alias):
             last = node.name.rpartition(".")[2]
-            if last in MULTI_DEVICE_APIS:
+            facts.imported.add(last)
+            if facts.multi_device_api is None and last in MULTI_DEVICE_APIS:
                 facts.multi_device_api = last
         elif isinstance(node, ast.Call):
             application = _application(node)
