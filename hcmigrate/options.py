@@ -42,6 +42,10 @@ class Options:
     # (directly or through the calls the code shows): (function, transformation, where), e.g.
     # ("step", "pmap", "p.solver, line 12") (hcmigrate.project_model).
     runs_under: tuple[tuple[str, str, str], ...] = ()
+    # Why this module's taps, prints and calls follow the compat runtime though none of them
+    # needs it: another module whose host calls may run in the same program keeps calls
+    # there (hcmigrate.project: one runtime keeps one program order).
+    follows_compat: str | None = None
 
 
 @dataclass

@@ -14,6 +14,7 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.cache import ResultCache, diagnostics_of
 from hcmigrate.discover import Selection, Target
+from hcmigrate.options import Options
 from hcmigrate.results import CHANGED, SKIPPED, UNCHANGED, FileResult
 from hcmigrate.settings import Settings
 
@@ -42,7 +43,7 @@ def plan_run(
     `mode`: "fix", "check", "diff" or "review"."""
     from hcmigrate.prefilter import scan
     from hcmigrate.project_model.bindings import module_name
-    from hcmigrate.project_model.build import build_run_model
+    from hcmigrate.project_model.build import build_run_model, follow_compat_together
     from hcmigrate.runner import Task, load_codemod
 
     selection = settings.selector().select(paths)
@@ -62,7 +63,7 @@ def plan_run(
     # the pre-filter passed are only counted (a whole-tree run would otherwise build one object
     # per file for nothing).
     results: dict[int, FileResult] = {}
-    tasks = []
+    options_of: dict[int, Options] = {}
     for i in sorted(scanned.generated | scanned.candidates):
         target = targets[i]
         if i in scanned.generated:
@@ -82,15 +83,24 @@ def plan_run(
             )
         if i in model.importers:
             options = dataclasses.replace(options, reexporters_imported=model.importers[i])
-        task = Task(
-            target.display,
-            fileio.printable(target.display),
-            target.notebook,
-            mode,
-            options,
-            precheck=i in scanned.unparsed,
+        options_of[i] = options
+    if settings.options.strategy == "native":
+        for i, why in follow_compat_together(model, options_of.get, targets).items():
+            options_of[i] = dataclasses.replace(options_of[i], follows_compat=why)
+    tasks = [
+        (
+            i,
+            Task(
+                targets[i].display,
+                fileio.printable(targets[i].display),
+                targets[i].notebook,
+                mode,
+                options,
+                precheck=i in scanned.unparsed,
+            ),
         )
-        tasks.append((i, task))
+        for i, options in options_of.items()
+    ]
     passed = len(targets) - len(results) - len(tasks)
     return RunPlan(selection, tasks, results, passed, removed)
 

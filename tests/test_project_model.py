@@ -313,3 +313,69 @@ def test_the_model_follows_transformations_through_calls_across_modules():
     # a docstring naming pmap is no use of it; code naming it is
     assert model.modules["lib.run"].multi_device_api is None
     assert _model({"m": "from jax import pmap\n"}).modules["m"].multi_device_api == "pmap"
+
+
+DEVICE = f"""\
+from {LEGACY.rsplit(".", 1)[0]} import host_callback as hcb
+
+
+def remember(x, device):
+    print("device", device.platform, x)
+    return x
+
+
+def register(x):
+    return hcb.call(remember, x, result_shape=x, call_with_device=True)
+"""
+STEPS = f"""\
+from {LEGACY.rsplit(".", 1)[0]} import host_callback as hcb
+
+
+def log(x):
+    return hcb.id_tap(lambda v, t: print("log", v), x)
+"""
+ALONE = f"""\
+from {LEGACY.rsplit(".", 1)[0]} import host_callback as hcb
+
+
+def alone(x):
+    return hcb.id_tap(lambda v, t: print("alone", v), x)
+"""
+PROGRAM = """\
+import jax
+
+from chain import alone, device, steps
+
+
+@jax.jit
+def program(x):
+    return steps.log(device.register(x) + 1)
+
+
+print(program(1.0))
+print(jax.jit(alone.alone)(2.0))
+"""
+
+
+def test_modules_whose_host_calls_share_a_program_share_one_runtime(
+    legacy_python: Path, tmp_path: Path
+):
+    """`program` runs a compat call of one module and a tap of another: the tap follows the
+    call onto the compat runtime (two runtimes are two chains, which a GPU ran out of order);
+    a module no program shares with them stays native."""
+    files = {
+        "chain/device.py": DEVICE,
+        "chain/steps.py": STEPS,
+        "chain/alone.py": ALONE,
+        "chain/program.py": PROGRAM,
+    }
+    legacy, report, migrated = _legacy_then_migrated(
+        legacy_python, tmp_path, files, "-m", "chain.program"
+    )
+    assert migrated == legacy == "device cpu 1.0\nlog 2.0\n2.0\nalone 2.0\n2.0\n"
+    assert (
+        "chain/steps.py:5:12: HCB102 [compat-fallback] id_tap kept on the compat runtime: module "
+        "`chain.device` keeps calls there, and their host calls may run in one program "
+        "(`program` in chain.program reaches both); one runtime keeps their program order" in report
+    )
+    assert "chain/alone.py:5:12: HCB101 [fixed-with-behaviour-note]" in report

@@ -73,7 +73,9 @@ class ModuleContext(NamesContext, StatementsContext):
         self, index: NodeIndex, scopes: ScopeAnalysis, options: Options, registry: Registry
     ):
         self.options = options
-        self.resolver = Resolver(index, scopes, dict(options.reexports), options.runs_under)
+        self.resolver = Resolver(
+            index, scopes, dict(options.reexports), options.runs_under, options.follows_compat
+        )
         self.reporter = Reporter(index, options)
         self.edits = StatementEdits()
         self.plan = Plan()

@@ -178,6 +178,18 @@ def migrate_module(
     return add_helpers(with_imports, ctx.helper_definitions(), indent), ctx.diagnostics
 
 
+def keeps_compat(text: str, options: Options) -> bool:
+    """Does the plan keep some legacy call of the module on the compat runtime (the run asks
+    before migrating modules whose host calls share a chain: hcmigrate.project)? Raises what
+    parsing raises."""
+    registry = the_registry()
+    module = parse_whole(text, "<plan>")
+    index = NodeIndex(module, dict(options.reexports))
+    ctx = ModuleContext(index, ScopeAnalysis(text), options, registry)
+    plan = make_plan(ctx.resolver, ctx.reporter, ctx.dispatch)
+    return plan.module_keeps_compat and not plan.follows_other_module
+
+
 def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:
     """The rewrite only walks down to nodes a rule may change: names an import of the legacy
     module can bind (outside imports, which the rewrite leaves to the clean-up), calls a

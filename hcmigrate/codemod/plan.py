@@ -37,6 +37,8 @@ class Plan:
     # some legacy call stays on the compat runtime (its host function, or a legacy function
     # used as a value): the module's taps and prints follow it (Planner._taps_follow_compat)
     module_keeps_compat: bool = False
+    # only because another module sharing its chain keeps calls there (Options.follows_compat)
+    follows_other_module: bool = False
 
 
 class Planner:
@@ -171,6 +173,10 @@ class Planner:
             any(a.mode == "compat" for a in plan.adaptations.values())
             or self._legacy_function_used_as_value()
         )
+        reason = ""
+        if not plan.module_keeps_compat and self._resolver.follows_compat:
+            plan.module_keeps_compat = plan.follows_other_module = True
+            reason = self._resolver.follows_compat
         if not plan.module_keeps_compat:
             return
         moved = {
@@ -179,7 +185,7 @@ class Planner:
             if plan.adaptations.get(id(call), Adaptation("as_is")).mode != "compat"
         }
         for key in moved:
-            plan.adaptations[key] = Adaptation("compat", follows_compat=True)
+            plan.adaptations[key] = Adaptation("compat", reason=reason, follows_compat=True)
         plan.module_has_ordered_io = any(id(call) not in moved for call in self._ordered_io)
         for key, uses in list(self._uses.items()):
             self._uses[key] = [use for use in uses if id(use[0]) not in moved]

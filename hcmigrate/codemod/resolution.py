@@ -26,11 +26,13 @@ class Resolver:
         scopes: ScopeAnalysis,
         reexports: dict[str, str],
         runs_under: tuple[tuple[str, str, str], ...] = (),
+        follows_compat: str | None = None,
     ):
         self.index = index
         self.scopes = scopes
         self.reexports = reexports
         self.runs_under = runs_under  # hcmigrate.options.Options.runs_under
+        self.follows_compat = follows_compat  # hcmigrate.options.Options.follows_compat
         self._facts: ModuleFacts | None = None
         self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
         self._vmapped_names: dict[str, int] | None = None  # (_names_given_to_vmap)

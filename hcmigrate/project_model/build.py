@@ -21,8 +21,9 @@ from hcmigrate.project_model.module_facts import facts_of
 from hcmigrate.syntax import non_docstring_strings
 
 _WORDS = re.compile(r"\w+")
-# Words a module that applies a transformation worth following must contain.
-_TRANSFORM_WORDS = re.compile(rb"\b(?:pmap|shard_map|pjit|xmap|vmap|in_shardings)\b")
+# Words a module that applies a transformation worth following must contain (a jitted
+# program: the host calls of the modules it runs share one chain).
+_TRANSFORM_WORDS = re.compile(rb"\b(?:jit|pmap|shard_map|pjit|xmap|vmap|in_shardings)\b")
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class ModuleView:
 class RunModel:
     model: ProjectModel
     views: dict[int, ModuleView]  # target index -> its view
+    names: dict[int, str]  # target index -> its module name (candidates)
     importers: dict[int, tuple[tuple[str, tuple[str, ...]], ...]]  # index -> (module, names)
 
 
@@ -105,7 +107,7 @@ def build_run_model(scanned, targets) -> RunModel:
         runs = tuple((r.function, r.transform, r.where) for r in model.runs_under(name))
         views[i] = ModuleView(tuple(sorted(own.items())), runs)
     importers = _unfollowed_importers(scanned, texts, {key for key, _ in table})
-    return RunModel(model, views, importers)
+    return RunModel(model, views, {i: name for name, i in index_of.items()}, importers)
 
 
 def _follow_imports(model: ProjectModel, roots: set[Path], add) -> None:
@@ -197,3 +199,35 @@ def _names_in_code(text: str) -> set[str]:
 
 def single_module_runs(runs: tuple[tuple[str, str, str], ...]) -> tuple[RunsUnder, ...]:
     return tuple(RunsUnder(*r) for r in runs)
+
+
+def follow_compat_together(run: RunModel, options_of, targets) -> dict[int, str]:
+    """One runtime per chain across modules: where candidates' host calls may run in one traced
+    program (ProjectModel.chain_groups) and one of them keeps a call on the compat runtime,
+    the others follow it there (target index -> why). Each such module's plan is worked out
+    first (hcmigrate.codemod.pipeline.keeps_compat); `options_of(i)`: its options."""
+    groups = run.model.chain_groups(set(run.names.values()))
+    if not groups:
+        return {}
+    from hcmigrate.codemod.pipeline import keeps_compat
+    from hcmigrate.errors import HcmigrateError
+
+    index_of = {name: i for i, name in run.names.items()}
+    follows: dict[int, str] = {}
+    for group, where in groups:
+        keeping = []
+        for name in sorted(group):
+            read = _read_tree(Path(targets[index_of[name]].path))
+            try:
+                if read is not None and keeps_compat(read[1], options_of(index_of[name])):
+                    keeping.append(name)
+            except (HcmigrateError, RecursionError, MemoryError):
+                continue  # (the per-file step reports it)
+        if not keeping:
+            continue
+        for name in sorted(group - set(keeping)):
+            follows[index_of[name]] = (
+                f"module `{keeping[0]}` keeps calls there, and their host calls may run in one "
+                f"program ({where} reaches both); one runtime keeps their program order"
+            )
+    return follows

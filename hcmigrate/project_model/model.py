@@ -206,6 +206,69 @@ class ProjectModel:
             if not runs.where.startswith(f"{module}, ")
         )
 
+    # ------------------------------------------------------------ chains shared
+    def tapping_functions(self, module: str) -> set[str]:
+        """The functions of `module` that call a legacy function (their host calls are on a
+        chain)."""
+        facts = self.modules[module]
+        return {
+            function
+            for function, called in facts.defs.items()
+            if any(
+                (v := self.resolve(module, name)) is not None and v[0] == "legacy"
+                for name in called
+            )
+        }
+
+    def chain_groups(self, modules: set[str]) -> list[tuple[set[str], str]]:
+        """Groups of `modules` whose host calls may run in one traced program: a function
+        reaches (through the calls the code shows) tapping functions of several of them (its
+        own module's included). Each group comes with where that was seen."""
+        tapping = {m: self.tapping_functions(m) for m in modules}
+        owners = {(m, f): m for m, functions in tapping.items() for f in functions}
+        reach: dict[tuple[str, str], set[str]] = {}
+
+        def reached(target: tuple[str, str], seen: set) -> set[str]:
+            if target in reach:
+                return reach[target]
+            if target in seen:
+                return set()
+            seen.add(target)
+            found = {owners[target]} if target in owners else set()
+            module, function = target
+            for called in self.modules[module].defs.get(function, ()):
+                callee = self.function(module, called)
+                if callee is not None:
+                    found |= reached(callee, seen)
+            reach[target] = found
+            return found
+
+        parent = {m: m for m in modules}
+
+        def root(m: str) -> str:
+            while parent[m] != m:
+                m = parent[m]
+            return m
+
+        where: dict[str, str] = {}
+        for module in sorted(self.modules):
+            for function in sorted(self.modules[module].defs):
+                found = sorted(reached((module, function), set()))
+                for other in found[1:]:
+                    a, b = root(found[0]), root(other)
+                    if a != b:
+                        parent[b] = a
+                    for member in (found[0], other):
+                        where.setdefault(member, f"`{function}` in {module}")
+        groups: dict[str, set[str]] = {}
+        for m in modules:
+            groups.setdefault(root(m), set()).add(m)
+        return [
+            (group, next(where[m] for m in sorted(group) if m in where))
+            for group in groups.values()
+            if len(group) > 1
+        ]
+
 
 def several_devices(runs: tuple[RunsUnder, ...]) -> RunsUnder | None:
     return next((r for r in runs if r.transform in SEVERAL_DEVICES), None)

@@ -287,7 +287,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.follows_compat:
-        reason = FOLLOWS_COMPAT
+        reason = adaptation.reason or FOLLOWS_COMPAT
     elif reason is None and adaptation.mode == "compat":
         reason = f"the callback {adaptation.reason}"
     if reason is not None:

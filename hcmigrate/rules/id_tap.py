@@ -379,7 +379,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = compat_reason(site, "tap_with_device") or several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.follows_compat:
-        reason = FOLLOWS_COMPAT
+        reason = adaptation.reason or FOLLOWS_COMPAT
     elif reason is None and adaptation.mode == "compat":
         reason = f"the tap function {adaptation.reason}"
     if reason is not None:
