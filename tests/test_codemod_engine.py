@@ -125,3 +125,11 @@ def test_a_call_whose_result_is_used_follows_the_module_onto_the_compat_runtime(
     assert code.count("hcb_compat.call(") == 3 and "hcb_compat.id_tap(" in code
     assert [d.split()[1] for d in diagnostics] == ["HCB001", "HCB303", "HCB102", "HCB303", "HCB303"]
     assert diagnostics[-1].endswith("call kept on the compat runtime: " + FOLLOWS_COMPAT)
+
+
+def test_an_attribute_named_like_a_star_imported_function_is_not_legacy():
+    """`cfg.id_tap(x)` is the attribute of `cfg`: a star import binds no attribute names."""
+    text = "from jax.experimental.host_callback import *\n\n\ndef f(cfg, x):\n"
+    result = migrate_source(text + "    cfg.id_tap(x)\n    return id_tap(print, x)\n")
+    assert "    cfg.id_tap(x)\n" in result.code and "host_callback" not in result.code
+    assert [d.code for d in result.diagnostics] == ["HCB001", "HCB101"]

@@ -57,21 +57,22 @@ class Resolver:
         if root_name(node) not in self.index.legacy_roots:
             return None  # cannot be bound to the legacy module: skip the scope query
         names = self.qualified_names(node)
-        if not names:
-            if (
-                self.index.legacy_star
-                and isinstance(node, cst.Name)
-                and node.value in LEGACY_PUBLIC_NAMES
-            ):
+        if not names and isinstance(node, cst.Name) and not self._is_attribute_name(node):
+            if self.index.legacy_star and node.value in LEGACY_PUBLIC_NAMES:
                 # bound by nothing but `from jax.experimental.host_callback import *`
                 self.star_refs[id(node)] = node
                 return LegacyRef(member=node.value)
-            if isinstance(node, cst.Name) and node.value in self.index.star_names:
+            if node.value in self.index.star_names:
                 # bound by a star import of a module that re-exports it (nothing to clean up)
                 member = legacy_member(self.index.star_names[node.value])
                 return None if member is False else LegacyRef(member=member)
             return None
         return classify(names, self.index.guard_fallbacks, self.reexports)
+
+    def _is_attribute_name(self, name: cst.Name) -> bool:
+        """Is `name` the attribute of `x.name` (bound by nothing: no star import binds it)?"""
+        parent = self.parent(name)
+        return isinstance(parent, cst.Attribute) and parent.attr is name
 
     @property
     def module_facts(self) -> ModuleFacts:
