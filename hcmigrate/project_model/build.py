@@ -214,20 +214,22 @@ def follow_compat_together(run: RunModel, options_of, targets) -> dict[int, str]
 
     index_of = {name: i for i, name in run.names.items()}
     follows: dict[int, str] = {}
+
+    def _keeps(name: str) -> bool:
+        read = _read_tree(Path(targets[index_of[name]].path))
+        try:
+            return read is not None and keeps_compat(read[1], options_of(index_of[name]))
+        except (HcmigrateError, RecursionError, MemoryError):
+            return False  # (the per-file step reports it)
+
     for group, where in groups:
-        keeping = []
-        for name in sorted(group):
-            read = _read_tree(Path(targets[index_of[name]].path))
-            try:
-                if read is not None and keeps_compat(read[1], options_of(index_of[name])):
-                    keeping.append(name)
-            except (HcmigrateError, RecursionError, MemoryError):
-                continue  # (the per-file step reports it)
-        if not keeping:
+        keeper = next((name for name in sorted(group) if _keeps(name)), None)
+        if keeper is None:
             continue
-        for name in sorted(group - set(keeping)):
+        # (a module that keeps calls there of its own accord says so; the others follow)
+        for name in sorted(group - {keeper}):
             follows[index_of[name]] = (
-                f"module `{keeping[0]}` keeps calls there, and their host calls may run in one "
+                f"module `{keeper}` keeps calls there, and their host calls may run in one "
                 f"program ({where} reaches both); one runtime keeps their program order"
             )
     return follows
