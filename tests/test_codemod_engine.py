@@ -90,6 +90,11 @@ def test_a_print_goes_to_compat_only_under_a_vmap_the_module_shows():
     assert _print_codes(decorated) == ["HCB202"]
     in_lambda = "rows = lambda xs: jax.vmap(lambda r: hcb.id_print(r))(xs)\n"
     assert _print_codes(in_lambda) == ["HCB202"]
+    # through the module's own calls: `step` prints, `batched` calls it, and is vmapped
+    caller = (
+        VMAP_BODY + "\n\ndef batched(x):\n    return step(x) + 1\n\n\nrun = jax.vmap(batched)\n"
+    )
+    assert _print_codes(caller) == ["HCB202"]
 
 
 ONE_RUNTIME = """\

@@ -15,6 +15,7 @@ from hcmigrate.codemod.legacy_names import LegacyRef, classify, legacy_member
 from hcmigrate.codemod.node_index import NodeIndex, root_name
 from hcmigrate.codemod.scopes import LOCAL, QualifiedName, ScopeAnalysis
 from hcmigrate.facts import LEGACY_PUBLIC_NAMES
+from hcmigrate.project_model.model import ProjectModel
 from hcmigrate.project_model.module_facts import SEVERAL_DEVICES, ModuleFacts, facts_of
 from hcmigrate.rules.nodes import dotted_name
 
@@ -31,7 +32,8 @@ class Resolver:
         self.index = index
         self.scopes = scopes
         self.reexports = reexports
-        self.runs_under = runs_under  # hcmigrate.options.Options.runs_under
+        self._runs_elsewhere = runs_under  # hcmigrate.options.Options.runs_under
+        self._runs_under: tuple[tuple[str, str, str], ...] | None = None
         self.follows_compat = follows_compat  # hcmigrate.options.Options.follows_compat
         self._facts: ModuleFacts | None = None
         self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
@@ -80,6 +82,22 @@ class Resolver:
         if self._facts is None:
             self._facts = facts_of(self.scopes.tree, "", False)
         return self._facts
+
+    @property
+    def runs_under(self) -> tuple[tuple[str, str, str], ...]:
+        """(function, transformation, where) for the functions of the module that run under
+        a transformation: applied in this module (followed through its own calls: a helper a
+        vmapped function calls is vmapped too; `where` is "line N") or in another module of
+        the run (Options.runs_under)."""
+        if self._runs_under is None:
+            model = ProjectModel()
+            model.add(self.module_facts)
+            own = tuple(
+                (r.function, r.transform, r.where.partition(", ")[2])
+                for r in model.runs_under(self.module_facts.name)
+            )
+            self._runs_under = own + self._runs_elsewhere
+        return self._runs_under
 
     def several_devices(self) -> str | None:
         """Why the module's code runs on several devices: the multi-device API its code names

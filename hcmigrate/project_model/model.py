@@ -194,8 +194,8 @@ class ProjectModel:
         return found
 
     def runs_under(self, module: str) -> tuple[RunsUnder, ...]:
-        """The functions of `module` that run under a transformation applied in another
-        module (or reached from one through calls)."""
+        """The functions of `module` that run under a transformation, applied in any module
+        of the model (this one included) or reached from one through calls."""
         if self._transformations is None:
             self._transformations = self.transformations()
         return tuple(
@@ -203,7 +203,6 @@ class ProjectModel:
             for (owner, _), all_runs in self._transformations.items()
             if owner == module
             for runs in all_runs
-            if not runs.where.startswith(f"{module}, ")
         )
 
     # ------------------------------------------------------------ chains shared
