@@ -16,7 +16,7 @@ from pathlib import Path
 from hcmigrate.errors import FileError
 from hcmigrate.files import read_regular
 from hcmigrate.project_model.bindings import module_name
-from hcmigrate.project_model.model import ProjectModel, RunsUnder
+from hcmigrate.project_model.model import ProjectModel
 from hcmigrate.project_model.module_facts import facts_of
 from hcmigrate.syntax import non_docstring_strings
 
@@ -195,10 +195,6 @@ def _names_in_code(text: str) -> set[str]:
     for node in non_docstring_strings(tree):
         found.update(_WORDS.findall(node.value))
     return found
-
-
-def single_module_runs(runs: tuple[tuple[str, str, str], ...]) -> tuple[RunsUnder, ...]:
-    return tuple(RunsUnder(*r) for r in runs)
 
 
 def follow_compat_together(run: RunModel, options_of, targets) -> dict[int, str]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
-from hcmigrate.project_model.module_facts import SEVERAL_DEVICES, ModuleFacts, spelled_name
+from hcmigrate.project_model.module_facts import ModuleFacts, spelled_name
 
 # A value a name may have: ("legacy", qualified legacy name), ("module", dotted module),
 # ("def", module, function) or None (not known).
@@ -24,7 +24,8 @@ Value = tuple | None
 
 @dataclass(frozen=True)
 class RunsUnder:
-    """A function of a module that runs under a transformation applied elsewhere."""
+    """A function of a module that runs under a transformation (applied where `where` says,
+    to it or to a function that calls it)."""
 
     function: str
     transform: str
@@ -107,8 +108,8 @@ class ProjectModel:
             return ("legacy", f"{value[1]}.{attr}")
         if value[0] == "module":
             full = f"{value[1]}.{attr}"
-            if full in self.modules:
-                return ("module", full)
+            if full in self.modules or LEGACY_MODULE.startswith(full):  # (`jax.experimental`)
+                return self._module(full)
             return self._lookup(value[1], attr, trail, set(), own)
         return None
 
@@ -267,10 +268,6 @@ class ProjectModel:
             for group in groups.values()
             if len(group) > 1
         ]
-
-
-def several_devices(runs: tuple[RunsUnder, ...]) -> RunsUnder | None:
-    return next((r for r in runs if r.transform in SEVERAL_DEVICES), None)
 
 
 _EMPTY = ModuleFacts("", False)
