@@ -79,6 +79,11 @@ _IMPORT_STATEMENT = re.compile(
 _WORD = re.compile(rb"\w+")
 
 
+def import_statements(data: bytes) -> list[bytes]:
+    """The file's import statements (and the imports of code kept in its strings)."""
+    return _IMPORT_STATEMENT.findall(data)
+
+
 def import_words(data: bytes) -> set[bytes]:
     """Every identifier in the file's import statements (module path parts and names)."""
     words: set[bytes] = set()

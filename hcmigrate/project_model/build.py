@@ -1,28 +1,31 @@
 """Building the project model of a run, and each module's view of it.
 
-The model holds every candidate of the pre-filter, the modules of the same tree they import
-(followed until none is new), and the modules that apply a transformation (pmap, vmap, ...)
-and import one of those: a library module's function may be run on several devices by a module
-that never names host_callback.
+The model holds every candidate of the pre-filter and the modules that apply a transformation
+(jit, pmap, vmap, ...) and import one of them (a library module's function may be run on
+several devices by a module that never names host_callback); the other modules of the same
+tree are read when a question reaches them (an import chain, a call followed).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from hcmigrate.errors import FileError
+from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.files import read_regular
 from hcmigrate.project_model.bindings import module_name
 from hcmigrate.project_model.model import ProjectModel
-from hcmigrate.project_model.module_facts import facts_of
+from hcmigrate.project_model.module_facts import ModuleFacts, facts_of
 from hcmigrate.syntax import non_docstring_strings
 
 _WORDS = re.compile(r"\w+")
-# Words a module that applies a transformation worth following must contain (a jitted
-# program: the host calls of the modules it runs share one chain).
+_BYTE_WORDS = re.compile(rb"\w+")
+# Words a program that runs other modules' functions under a transformation must contain (a
+# jitted program: the host calls of the modules it runs share one chain).
 _TRANSFORM_WORDS = re.compile(rb"\b(?:jit|pmap|shard_map|pjit|xmap|vmap|in_shardings)\b")
 
 
@@ -60,39 +63,80 @@ def build_run_model(scanned, targets) -> RunModel:
     index_of: dict[str, int] = {}
     texts: dict[int, str] = {}
 
-    def add(path: Path, index: int | None = None) -> bool:
+    def read(path: Path):
         name = module_name(path)
-        if name in model.modules:
-            return False
-        read = _read_tree(path)
-        if read is None:
-            return False
-        tree, text = read
-        model.add(facts_of(tree, name, path.name == "__init__.py"))
+        tree_text = _read_tree(path)
+        if tree_text is None:
+            return name, None, None
+        return name, facts_of(tree_text[0], name, path.name == "__init__.py"), tree_text[1]
+
+    def note_root(path: Path, name: str) -> None:
         depth = name.count(".") + (1 if path.name == "__init__.py" else 0)
         root = path.resolve().parent
         for _ in range(depth):
             root = root.parent
         roots.add(root)
-        if index is not None:
-            index_of[name] = index
-            texts[index] = text
-        return True
 
     for i in sorted(scanned.candidates):
         if not targets[i].notebook:
-            add(Path(targets[i].path), i)
+            path = Path(targets[i].path)
+            name, facts, text = read(path)
+            if facts is not None and name not in model.modules:
+                model.add(facts)
+                note_root(path, name)
+                index_of[name] = i
+                texts[i] = text
     if model.modules:
-        _follow_imports(model, roots, add)
-        probe = frozenset(n.rpartition(".")[2].encode() for n in model.modules)
-        for i, target in enumerate(targets):
-            if i in scanned.candidates or i in scanned.generated or target.notebook:
-                continue
-            if _applies_transformation_to(Path(target.path), probe):
-                add(Path(target.path))
-        _follow_imports(model, roots, add)
+        # The modules that import one of them (directly, or through a module that does, two
+        # steps at most) join the run's modules when they apply a transformation or pass one
+        # on: a program that jits or pmaps a candidate's function. Any other module of the tree
+        # is read when a question reaches it (model.loader).
+        others = [
+            i
+            for i, target in enumerate(targets)
+            if i not in scanned.candidates and i not in scanned.generated and not target.notebook
+        ]
+        wanted, seen = set(model.modules), set()
+        model.followed = set(model.modules)
+        for step in range(2):
+            links = set()
+            for i in others:
+                if i in seen:
+                    continue
+                path = Path(targets[i].path)
+                data = _imports_one_of(path, wanted, transforms_only=step > 0)
+                if data is None:
+                    continue
+                seen.add(i)
+                links.add(module_name(path))
+                if _TRANSFORM_WORDS.search(data):  # a program: it joins the run's modules
+                    _, facts, _ = read(path)
+                    if facts is not None and facts.applications:
+                        model.add(facts)
+            model.followed |= links
+            wanted = links - set(model.modules)
+            if not wanted:
+                break
 
-    links = model.legacy_links()
+        # (and their packages, whose __init__ may pass a name on)
+        model.followed |= {
+            name.rsplit(".", n)[0]
+            for name in list(model.followed)
+            for n in range(1, name.count(".") + 1)
+        }
+
+        def load(name: str) -> ModuleFacts | None:
+            for path in _module_paths(name, roots):
+                if path.is_file():
+                    found, facts, _ = read(path)
+                    return facts if found == name else None
+            return None
+
+        model.loader = load
+
+    words = LEGACY_PUBLIC_NAMES | {LEGACY_MODULE.rpartition(".")[2]}
+    words |= {name for r in scanned.reexports for name in r.names}
+    links = model.legacy_links(set(index_of), words)
     table = tuple(
         sorted(
             (f"{module}.{name}", target)
@@ -110,31 +154,6 @@ def build_run_model(scanned, targets) -> RunModel:
     return RunModel(model, views, {i: name for name, i in index_of.items()}, importers)
 
 
-def _follow_imports(model: ProjectModel, roots: set[Path], add) -> None:
-    """Add the modules of the tree that the model's modules import, until none is new."""
-    done: set[str] = set()
-    while True:
-        wanted = set()
-        for facts in list(model.modules.values()):
-            if facts.name in done:
-                continue
-            done.add(facts.name)
-            for binding in facts.bindings.values():
-                if binding[0] == "module":
-                    wanted.add(binding[1])
-                elif binding[0] == "from":
-                    wanted |= {binding[1], f"{binding[1]}.{binding[2]}"}
-            wanted |= {star for star, _ in facts.stars}
-        added = False
-        for name in sorted(wanted - set(model.modules)):
-            for path in _module_paths(name, roots):
-                if path.is_file():
-                    added |= add(path)
-                    break
-        if not added:
-            return
-
-
 def _module_paths(name: str, roots: set[Path]):
     if not name or name.startswith("jax.") or name in ("jax", "numpy", "functools"):
         return
@@ -144,17 +163,60 @@ def _module_paths(name: str, roots: set[Path]):
         yield root.joinpath(*parts, "__init__.py")
 
 
-def _applies_transformation_to(path: Path, stems: frozenset[bytes]) -> bool:
-    """Does the file name a transformation and import a module named like one of `stems`?"""
-    from hcmigrate.prefilter import import_words, read_bytes
+@functools.lru_cache(maxsize=8)
+def _stems_of(modules: frozenset[str]) -> tuple[tuple[bytes, bytes], ...]:
+    return tuple(
+        (parts[-1].encode(), parts[-2].encode() if len(parts) > 1 else b"")
+        for parts in (m.split(".") for m in sorted(modules))
+    )
+
+
+def _stems(modules) -> tuple[tuple[bytes, bytes], ...]:
+    """(last part, the part before it) of each module name."""
+    return _stems_of(frozenset(modules))
+
+
+def _may_import(statements: list[bytes], stems) -> bool:
+    """Can one of these import statements import a module of `stems` by its name: the
+    statement names its last part, and its package's last part too or is relative?"""
+    for statement in statements:
+        words = set(_BYTE_WORDS.findall(statement))
+        relative = statement.lstrip().startswith(b"from") and b"." in statement.split()[1][:1]
+        for stem, parent in stems:
+            if stem in words and (relative or not parent or parent in words):
+                return True
+    return False
+
+
+def _imports_one_of(path: Path, modules: set[str], transforms_only: bool) -> bytes | None:
+    """The file's bytes when it imports one of `modules` (by its own name, not a package
+    above it), else None; with `transforms_only`, only a file that names a transformation.
+    A few byte tests first: most files fail them."""
+    from hcmigrate.prefilter import import_statements, read_bytes
 
     data = read_bytes(path)
-    return (
-        data is not None
-        and any(stem in data for stem in stems)  # (cheapest first: most files fail here)
-        and _TRANSFORM_WORDS.search(data) is not None
-        and not stems.isdisjoint(import_words(data))
-    )
+    if data is None or not any(stem in data for stem, _ in _stems(modules)):
+        return None
+    if transforms_only and not _TRANSFORM_WORDS.search(data):
+        return None
+    if not _may_import(import_statements(data), _stems(modules)):
+        return None
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    own = ModuleFacts(module_name(path), path.name == "__init__.py")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported = {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = own.absolute(node.module, node.level)
+            imported = {base} | {f"{base}.{alias.name}" for alias in node.names}
+        else:
+            continue
+        if not imported.isdisjoint(modules):
+            return data
+    return None
 
 
 def _unfollowed_importers(scanned, texts: dict[int, str], kept: set[str]):

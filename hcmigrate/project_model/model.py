@@ -13,6 +13,7 @@ Each module is then migrated with its `ModuleView` (hcmigrate.options.Options), 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
 from hcmigrate.project_model.module_facts import ModuleFacts, spelled_name
@@ -34,11 +35,32 @@ class RunsUnder:
 
 @dataclass
 class ProjectModel:
-    modules: dict[str, ModuleFacts] = field(default_factory=dict)
+    modules: dict[str, ModuleFacts] = field(default_factory=dict)  # the run's own modules
+    # Reads another module of the tree when a question needs it (None: not in the tree), so
+    # the model holds what the run's modules reach, not every module they import.
+    loader: Callable[[str], ModuleFacts | None] | None = None
+    _loaded: dict[str, ModuleFacts | None] = field(default_factory=dict)
+    # The modules a followed call may lead into and be read for (the run's modules, and the
+    # modules of the tree that import one of them): a function of another module cannot call
+    # theirs, since it does not import them.
+    followed: set[str] = field(default_factory=set)
+    _following: bool = False
     _transformations: dict | None = None
 
     def add(self, facts: ModuleFacts) -> None:
         self.modules[facts.name] = facts
+
+    def module(self, name: str) -> ModuleFacts | None:
+        """The facts of module `name`, read when first asked (None: not in the tree). While
+        calls are followed, only the modules of `followed` are read."""
+        facts = self.modules.get(name)
+        if self._following and name not in self.followed and name not in self._loaded:
+            return facts
+        if facts is None and self.loader is not None and name:
+            if name not in self._loaded:
+                self._loaded[name] = self.loader(name)
+            facts = self._loaded[name]
+        return facts
 
     # ------------------------------------------------------------ names
     def resolve(self, module: str, name: str, trail: list | None = None) -> Value:
@@ -56,7 +78,7 @@ class ProjectModel:
         if (module, name) in seen:
             return None  # a cycle: nothing binds it
         seen.add((module, name))
-        facts = self.modules.get(module)
+        facts = self.module(module)
         if facts is None:
             return None
         binding = facts.bindings.get(name)
@@ -90,7 +112,7 @@ class ProjectModel:
         full = f"{module}.{name}"
         if full == LEGACY_MODULE or module == LEGACY_MODULE or module.startswith(LEGACY_MODULE):
             return ("legacy", full)
-        if full in self.modules:
+        if self.module(full) is not None:
             return ("module", full)
         return self._lookup(module, name, trail, seen, own)
 
@@ -108,17 +130,25 @@ class ProjectModel:
             return ("legacy", f"{value[1]}.{attr}")
         if value[0] == "module":
             full = f"{value[1]}.{attr}"
-            if full in self.modules or LEGACY_MODULE.startswith(full):  # (`jax.experimental`)
+            if LEGACY_MODULE.startswith(full) or self.module(full) is not None:
                 return self._module(full)
             return self._lookup(value[1], attr, trail, set(), own)
         return None
 
-    def legacy_links(self) -> dict[str, dict[str, str]]:
+    def legacy_links(
+        self, importers: set[str] | None = None, words: set[str] | None = None
+    ) -> dict[str, dict[str, str]]:
         """For each module, the legacy names other modules reach through it ({"p.a":
-        {"id_tap": "jax...host_callback.id_tap"}}): the links an exporter must keep."""
+        {"id_tap": "jax...host_callback.id_tap"}}): the links an exporter must keep. The uses
+        of `importers` (default: the run's modules) are followed; with `words`, only those
+        with a part among them (a name some module binds to the legacy API: the rest cannot
+        reach it), or whose root was imported under such a name."""
         links: dict[str, dict[str, str]] = {}
-        for module, facts in self.modules.items():
+        for module in sorted(self.modules if importers is None else importers):
+            facts = self.modules[module]
             for use in facts.uses:
+                if words is not None and not self._may_reach(facts, use, words):
+                    continue
                 trail: list = []
                 value = self.resolve(module, use, trail)
                 if value is None or value[0] != "legacy":
@@ -127,6 +157,14 @@ class ProjectModel:
                     if link_value[0] == "legacy":
                         links.setdefault(link_module, {})[name] = link_value[1]
         return links
+
+    @staticmethod
+    def _may_reach(facts: ModuleFacts, use: str, words: set[str]) -> bool:
+        parts = use.split(".")
+        if not words.isdisjoint(parts):
+            return True
+        binding = facts.bindings.get(parts[0])
+        return binding is not None and binding[0] == "from" and binding[2] in words
 
     def spelled_uses(self, module: str) -> dict[str, str]:
         """The legacy names `module` reaches through other modules, as the codemod spells
@@ -163,11 +201,18 @@ class ProjectModel:
         value = self.resolve(module, name)
         if value is not None and value[0] == "def":
             return value[1], value[2]
-        if value is None and name.partition(".")[0] in self.modules.get(module, _EMPTY).defs:
+        if value is None and name.partition(".")[0] in (self.module(module) or _EMPTY).defs:
             return module, name  # `Class.method`
         return None
 
     def transformations(self) -> dict[tuple[str, str], list[RunsUnder]]:
+        self._following = self.loader is not None
+        try:
+            return self._transformations_followed()
+        finally:
+            self._following = False
+
+    def _transformations_followed(self) -> dict[tuple[str, str], list[RunsUnder]]:
         """(module, function) -> the transformations it runs under, applied anywhere in the
         model and followed through calls (a function called by one that runs under pmap runs
         under pmap)."""
@@ -188,7 +233,7 @@ class ProjectModel:
                 continue
             known.append(runs)
             module, function = target
-            for called in sorted(self.modules[module].defs.get(function, ())):
+            for called in sorted(self.module(module).defs.get(function, ())):
                 callee = self.function(module, called)
                 if callee is not None:
                     work.insert(0, (callee, RunsUnder(callee[1], runs.transform, runs.where)))
@@ -221,6 +266,13 @@ class ProjectModel:
         }
 
     def chain_groups(self, modules: set[str]) -> list[tuple[set[str], str]]:
+        self._following = self.loader is not None
+        try:
+            return self._chain_groups_followed(modules)
+        finally:
+            self._following = False
+
+    def _chain_groups_followed(self, modules: set[str]) -> list[tuple[set[str], str]]:
         """Groups of `modules` whose host calls may run in one traced program: a function
         reaches (through the calls the code shows) tapping functions of several of them (its
         own module's included). Each group comes with where that was seen."""
@@ -236,7 +288,7 @@ class ProjectModel:
             seen.add(target)
             found = {owners[target]} if target in owners else set()
             module, function = target
-            for called in self.modules[module].defs.get(function, ()):
+            for called in self.module(module).defs.get(function, ()):
                 callee = self.function(module, called)
                 if callee is not None:
                     found |= reached(callee, seen)
@@ -251,7 +303,7 @@ class ProjectModel:
             return m
 
         where: dict[str, str] = {}
-        for module in sorted(self.modules):
+        for module in sorted(self.modules):  # (the run's modules: programs that import them)
             for function in sorted(self.modules[module].defs):
                 found = sorted(reached((module, function), set()))
                 for other in found[1:]:
