@@ -93,40 +93,66 @@ def dotted(node: ast.AST) -> str | None:
 def facts_of(tree: ast.Module, name: str, is_package: bool) -> ModuleFacts:
     facts = ModuleFacts(name, is_package)
     _bind(facts, tree.body)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(
-            getattr(node, "ctx", None), ast.Store
-        ):
+    _walk(facts, tree)
+    return facts
+
+
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _walk(facts: ModuleFacts, tree: ast.Module) -> None:
+    """One pass over the module: the dotted names its code reads (each chain once, from its
+    outermost node), what each module-level function and method calls, the transformations
+    applied, the APIs named."""
+    # (node, the function whose calls it is part of: a module-level def or `Class.method`)
+    stack: list[tuple[ast.AST, set[str] | None]] = [(node, None) for node in tree.body]
+    while stack:
+        node, calls = stack.pop()
+        if isinstance(node, (ast.Name, ast.Attribute)):
             found = dotted(node)
             if found is not None:
-                facts.uses.add(found)
-                last = found.rpartition(".")[2]
-                if facts.multi_device_api is None and last in MULTI_DEVICE_APIS:
-                    facts.multi_device_api = last
-                if facts.patched_internal is None and last in PATCHED_INTERNALS:
-                    facts.patched_internal = last
+                if not isinstance(node.ctx, ast.Store):
+                    _use(facts, found)
+                continue  # (the chain's inner nodes are parts of this name)
         elif isinstance(node, ast.alias):
             last = node.name.rpartition(".")[2]
             facts.imported.add(last)
             if facts.multi_device_api is None and last in MULTI_DEVICE_APIS:
                 facts.multi_device_api = last
+            continue
         elif isinstance(node, ast.Call):
             application = _application(node)
             if application is not None:
                 facts.applications.append(application)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if calls is not None:
+                # (a function passed as an argument may be called by the callee)
+                calls.update(n for part in (node.func, *node.args) if (n := dotted(part)))
+        elif isinstance(node, _DEFS):
             for decorator in node.decorator_list:
                 application = _decorator_application(decorator, node)
                 if application is not None:
                     facts.applications.append(application)
-    for statement in tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            facts.defs[statement.name] = _called(statement)
-        elif isinstance(statement, ast.ClassDef):
-            for item in statement.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    facts.defs[f"{statement.name}.{item.name}"] = _called(item)
-    return facts
+            if calls is None:
+                calls = facts.defs.setdefault(node.name, set())
+        elif isinstance(node, ast.ClassDef) and calls is None:
+            for item in node.body:
+                if isinstance(item, _DEFS):
+                    method = facts.defs.setdefault(f"{node.name}.{item.name}", set())
+                    stack.append((item, method))
+                else:
+                    stack.append((item, None))
+            stack.extend((child, None) for child in (*node.bases, *node.decorator_list))
+            continue
+        stack.extend((child, calls) for child in ast.iter_child_nodes(node))
+
+
+def _use(facts: ModuleFacts, found: str) -> None:
+    facts.uses.add(found)
+    last = found.rpartition(".")[2]
+    if facts.multi_device_api is None and last in MULTI_DEVICE_APIS:
+        facts.multi_device_api = last
+    if facts.patched_internal is None and last in PATCHED_INTERNALS:
+        facts.patched_internal = last
 
 
 def _bind(facts: ModuleFacts, body: list[ast.stmt]) -> None:
