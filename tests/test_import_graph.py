@@ -30,7 +30,10 @@ def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
             if node.level:
                 parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*parts, *([base] if base else [])])
-            found |= {f"{base}.{alias.name}" for alias in node.names} | {base}
+            # a submodule imported from its package (`from p import m`) is no import of p's
+            # other names; any other name is
+            for alias in node.names:
+                found.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
     return {m for m in found if m in modules and m != name}
 
 
