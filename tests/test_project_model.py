@@ -193,23 +193,6 @@ print(jax.jit(show)(2.0))
 '''
 
 
-def test_a_tap_that_another_module_runs_under_pmap_runs_on_two_devices(
-    legacy_python: Path, tmp_path: Path
-):
-    files = {"lib/taps.py": TAPS, "lib/solver.py": SOLVER, "lib/single.py": SINGLE}
-    legacy, report, migrated = _legacy_then_migrated(
-        legacy_python, tmp_path, files, "-m", "lib.solver", devices=2
-    )
-    assert migrated == legacy == "[[0.0, 2.0], [4.0, 6.0]] [1.0, 5.0]\nshow 2.0\n2.0\n"
-    # The tap module names no pmap: the model says where its function runs on two devices.
-    assert (
-        "lib/taps.py:11:9: HCB102 [compat-fallback] id_tap kept on the compat runtime: `step` "
-        "runs under pmap (lib.solver, line 10) (several devices)" in report
-    )
-    # A pmap named only in a docstring or a string changes nothing: the tap is native.
-    assert "lib/single.py:11:12: HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug" in report
-
-
 BATCHED = f"""\
 from {LEGACY.rsplit(".", 1)[0]} import host_callback as hcb
 
@@ -234,22 +217,6 @@ def run(xs):
 
 print(jax.jit(run)(jnp.arange(3.0)).tolist())
 """
-
-
-def test_a_tap_that_another_module_runs_under_vmap_taps_the_whole_batch(
-    legacy_python: Path, tmp_path: Path
-):
-    """Legacy tapped once with the batch (and a `transforms` argument); jax.debug.callback
-    would tap each element: the module that vmaps is not the module that taps."""
-    files = {"vlib/batched.py": BATCHED, "vlib/batches.py": BATCHES}
-    legacy, report, migrated = _legacy_then_migrated(
-        legacy_python, tmp_path, files, "-m", "vlib.batches"
-    )
-    assert migrated == legacy == "show [0.0, 1.0, 2.0]\n[1.0, 3.0, 5.0]\n"
-    assert (
-        "HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function runs "
-        "under jax.vmap (vlib.batches, line 8)" in report
-    )
 
 
 def _model(modules: dict[str, str]):
@@ -357,22 +324,59 @@ print(jax.jit(alone.alone)(2.0))
 """
 
 
-def test_modules_whose_host_calls_share_a_program_share_one_runtime(
+PROGRAMS = """\
+import chain.program
+import lib.solver
+import vlib.batches
+"""
+
+
+def test_transformations_and_runtimes_across_modules_run_as_legacy_did(
     legacy_python: Path, tmp_path: Path
 ):
-    """`program` runs a compat call of one module and a tap of another: the tap follows the
-    call onto the compat runtime (two runtimes are two chains, which a GPU ran out of order);
-    a module no program shares with them stays native."""
+    """Three packages, run on two CPU devices by jax 0.4.30 and, migrated, by current JAX:
+    `lib.solver` pmaps a function of `lib.taps`, which names no pmap (its tap keeps the compat
+    runtime: ordered jax.debug callbacks are refused on two devices), and `lib.single` names
+    pmap only in a docstring and a string (its tap is native); `vlib.batches` vmaps a function
+    of `vlib.batched` (legacy tapped the batch once); `chain.program` runs a compat call of
+    one module and a tap of another (the tap follows the call onto the compat runtime: two
+    runtimes are two chains, which a GPU ran out of order), while a module no program shares
+    with them stays native."""
     files = {
+        "lib/taps.py": TAPS,
+        "lib/solver.py": SOLVER,
+        "lib/single.py": SINGLE,
+        "vlib/batched.py": BATCHED,
+        "vlib/batches.py": BATCHES,
         "chain/device.py": DEVICE,
         "chain/steps.py": STEPS,
         "chain/alone.py": ALONE,
         "chain/program.py": PROGRAM,
+        "programs.py": PROGRAMS,
     }
     legacy, report, migrated = _legacy_then_migrated(
-        legacy_python, tmp_path, files, "-m", "chain.program"
+        legacy_python, tmp_path, files, "programs.py", devices=2
     )
-    assert migrated == legacy == "device cpu 1.0\nlog 2.0\n2.0\nalone 2.0\n2.0\n"
+    assert (
+        migrated
+        == legacy
+        == (
+            "device cpu 1.0\nlog 2.0\n2.0\nalone 2.0\n2.0\n"  # chain
+            "[[0.0, 2.0], [4.0, 6.0]] [1.0, 5.0]\nshow 2.0\n2.0\n"  # lib
+            "show [0.0, 1.0, 2.0]\n[1.0, 3.0, 5.0]\n"  # vlib
+        )
+    )
+    # The tap module names no pmap: the model says where its function runs on two devices.
+    assert (
+        "lib/taps.py:11:9: HCB102 [compat-fallback] id_tap kept on the compat runtime: `step` "
+        "runs under pmap (lib.solver, line 10) (several devices)" in report
+    )
+    # A pmap named only in a docstring or a string changes nothing: the tap is native.
+    assert "lib/single.py:11:12: HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug" in report
+    assert (
+        "vlib/batched.py:9:12: HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap "
+        "function runs under jax.vmap (vlib.batches, line 8)" in report
+    )
     assert (
         "chain/steps.py:5:12: HCB102 [compat-fallback] id_tap kept on the compat runtime: module "
         "`chain.device` keeps calls there, and their host calls may run in one program "
