@@ -68,7 +68,11 @@ def build_run_model(scanned, targets) -> RunModel:
         tree_text = _read_tree(path)
         if tree_text is None:
             return name, None, None
-        return name, facts_of(tree_text[0], name, path.name == "__init__.py"), tree_text[1]
+        try:
+            facts = facts_of(tree_text[0], name, path.name == "__init__.py")
+        except Exception:  # (RecursionError...): the per-file step reports what is wrong
+            return name, None, None
+        return name, facts, tree_text[1]
 
     def note_root(path: Path, name: str) -> None:
         depth = name.count(".") + (1 if path.name == "__init__.py" else 0)
@@ -104,7 +108,10 @@ def build_run_model(scanned, targets) -> RunModel:
                 if i in seen:
                     continue
                 path = Path(targets[i].path)
-                data = _imports_one_of(path, wanted, transforms_only=step > 0)
+                try:
+                    data = _imports_one_of(path, wanted, transforms_only=step > 0)
+                except Exception:  # (RecursionError, MemoryError...): not a module to read
+                    continue
                 if data is None:
                     continue
                 seen.add(i)
@@ -166,9 +173,14 @@ def _module_paths(name: str, roots: set[Path]):
 @functools.lru_cache(maxsize=8)
 def _stems_of(modules: frozenset[str]) -> tuple[tuple[bytes, bytes], ...]:
     return tuple(
-        (parts[-1].encode(), parts[-2].encode() if len(parts) > 1 else b"")
+        (_encoded(parts[-1]), _encoded(parts[-2]) if len(parts) > 1 else b"")
         for parts in (m.split(".") for m in sorted(modules))
     )
+
+
+def _encoded(name: str) -> bytes:
+    # (surrogateescape: a module named after a file whose name is not UTF-8)
+    return name.encode("utf-8", "surrogateescape")
 
 
 def _stems(modules) -> tuple[tuple[bytes, bytes], ...]:
