@@ -345,6 +345,8 @@ def _run_paths(
         if progress is not None:
             progress.stop()
         if cache is not None:
+            if cache.warning():
+                _err(cache.warning())
             cache.save()  # (what an interrupted run found is as good as any)
     final = [results[i] for i in sorted(results)]
     summary = Summary()

@@ -114,7 +114,9 @@ def _process(task: Task, cache: ResultCache | None = None) -> FileResult | None:
     options = _migration_options(task)
     key = task_key(task.cache_tool, src.text, options, task.notebook) if task.cache_tool else None
     if cache is not None:
-        outcome = cache.get(key)
+        # A rewrite is written or shown only as the rules produce it from these bytes: never
+        # from the cache (hcmigrate.cache).
+        outcome = cache.get(key, src.text, task.notebook, changes=task.mode == "check")
         if outcome is None:
             return None
     else:
@@ -132,8 +134,8 @@ def _outcome(task: Task, text: str) -> Outcome:
             text, _migration_options(task), task.display, task.notebook, precheck=task.precheck
         )
     except HcmigrateError as exc:
-        return outcome_of(None, [], (exc.message, exc.line, exc.cell))
-    return outcome_of(None if new_text == text else new_text, diagnostics)
+        return outcome_of(None, [], (exc.message, exc.line, exc.cell), source=text)
+    return outcome_of(None if new_text == text else new_text, diagnostics, source=text)
 
 
 def _migration_options(task: Task) -> Options:

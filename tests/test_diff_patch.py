@@ -5,28 +5,13 @@ newline; checked with the real tools against what a rewrite writes."""
 from __future__ import annotations
 
 import codecs
-import os
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from cli_helpers import program
 
 
-def hcmigrate(*args, cwd, input=None):
-    """The real program (this checkout's code), in a subprocess; bytes in and out."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "hcmigrate", *args],
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        timeout=120,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-    )
-    assert b"Traceback" not in proc.stdout + proc.stderr, proc.stderr.decode(errors="replace")
-    return proc
-
+hcmigrate = program
 
 BODY = "def f(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
 HCB = "from jax.experimental import host_callback as hcb\n"

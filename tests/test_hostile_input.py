@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import program
 from hcmigrate.api import migrate_source
 from hcmigrate.files import MAX_FILE_BYTES
 
@@ -24,20 +25,7 @@ LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f(x):\n    
 HEAD = "from jax.experimental import host_callback as hcb\nx = hcb.id_print(1)\n"
 
 
-def hcmigrate(*args, cwd, input=None, timeout=120, prefix=()):
-    """The real program (this checkout's code), in a subprocess; bytes in and out."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run(
-        [*prefix, sys.executable, "-m", "hcmigrate", *args],
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        timeout=timeout,  # (a hang fails the test instead of stalling the suite)
-        env=env,
-    )
-    output = proc.stdout + proc.stderr
-    assert b"Traceback" not in output, output.decode(errors="replace")
-    return proc
+hcmigrate = program
 
 
 def err(proc) -> str:
