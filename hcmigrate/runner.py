@@ -66,21 +66,43 @@ def patch_lines(data: bytes) -> list[bytes]:
     return lines
 
 
+_C_ESCAPES = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f", 13: b"\\r"}
+_C_ESCAPES.update({ord('"'): b'\\"', ord("\\"): b"\\\\"})
+
+
+def git_quoted(name: bytes) -> bytes:
+    """A file name as git writes it in a patch header: as it is, unless it has a control
+    character, a double quote or a backslash; then C-quoted in double quotes (`"a/new\\nline.py"`),
+    which `git apply` and `patch` read back. Bytes from 0x80 stay as they are, as with git's
+    `core.quotePath=false` (a UTF-8 name stays readable)."""
+    if not any(c < 0x20 or c == 0x7F or c in b'"\\' for c in name):
+        return name
+    out = bytearray(b'"')
+    for c in name:
+        if c in _C_ESCAPES:
+            out += _C_ESCAPES[c]
+        elif c < 0x20 or c == 0x7F:
+            out += b"\\%03o" % c
+        else:
+            out.append(c)
+    return bytes(out + b'"')
+
+
 def patch_diff(old: bytes, new: bytes, name: str) -> bytes:
     """A unified diff of a file's bytes that `git apply` and `patch -p1` apply: lines are the
     file's own bytes (its encoding, BOM and line endings), cut at LF only; `name` is written as
-    the file system spells it."""
+    the file system spells it, quoted as git quotes it (git_quoted)."""
     import difflib
 
-    label = os.fsencode(name)
-    # A name with a blank ends at a tab, as diff writes it (patch reads the name to a tab).
-    end = b"\t" if any(c in label for c in b" \t") else b""
+    raw = os.fsencode(name)
+    # A name with a blank ends at a tab, as git and diff write it (patch reads a name to a tab).
+    end = b"\t" if b" " in raw else b""
     lines = difflib.diff_bytes(
         difflib.unified_diff,
         patch_lines(old),
         patch_lines(new),
-        b"a/" + label + end,
-        b"b/" + label + end,
+        git_quoted(b"a/" + raw) + end,
+        git_quoted(b"b/" + raw) + end,
         lineterm=b"\n",
     )
     out = []
