@@ -133,6 +133,13 @@ def _err(msg: str) -> None:
     help="Where results are cached (default: .hcmigrate_cache in the project root; env HCMIGRATE_RESULT_CACHE_DIR).",
 )
 @click.option(
+    "--file-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Each file's time budget: a file whose migration takes longer fails alone (default 300).",
+)
+@click.option(
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
@@ -165,6 +172,7 @@ def cli(
     config_path,
     no_cache,
     cache_dir,
+    file_timeout,
     jobs,
     quiet,
     verbose,
@@ -200,6 +208,7 @@ def cli(
                 include=include,
                 force_exclude=force_exclude,
                 respect_gitignore=respect_gitignore,
+                file_timeout=file_timeout,
             )
         except ConfigError as exc:
             _err(f"error: {exc.message}")

@@ -280,13 +280,14 @@ def default_jobs() -> int:
 
 
 def run_tasks(
-    tasks: list[Task], jobs: int, cache: ResultCache | None = None
+    tasks: list[Task], jobs: int, cache: ResultCache | None = None, budget: float | None = None
 ) -> Iterator[FileResult]:
     """Yield one FileResult per task, in task order. Uses worker processes when it pays. With a
     cache, the files whose outcome it holds are finished here (read, but not migrated: no
-    codemod import, no worker), the others go to workers and what they find is added to it."""
+    codemod import, no worker), the others go to workers and what they find is added to it.
+    `budget`: each file's time budget in seconds (None: none), see hcmigrate.workers."""
     if cache is None:
-        yield from _run(tasks, jobs)
+        yield from _run(tasks, jobs, budget)
         return
     tasks = [dataclasses.replace(task, cache_tool=cache.fingerprint) for task in tasks]
     cached: dict[int, FileResult] = {}
@@ -297,7 +298,7 @@ def run_tasks(
             found = None
         if found is not None:
             cached[index] = found
-    stream = _run([task for index, task in enumerate(tasks) if index not in cached], jobs)
+    stream = _run([task for index, task in enumerate(tasks) if index not in cached], jobs, budget)
     try:
         for index in range(len(tasks)):
             res = cached.pop(index, None)
@@ -310,11 +311,12 @@ def run_tasks(
         stream.close()
 
 
-def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
+def _run(tasks: list[Task], jobs: int, budget: float | None = None) -> Iterator[FileResult]:
     """The tasks' results in order, each file migrated in a worker process (hcmigrate.workers):
-    a file that crashes its worker (libcst's native parser on deeply nested code) gets an error
-    and the run goes on. Only where no worker can be forked safely (this process has imported
-    JAX, see _start_context) and one process is asked for do the files run in this process."""
+    a file that crashes its worker (libcst's native parser on deeply nested code), outlasts its
+    time budget or whose worker is stopped gets an error and the run goes on. Only where no
+    worker can be forked safely (this process has imported JAX, see _start_context) and one
+    process is asked for do the files run in this process (without a time budget)."""
     if not tasks:
         return
     context = _start_context()
@@ -324,7 +326,27 @@ def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
         return
     from hcmigrate.workers import run_in_workers
 
-    yield from run_in_workers(process, tasks, jobs, context, _died)
+    def overran(task: Task, stopped: bool) -> FileResult:
+        return FileResult(
+            task.display, FAILED, error=overrun_message(stopped, budget), notebook=task.notebook
+        )
+
+    yield from run_in_workers(
+        process, tasks, jobs, context, _died, budget=budget, on_overrun=overran
+    )
+
+
+def overrun_message(stopped: bool, budget: float | None) -> str:
+    """Why a file whose worker was ended by the watchdog (hcmigrate.workers) is unchanged."""
+    if stopped:
+        return (
+            "the process migrating this file was stopped (SIGSTOP) and made no progress; it "
+            "was ended and the file left unchanged"
+        )
+    return (
+        f"migrating this file took longer than its time budget ({budget:g} s); stopped, file "
+        "left unchanged (a larger budget: --file-timeout, or file-timeout in [tool.hcmigrate])"
+    )
 
 
 def _died(task: Task, how: str) -> FileResult:
@@ -344,9 +366,10 @@ WORKER_DEATH_HINT = (
 )
 
 
-def run_isolated(task: Task, text: str) -> Outcome:
+def run_isolated(task: Task, text: str, budget: float | None = None) -> Outcome:
     """What migrating `text` gives (as _outcome), worked out in a worker process where one can
-    be forked safely: a crash in the parser is an error of the file, not of the program."""
+    be forked safely: a crash in the parser, or a migration that outlasts `budget` seconds, is
+    an error of the file, not of the program."""
     context = _start_context()
     if context.get_start_method() != "fork":
         return _outcome(task, text)
@@ -356,7 +379,12 @@ def run_isolated(task: Task, text: str) -> Outcome:
         message = f"the process migrating it died ({how}). {WORKER_DEATH_HINT}"
         return outcome_of(None, [], (message, None, None))
 
-    (outcome,) = run_in_workers(_outcome_of_pair, [(task, text)], 1, context, died)
+    def overran(item, stopped: bool) -> Outcome:
+        return outcome_of(None, [], (overrun_message(stopped, budget), None, None))
+
+    (outcome,) = run_in_workers(
+        _outcome_of_pair, [(task, text)], 1, context, died, budget=budget, on_overrun=overran
+    )
     return outcome
 
 

@@ -41,3 +41,16 @@ def program(*args, cwd, input=None, timeout=120, prefix=(), module="hcmigrate", 
     output = proc.stdout + proc.stderr
     assert b"Traceback" not in output, output.decode(errors="replace")
     return proc
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (from /proc)."""
+    kids = []
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == str(pid):
+            kids.append(int(stat_file.parent.name))
+    return kids

@@ -8,15 +8,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import program
+from cli_helpers import children, program
 from hcmigrate.api import migrate_source
 from hcmigrate.files import MAX_FILE_BYTES
 
@@ -170,6 +172,58 @@ def test_a_parser_crash_costs_only_its_file(tmp_path, good, jobs):
     assert res.returncode == 2
     assert "error: -: the process migrating it died (killed by SIGSEGV)" in err(res)
     assert res.stdout == DEEP.encode()
+
+
+# A valid file whose migration takes many seconds (about 13 s on one free core): it outlasts a
+# small time budget that an ordinary file (good.py) keeps well within, and its worker is still
+# on it when the test stops that worker.
+SLOW = HEAD + "".join(
+    f"\n\ndef f{i}(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
+    for i in range(600)
+)
+
+
+def test_a_file_over_its_time_budget_fails_alone(tmp_path, good):
+    (tmp_path / "a_slow.py").write_text(SLOW)
+    res = hcmigrate("--no-cache", "-j2", "--file-timeout", "3", ".", cwd=tmp_path)
+    assert res.returncode == 2
+    assert (
+        "error: a_slow.py: migrating this file took longer than its time budget (3 s); "
+        "stopped, file left unchanged"
+    ) in err(res)
+    assert (tmp_path / "a_slow.py").read_text() == SLOW
+    assert_good_rewritten(good)
+    assert not list(tmp_path.glob(".*.hcmigrate-tmp"))
+    # The same budget from [tool.hcmigrate], for standard input (passed through unchanged).
+    (tmp_path / "pyproject.toml").write_text("[tool.hcmigrate]\nfile-timeout = 3\n")
+    res = hcmigrate("-", cwd=tmp_path, input=SLOW.encode())
+    assert res.returncode == 2 and res.stdout == SLOW.encode()
+    assert "error: -: migrating this file took longer than its time budget (3 s)" in err(res)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_stopped_worker_costs_only_its_file(tmp_path, good):
+    (tmp_path / "a_slow.py").write_text(SLOW)
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "--check", "--no-cache", "-j1", "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    while not (workers := children(proc.pid)):  # (the worker starts on a_slow.py: seconds)
+        assert proc.poll() is None and time.monotonic() - start < 60
+        time.sleep(0.01)
+    os.kill(workers[0], signal.SIGSTOP)
+    out, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and b"Traceback" not in out + errors
+    assert (
+        b"error: a_slow.py: the process migrating this file was stopped (SIGSTOP) and made no "
+        b"progress; it was ended and the file left unchanged"
+    ) in errors
+    assert b"would rewrite good.py" in out
+    assert time.monotonic() - start < 60  # (the time budget is 300 s: it was seen stopped)
 
 
 def test_file_names_that_are_not_utf8(tmp_path):
