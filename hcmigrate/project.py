@@ -114,7 +114,10 @@ def read_stream(stream) -> bytes:
     """All of a binary stream (standard input), at most hcmigrate.files.MAX_FILE_BYTES; a
     FileError for more (`hcmigrate - < /dev/zero` must not read until memory runs out)."""
     limit = fileio.MAX_FILE_BYTES
-    data = stream.read(limit + 1)
+    try:
+        data = stream.read(limit + 1)
+    except OSError as exc:
+        raise fileio.FileError(f"cannot read standard input: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise fileio.FileError(fileio.too_large(len(data), limit) + " (standard input)")
     return data

@@ -164,6 +164,10 @@ class _Worker:
                 self.conn.send(None)
             except OSError:
                 pass
+        try:  # (a stopped worker, SIGSTOP, acts on neither until continued)
+            os.kill(self.process.pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
 
     def reap(self, deadline: float) -> None:
         self.process.join(max(0.0, deadline - time.monotonic()))

@@ -351,3 +351,109 @@ def test_json_and_sarif_report_standard_input_failures(tmp_path, data):
     sarif = json.loads(res.stderr.decode().split("\n", 1)[1])
     assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
     assert sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+
+
+# --- every failure of output and input: one line, the documented exit code (issue 28) -------
+
+MANUAL_ONLY = (
+    "from jax.experimental import host_callback as hcb\n\nPRIMITIVE = hcb.outside_call_p\n"
+)
+
+
+def _one_error_line(stderr: bytes) -> str:
+    [line] = [line for line in stderr.decode().splitlines() if line.startswith("error:")]
+    return line
+
+
+@pytest.mark.parametrize("args", [["--check", "good.py"], ["--diff", "good.py"], ["-"]])
+def test_standard_output_on_a_full_disk(tmp_path, good, args):
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hcmigrate", *args],
+            cwd=tmp_path,
+            stdin=open(good, "rb"),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+        )
+    assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr
+    assert proc.returncode == 2, proc.stderr  # (not 1: that would read as "would change")
+    assert _one_error_line(proc.stderr) == (
+        "error: cannot write to standard output: No space left on device; the run stopped"
+    )
+    assert good.read_text() == LEGACY
+
+
+def test_closed_standard_input_and_output(tmp_path, good):
+    def shell(line: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["sh", "-c", f"exec {sys.executable} -m hcmigrate {line}"],
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=60,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+        )
+
+    closed_in = shell("- <&-")
+    assert closed_in.returncode == 2 and b"Traceback" not in closed_in.stderr
+    assert (
+        _one_error_line(closed_in.stderr) == "error: -: standard input is closed; nothing to read"
+    )
+    closed_out = shell("--diff good.py >&-")
+    assert closed_out.returncode == 2 and b"Traceback" not in closed_out.stderr
+    assert _one_error_line(closed_out.stderr) == (
+        "error: cannot write to standard output: it is closed; the run stopped"
+    )
+
+
+@pytest.mark.parametrize("module", ["compat", "hcmigrate_compat"])
+def test_compat_runner_on_a_missing_script_speaks_as_python(tmp_path, module):
+    ours = program("missing.py", cwd=tmp_path, module=module)
+    python = subprocess.run(
+        [sys.executable, "missing.py"], cwd=tmp_path, capture_output=True, timeout=60
+    )
+    assert ours.returncode == python.returncode == 2
+    assert ours.stderr == python.stderr and b"can't open file" in ours.stderr
+    assert ours.stderr.count(b"\n") == 1
+    ours = program("-m", "no_such_module_here", cwd=tmp_path, module=module)
+    python = subprocess.run(
+        [sys.executable, "-m", "no_such_module_here"], cwd=tmp_path, capture_output=True
+    )
+    assert ours.returncode == python.returncode == 1 and ours.stderr == python.stderr
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_at_the_interactive_prompt(tmp_path, good, sig, code):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "--interactive", "good.py"],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    shown = b""
+    while b"Apply this change?" not in shown:  # (the prompt: it waits for an answer)
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        assert chunk, "no prompt"
+        shown += chunk
+    os.kill(proc.pid, sig)
+    _, errors = proc.communicate(timeout=60)
+    assert proc.returncode == code, errors
+    assert b"Traceback" not in errors and b"Aborted" not in errors
+    assert good.read_text() == LEGACY
+
+
+@pytest.mark.parametrize(
+    "args, stdin", [([], None), (["--check"], None), (["--diff"], None), (["-"], MANUAL_ONLY)]
+)
+def test_manual_findings_exit_1_in_every_mode(tmp_path, args, stdin):
+    """One exit-code table for every mode (docs/cli.md): a site left for a human is exit 1,
+    in --check too (it exited 0 there, 1 in a plain run)."""
+    (tmp_path / "internals.py").write_text(MANUAL_ONLY)
+    paths = [] if stdin else ["internals.py"]
+    res = hcmigrate(*args, *paths, cwd=tmp_path, input=stdin and stdin.encode())
+    assert res.returncode == 1, err(res)
+    assert "HCB501 [manual]" in err(res) + res.stdout.decode()
+    assert (tmp_path / "internals.py").read_text() == MANUAL_ONLY
