@@ -37,6 +37,8 @@ OVERRUN_GRACE_S = 1.0
 # How often busy workers are looked at for a stop (SIGSTOP), and how long one must stay stopped.
 POLL_S = 1.0
 STOPPED_GRACE_S = 2.0
+# A wait this much longer than asked: this process was stopped itself (see _forgive_suspension).
+SUSPENDED_S = 2.0
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
@@ -194,6 +196,16 @@ def _wait_time(busy: list[_Worker], budget: float | None) -> float:
     return max(0.0, min(POLL_S, *(w.started + budget - now for w in busy)))
 
 
+def _forgive_suspension(busy: list[_Worker], overslept: float) -> None:
+    """A wait that lasted far longer than asked means this process was stopped itself (Ctrl-Z,
+    then `fg`: the whole process group was): that time is no worker's, it does not count
+    against the budgets."""
+    if overslept > SUSPENDED_S:
+        for worker in busy:
+            worker.started += overslept
+            worker.stopped_since = None
+
+
 def _overrun(worker: _Worker, budget: float | None) -> bool | None:
     """None while `worker` may go on with its job; else whether it was stopped (True) or ran
     out of its time budget (False)."""
@@ -256,12 +268,11 @@ def run_in_workers(
             busy = [w for w in workers if w.job is not None]
             if next_out >= total or not busy:
                 continue
-            ready = set(
-                wait(
-                    [w.conn for w in busy] + [w.process.sentinel for w in busy],
-                    _wait_time(busy, budget) if on_overrun is not None else None,
-                )
-            )
+            timeout = _wait_time(busy, budget) if on_overrun is not None else None
+            before = time.monotonic()
+            ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout))
+            if timeout is not None:
+                _forgive_suspension(busy, time.monotonic() - before - timeout)
             for worker in busy:
                 if worker.conn not in ready and worker.process.sentinel not in ready:
                     stopped = _overrun(worker, budget) if on_overrun is not None else None

@@ -226,6 +226,29 @@ def test_a_stopped_worker_costs_only_its_file(tmp_path, good):
     assert time.monotonic() - start < 60  # (the time budget is 300 s: it was seen stopped)
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_run_suspended_and_resumed_is_not_over_its_budget(tmp_path, good):
+    """Ctrl-Z then `fg` (the whole process group stopped, then continued): the time it was
+    stopped counts against no file's budget."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "--no-cache", "-j1", "--file-timeout", "2", "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    while not children(proc.pid):  # (the worker is forked as good.py's migration starts)
+        assert proc.poll() is None
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGSTOP)
+    time.sleep(4)
+    os.killpg(proc.pid, signal.SIGCONT)
+    out, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0, errors
+    assert_good_rewritten(good)
+
+
 def test_file_names_that_are_not_utf8(tmp_path):
     name = os.fsdecode(b"caf\xe9 \xff.py")
     (tmp_path / name).write_text(LEGACY)
