@@ -35,8 +35,8 @@ STOP_GRACE_S = 5.0
 # Python's signal handlers do not run).
 OVERRUN_GRACE_S = 1.0
 # How often busy workers are looked at for a stop (SIGSTOP), and how long one must stay stopped.
-POLL_S = 1.0
-STOPPED_GRACE_S = 2.0
+POLL_S = 0.5
+STOPPED_GRACE_S = 1.0
 # A wait this much longer than asked: this process was stopped itself (see _forgive_suspension).
 SUSPENDED_S = 2.0
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
