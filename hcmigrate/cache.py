@@ -156,7 +156,7 @@ def entry_problem(outcome, text: str, notebook: bool) -> str | None:
         if not (
             isinstance(error, list)
             and len(error) == 3
-            and isinstance(error[0], str)
+            and _text(error[0])
             and all(map(_is_int, error[1:]))
             and new is None
         ):

@@ -44,9 +44,9 @@ def main(argv=None) -> int:
         return 0
     script = argv[0]
     problem = _cannot_open(script)
-    if problem is not None:  # one line and status 2, as `python missing.py` says it
+    if problem is not None:  # one line, as `python missing.py` says it (status 2; 1 for a folder)
         print(f"{sys.executable}: {problem}", file=sys.stderr)
-        return 2
+        return 1 if os.path.isdir(script) else 2
     sys.argv = [script, *argv[1:]]
     # Like `python script.py`: the script's folder comes first on sys.path.
     sys.path[0] = os.path.dirname(os.path.abspath(script))
@@ -55,10 +55,12 @@ def main(argv=None) -> int:
 
 
 def _cannot_open(script: str) -> str | None:
-    """Why Python could not open `script` (its own words), or None. A folder or a zip file with
-    a __main__ is runpy's to judge."""
+    """Why Python could not run `script` (its own words), or None. A folder with a __main__.py
+    is runpy's to run."""
     if os.path.isdir(script):
-        return None
+        if os.path.exists(os.path.join(script, "__main__.py")):
+            return None
+        return f"can't find '__main__' module in {os.path.abspath(script)!r}"
     try:
         with open(script, "rb"):
             pass

@@ -444,6 +444,10 @@ def test_compat_runner_on_a_missing_script_speaks_as_python(tmp_path, module):
         [sys.executable, "-m", "no_such_module_here"], cwd=tmp_path, capture_output=True
     )
     assert ours.returncode == python.returncode == 1 and ours.stderr == python.stderr
+    (tmp_path / "folder").mkdir()  # (no __main__.py)
+    ours = program("folder", cwd=tmp_path, module=module)
+    python = subprocess.run([sys.executable, "folder"], cwd=tmp_path, capture_output=True)
+    assert ours.returncode == python.returncode == 1 and ours.stderr == python.stderr
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
