@@ -10,7 +10,8 @@ A worker that makes no progress must not block the run either: each file has a t
 (`budget`, `--file-timeout`), and a worker still on its file when the budget is spent, or one
 found stopped (SIGSTOP: state T in /proc, on Linux) twice a grace apart, is stopped as below and
 its file gets `on_overrun` (an error naming the budget, or that the worker was stopped); a fresh
-worker goes on with the other files.
+worker goes on with the other files. When the main process itself is continued (SIGCONT, after
+Ctrl-Z stopped the whole run), the budgets under way start again.
 
 Stopping: the main process stops its workers with SIGTERM (on Ctrl-C, SIGTERM or SIGHUP, see
 hcmigrate.cli), and a worker turns SIGTERM and SIGHUP into an exception, so that what it was
@@ -37,8 +38,6 @@ OVERRUN_GRACE_S = 1.0
 # How often busy workers are looked at for a stop (SIGSTOP), and how long one must stay stopped.
 POLL_S = 0.5
 STOPPED_GRACE_S = 1.0
-# A wait this much longer than asked: this process was stopped itself (see _forgive_suspension).
-SUSPENDED_S = 2.0
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
@@ -196,20 +195,33 @@ def _wait_time(busy: list[_Worker], budget: float | None) -> float:
     return max(0.0, min(POLL_S, *(w.started + budget - now for w in busy)))
 
 
-def _forgive_suspension(busy: list[_Worker], overslept: float) -> None:
-    """A wait that lasted far longer than asked means this process was stopped itself (Ctrl-Z,
-    then `fg`: the whole process group was): that time is no worker's, it does not count
-    against the budgets."""
-    if overslept > SUSPENDED_S:
-        for worker in busy:
-            worker.started += overslept
-            worker.stopped_since = None
+# When this process was last continued (SIGCONT: Ctrl-Z then `fg` stopped and continued the
+# whole process group). The time a run is suspended is no worker's: each busy worker's budget
+# starts again then, and one seen stopped meanwhile is not held stopped.
+_resumed_at = 0.0
+
+
+def _on_continue(signum, frame) -> None:
+    global _resumed_at
+    _resumed_at = time.monotonic()
+
+
+def _watch_resumes():
+    """Install the SIGCONT handler for a run; returns the handler to put back (None: not
+    installed, outside the main thread)."""
+    try:
+        return signal.signal(signal.SIGCONT, _on_continue)
+    except ValueError:  # (not the main thread: a suspended run may then fail a file)
+        return None
 
 
 def _overrun(worker: _Worker, budget: float | None) -> bool | None:
     """None while `worker` may go on with its job; else whether it was stopped (True) or ran
     out of its time budget (False)."""
     now = time.monotonic()
+    if worker.started < _resumed_at:  # (the run was suspended and resumed since it started)
+        worker.started = _resumed_at
+        worker.stopped_since = None
     if worker.is_stopped():
         if worker.stopped_since is None:
             worker.stopped_since = now
@@ -240,6 +252,7 @@ def run_in_workers(
     in the consumer, a KeyboardInterrupt here) stops every worker at once."""
     from multiprocessing.connection import wait
 
+    previous_handler = _watch_resumes() if on_overrun is not None else None
     pending = deque(enumerate(items))
     total = len(pending)
     workers: list[_Worker] = []
@@ -269,10 +282,7 @@ def run_in_workers(
             if next_out >= total or not busy:
                 continue
             timeout = _wait_time(busy, budget) if on_overrun is not None else None
-            before = time.monotonic()
             ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout))
-            if timeout is not None:
-                _forgive_suspension(busy, time.monotonic() - before - timeout)
             for worker in busy:
                 if worker.conn not in ready and worker.process.sentinel not in ready:
                     stopped = _overrun(worker, budget) if on_overrun is not None else None
@@ -304,3 +314,5 @@ def run_in_workers(
         workers = []
     finally:
         _stop(workers, now=True)  # interrupted, or the consumer stopped early
+        if previous_handler is not None:
+            signal.signal(signal.SIGCONT, previous_handler)
