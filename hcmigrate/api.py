@@ -29,6 +29,8 @@ _RUN_API = {
     "review_change": "hcmigrate.review",
     "read_source": "hcmigrate.files",
     "write_atomic": "hcmigrate.files",
+    "ExitCode": "hcmigrate.exit_codes",
+    "run_exit_code": "hcmigrate.exit_codes",
 }
 __all__ = [
     "DEFAULT_LINE_LENGTH",

@@ -1,12 +1,13 @@
 """The `hcmigrate` command line: parses options and prints; the work is hcmigrate.api's.
 
-Exit codes: 0 nothing to do / done; 1 changes needed (--check) or, when rewriting, findings
-left for a human (`manual` diagnostics); 2 usage error, bad configuration, or a file that could
-not be processed; 128 + N interrupted by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+Exit codes: hcmigrate.exit_codes, one table for every mode; 128 + N when interrupted by signal
+N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP). Everything for standard output goes through `_out`:
+output that cannot be written (a full disk, a closed descriptor) is one error line and exit 2.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -17,7 +18,8 @@ import click
 from hcmigrate import __version__
 from hcmigrate.cache import ResultCache, cache_directory
 from hcmigrate.config import STRATEGIES
-from hcmigrate.errors import ConfigError, HcmigrateError
+from hcmigrate.errors import ConfigError, FileError, HcmigrateError, OutputError
+from hcmigrate.exit_codes import ExitCode, interrupted_exit_code, run_exit_code
 from hcmigrate.files import printable
 from hcmigrate.report import (
     FORMATS,
@@ -31,12 +33,37 @@ from hcmigrate.results import CHANGED, FAILED, SKIPPED, UNCHANGED, FileResult
 from hcmigrate.runner import default_jobs, run_as_program
 from hcmigrate.settings import Settings, resolve_settings
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = ExitCode.OK, ExitCode.FINDINGS, ExitCode.ERROR
 PROGRESS_MIN_FILES = 20
 
 
 def _err(msg: str) -> None:
     click.echo(msg, err=True)
+
+
+def _out(data: str | bytes, nl: bool = True) -> None:
+    """Write to standard output (text, or the bytes of a file or patch); OutputError when it
+    cannot be written."""
+    if sys.stdout is None:
+        raise OutputError("it is closed")
+    try:
+        click.echo(data, nl=nl)
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None
+
+
+def _output_failed(exc: OutputError) -> int:
+    """The one line for output that could not be written; standard output is pointed at
+    /dev/null, so that nothing fails again when Python flushes it on the way out."""
+    _err(f"error: cannot write to standard output: {exc}; the run stopped")
+    if sys.stdout is not None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+    return ExitCode.ERROR
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -133,6 +160,13 @@ def _err(msg: str) -> None:
     help="Where results are cached (default: .hcmigrate_cache in the project root; env HCMIGRATE_RESULT_CACHE_DIR).",
 )
 @click.option(
+    "--file-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Each file's time budget: a file whose migration takes longer fails alone (default 300).",
+)
+@click.option(
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
@@ -165,6 +199,7 @@ def cli(
     config_path,
     no_cache,
     cache_dir,
+    file_timeout,
     jobs,
     quiet,
     verbose,
@@ -177,7 +212,7 @@ def cli(
     """
     try:
         if list_rules:
-            click.echo(rules_text())
+            _out(rules_text())
             sys.exit(EXIT_OK)
         if not paths:
             raise click.UsageError("no PATH given (use `-` to read standard input)")
@@ -200,6 +235,7 @@ def cli(
                 include=include,
                 force_exclude=force_exclude,
                 respect_gitignore=respect_gitignore,
+                file_timeout=file_timeout,
             )
         except ConfigError as exc:
             _err(f"error: {exc.message}")
@@ -218,6 +254,8 @@ def cli(
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP (see main) before the files' run
         _err("interrupted")
         sys.exit(interrupted_exit_code(exc))
+    except OutputError as exc:
+        sys.exit(_output_failed(exc))
 
 
 def _run_stdin(
@@ -227,19 +265,19 @@ def _run_stdin(
 
     name = stdin_filename or "-"
     shown = printable(name)
-    out = sys.stdout.buffer
     data = b""
     problems = [FileResult(printable(path), FAILED, error=why) for path, why in settings.problems]
     for res in problems:
         _err(f"error: {res.display}: {res.error}")
     try:
+        if sys.stdin is None:
+            raise FileError("standard input is closed; nothing to read")
         data = read_stream(sys.stdin.buffer)  # bytes: the file's own encoding is honoured
         stream = migrate_stream(data, name, settings, mode)
     except HcmigrateError as exc:
         _err(f"error: {exc.location(shown)}: {exc.message}")
         if mode == "fix" and data:
-            out.write(data)  # (a pipe never loses its input)
-            out.flush()
+            _out(data, nl=False)  # (a pipe never loses its input)
         if output_format != "text":
             failed = FileResult(
                 shown, FAILED, error=exc.message, error_line=exc.line, error_cell=exc.cell
@@ -250,12 +288,11 @@ def _run_stdin(
             _err(machine_report(output_format, problems + [failed], summary, False, mode))
         return EXIT_ERROR
     if stream.output is not None:
-        out.write(stream.output)
-        out.flush()
+        _out(stream.output, nl=False)
     if stream.result is None:  # excluded
         return EXIT_ERROR if problems else EXIT_OK
     if stream.diff:
-        click.echo(stream.diff, nl=False)
+        _out(stream.diff, nl=False)
     summary = Summary()
     summary.add(stream.result)
     summary.failed += len(problems)
@@ -292,7 +329,10 @@ def _run_paths(
     to_err = mode == "diff" or not text_out
 
     def say(msg: str) -> None:
-        click.echo(msg, err=to_err)
+        if to_err:
+            _err(msg)
+        else:
+            _out(msg)
 
     # Paths that could not be looked at, and files read for the settings that could not be:
     # each an error (exit 2) of its own, while the run goes on.
@@ -342,9 +382,12 @@ def _run_paths(
         _err("interrupted; files already written are complete, the others are untouched")
         return interrupted_exit_code(exc)
     finally:
+        stream.close()  # (stops the workers if the loop stopped early: output that failed)
         if progress is not None:
             progress.stop()
         if cache is not None:
+            if cache.warning():
+                _err(cache.warning())
             cache.save()  # (what an interrupted run found is as good as any)
     final = [results[i] for i in sorted(results)]
     summary = Summary()
@@ -372,21 +415,17 @@ def _run_paths(
                 )
             )
     else:
-        click.echo(machine_report(output_format, problems + final, summary, statistics, mode))
+        _out(machine_report(output_format, problems + final, summary, statistics, mode))
         if output_format == "github" and not quiet:
             _err(summary.text(mode))
     return _exit_code(mode, summary)
 
 
 def _exit_code(mode: str, summary: Summary) -> int:
-    """2: a file could not be processed. --check: 1 when anything would change (sites left for
-    a human are listed but, like black --check, only what would change fails the check).
-    Rewriting: 1 when sites are left for a human."""
-    if summary.failed:
-        return EXIT_ERROR
-    if mode == "check":
-        return EXIT_FINDINGS if summary.changed else EXIT_OK
-    return EXIT_FINDINGS if summary.needs_human else EXIT_OK
+    """The run's exit code, by the one table (hcmigrate.exit_codes)."""
+    return run_exit_code(
+        mode, failed=summary.failed, changed=summary.changed, needs_human=summary.needs_human
+    )
 
 
 def _print_result(res: FileResult, mode: str, quiet: bool, verbose: int, say) -> None:
@@ -397,7 +436,7 @@ def _print_result(res: FileResult, mode: str, quiet: bool, verbose: int, say) ->
             say(d.format(res.display))
     if res.status == CHANGED:
         if mode == "diff" and res.diff:
-            click.echo(res.diff, nl=False)
+            _out(res.diff, nl=False)
         elif not quiet:
             verb = {"fix": "rewrote", "review": "rewrote"}.get(mode, "would rewrite")
             if mode == "review" and not res.written:
@@ -414,11 +453,6 @@ class Interrupted(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
-
-
-def interrupted_exit_code(exc: BaseException) -> int:
-    """128 + the signal that interrupted the run (130 for Ctrl-C, 143 SIGTERM, 129 SIGHUP)."""
-    return 128 + getattr(exc, "signum", signal.SIGINT)
 
 
 def _raise_interrupted(signum, frame):

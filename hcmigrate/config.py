@@ -22,8 +22,16 @@ KNOWN_KEYS = {
     "force-exclude": bool,
     "respect-gitignore": bool,
     "line-length": int,
+    "file-timeout": float,
 }
 STRATEGIES = ("native", "compat")
+_EXPECTED = {
+    str: "a string",
+    list: "an array of strings",
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number of seconds",
+}
 
 
 def shown(path: Path) -> str:
@@ -104,14 +112,14 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
                 f"{shown(path)}: unknown key '{key}' in [tool.hcmigrate] (known keys: {known})"
             )
         want = KNOWN_KEYS[norm]
-        if want is list and isinstance(value, str):
-            value = [value]
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
         if not isinstance(value, want) or (
             want is list and not all(isinstance(v, str) for v in value)
         ):
             raise ConfigError(
-                f"{shown(path)}: [tool.hcmigrate] {key} must be a {want.__name__}"
-                + (" of strings" if want is list else "")
+                f"{shown(path)}: [tool.hcmigrate] {key} must be {_EXPECTED[want]}, not "
+                f"{_kind(value)}" + (" (write a list: [...])" if want is list else "")
             )
         values[norm] = value
     if "strategy" in values and values["strategy"] not in STRATEGIES:
@@ -120,6 +128,8 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
         )
     if "target-jax" in values:
         parse_version(values["target-jax"], where=f"{shown(path)}: [tool.hcmigrate] target-jax")
+    if "file-timeout" in values and not values["file-timeout"] > 0:
+        raise ConfigError(f"{shown(path)}: [tool.hcmigrate] file-timeout must be above 0 seconds")
     if "line-length" in values and not 20 <= values["line-length"] <= 400:
         raise ConfigError(f"{shown(path)}: [tool.hcmigrate] line-length must be from 20 to 400")
     return FileConfig(path, values, line_length)

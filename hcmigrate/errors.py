@@ -45,3 +45,7 @@ class FileError(HcmigrateError):
 
 class ConfigError(HcmigrateError):
     """Configuration (pyproject.toml, command-line values) that cannot be used."""
+
+
+class OutputError(Exception):
+    """Standard output cannot be written (a full disk, a closed descriptor): the run stops."""

@@ -28,6 +28,7 @@ class RunPlan:
     results: dict[int, FileResult]  # results known without migrating (generated files)
     passed: int  # files the pre-filter passed: unchanged, and given no result of their own
     removed: list[str] = dataclasses.field(default_factory=list)  # stale temp files removed
+    file_timeout: float | None = None  # each file's time budget, in seconds (Settings)
 
     @property
     def targets(self) -> list[Target]:
@@ -102,7 +103,7 @@ def plan_run(
         for i, options in options_of.items()
     ]
     passed = len(targets) - len(results) - len(tasks)
-    return RunPlan(selection, tasks, results, passed, removed)
+    return RunPlan(selection, tasks, results, passed, removed, settings.file_timeout)
 
 
 def migrate_files(
@@ -112,7 +113,7 @@ def migrate_files(
     each file is written, atomically)."""
     from hcmigrate.runner import run_tasks
 
-    return run_tasks([task for _, task in plan.tasks], jobs, cache)
+    return run_tasks([task for _, task in plan.tasks], jobs, cache, plan.file_timeout)
 
 
 @dataclass
@@ -128,7 +129,10 @@ def read_stream(stream) -> bytes:
     """All of a binary stream (standard input), at most hcmigrate.files.MAX_FILE_BYTES; a
     FileError for more (`hcmigrate - < /dev/zero` must not read until memory runs out)."""
     limit = fileio.MAX_FILE_BYTES
-    data = stream.read(limit + 1)
+    try:
+        data = stream.read(limit + 1)
+    except OSError as exc:
+        raise fileio.FileError(f"cannot read standard input: {exc.strerror or exc}") from None
     if len(data) > limit:
         raise fileio.FileError(fileio.too_large(len(data), limit) + " (standard input)")
     return data
@@ -150,7 +154,7 @@ def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> Str
     text, encoding, bom = fileio.decode_utf8(data) if notebook else fileio.decode_python(data)
     shown = fileio.printable(name)
     task = Task("-", shown, notebook, mode, settings.options, precheck=True)
-    outcome = run_isolated(task, text)
+    outcome = run_isolated(task, text, settings.file_timeout)
     if outcome["error"] is not None:
         message, line, cell = outcome["error"]
         raise MigrationError(message, line, None, cell)

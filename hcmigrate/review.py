@@ -15,7 +15,7 @@ from typing import Callable
 import click
 
 from hcmigrate import files as fileio
-from hcmigrate.errors import HcmigrateError
+from hcmigrate.errors import HcmigrateError, OutputError
 from hcmigrate.results import FAILED, UNCHANGED, FileResult
 from hcmigrate.syntax import compile_error
 
@@ -75,13 +75,26 @@ def review(
 
 
 def click_ask(prompt: str) -> str:
-    return click.prompt(
-        prompt, type=click.Choice(["y", "n", "a", "q"], case_sensitive=False), show_choices=False
-    )
+    """The answer typed at the terminal. Ctrl-C, SIGTERM or SIGHUP at the prompt interrupt the
+    run as anywhere else (click would turn them into its own abort, exit 1); the end of the
+    input is "q": no answer can come any more."""
+    try:
+        return click.prompt(
+            prompt,
+            type=click.Choice(["y", "n", "a", "q"], case_sensitive=False),
+            show_choices=False,
+        )
+    except click.Abort as exc:
+        if isinstance(exc.__context__, KeyboardInterrupt):
+            raise exc.__context__ from None
+        return "q"
 
 
 def click_echo(text: str) -> None:
-    click.echo(text, nl=False)
+    try:
+        click.echo(text, nl=False)
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None
 
 
 def undefined_names(code: str) -> set[str]:

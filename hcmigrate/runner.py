@@ -73,21 +73,43 @@ def patch_lines(data: bytes) -> list[bytes]:
     return lines
 
 
+_C_ESCAPES = {7: b"\\a", 8: b"\\b", 9: b"\\t", 10: b"\\n", 11: b"\\v", 12: b"\\f", 13: b"\\r"}
+_C_ESCAPES.update({ord('"'): b'\\"', ord("\\"): b"\\\\"})
+
+
+def git_quoted(name: bytes) -> bytes:
+    """A file name as git writes it in a patch header: as it is, unless it has a control
+    character, a double quote or a backslash; then C-quoted in double quotes (`"a/new\\nline.py"`),
+    which `git apply` and `patch` read back. Bytes from 0x80 stay as they are, as with git's
+    `core.quotePath=false` (a UTF-8 name stays readable)."""
+    if not any(c < 0x20 or c == 0x7F or c in b'"\\' for c in name):
+        return name
+    out = bytearray(b'"')
+    for c in name:
+        if c in _C_ESCAPES:
+            out += _C_ESCAPES[c]
+        elif c < 0x20 or c == 0x7F:
+            out += b"\\%03o" % c
+        else:
+            out.append(c)
+    return bytes(out + b'"')
+
+
 def patch_diff(old: bytes, new: bytes, name: str) -> bytes:
     """A unified diff of a file's bytes that `git apply` and `patch -p1` apply: lines are the
     file's own bytes (its encoding, BOM and line endings), cut at LF only; `name` is written as
-    the file system spells it."""
+    the file system spells it, quoted as git quotes it (git_quoted)."""
     import difflib
 
-    label = os.fsencode(name)
-    # A name with a blank ends at a tab, as diff writes it (patch reads the name to a tab).
-    end = b"\t" if any(c in label for c in b" \t") else b""
+    raw = os.fsencode(name)
+    # A name with a blank ends at a tab, as git and diff write it (patch reads a name to a tab).
+    end = b"\t" if b" " in raw else b""
     lines = difflib.diff_bytes(
         difflib.unified_diff,
         patch_lines(old),
         patch_lines(new),
-        b"a/" + label + end,
-        b"b/" + label + end,
+        git_quoted(b"a/" + raw) + end,
+        git_quoted(b"b/" + raw) + end,
         lineterm=b"\n",
     )
     out = []
@@ -121,7 +143,9 @@ def _process(task: Task, cache: ResultCache | None = None) -> FileResult | None:
     options = _migration_options(task)
     key = task_key(task.cache_tool, src.text, options, task.notebook) if task.cache_tool else None
     if cache is not None:
-        outcome = cache.get(key)
+        # A rewrite is written or shown only as the rules produce it from these bytes: never
+        # from the cache (hcmigrate.cache).
+        outcome = cache.get(key, src.text, task.notebook, changes=task.mode == "check")
         if outcome is None:
             return None
     else:
@@ -139,8 +163,8 @@ def _outcome(task: Task, text: str) -> Outcome:
             text, _migration_options(task), task.display, task.notebook, precheck=task.precheck
         )
     except HcmigrateError as exc:
-        return outcome_of(None, [], (exc.message, exc.line, exc.cell))
-    return outcome_of(None if new_text == text else new_text, diagnostics)
+        return outcome_of(None, [], (exc.message, exc.line, exc.cell), source=text)
+    return outcome_of(None if new_text == text else new_text, diagnostics, source=text)
 
 
 def _migration_options(task: Task) -> Options:
@@ -238,13 +262,14 @@ def default_jobs() -> int:
 
 
 def run_tasks(
-    tasks: list[Task], jobs: int, cache: ResultCache | None = None
+    tasks: list[Task], jobs: int, cache: ResultCache | None = None, budget: float | None = None
 ) -> Iterator[FileResult]:
     """Yield one FileResult per task, in task order. Uses worker processes when it pays. With a
     cache, the files whose outcome it holds are finished here (read, but not migrated: no
-    codemod import, no worker), the others go to workers and what they find is added to it."""
+    codemod import, no worker), the others go to workers and what they find is added to it.
+    `budget`: each file's time budget in seconds (None: none), see hcmigrate.workers."""
     if cache is None:
-        yield from _run(tasks, jobs)
+        yield from _run(tasks, jobs, budget)
         return
     tasks = [dataclasses.replace(task, cache_tool=cache.fingerprint) for task in tasks]
     cached: dict[int, FileResult] = {}
@@ -255,7 +280,7 @@ def run_tasks(
             found = None
         if found is not None:
             cached[index] = found
-    stream = _run([task for index, task in enumerate(tasks) if index not in cached], jobs)
+    stream = _run([task for index, task in enumerate(tasks) if index not in cached], jobs, budget)
     try:
         for index in range(len(tasks)):
             res = cached.pop(index, None)
@@ -268,11 +293,12 @@ def run_tasks(
         stream.close()
 
 
-def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
+def _run(tasks: list[Task], jobs: int, budget: float | None = None) -> Iterator[FileResult]:
     """The tasks' results in order, each file migrated in a worker process (hcmigrate.workers):
-    a file that crashes its worker (libcst's native parser on deeply nested code) gets an error
-    and the run goes on. Only where no worker can be forked safely (this process has imported
-    JAX, see _start_context) and one process is asked for do the files run in this process."""
+    a file that crashes its worker (libcst's native parser on deeply nested code), outlasts its
+    time budget or whose worker is stopped gets an error and the run goes on. Only where no
+    worker can be forked safely (this process has imported JAX, see _start_context) and one
+    process is asked for do the files run in this process (without a time budget)."""
     if not tasks:
         return
     context = _start_context()
@@ -282,7 +308,27 @@ def _run(tasks: list[Task], jobs: int) -> Iterator[FileResult]:
         return
     from hcmigrate.workers import run_in_workers
 
-    yield from run_in_workers(process, tasks, jobs, context, _died)
+    def overran(task: Task, stopped: bool) -> FileResult:
+        return FileResult(
+            task.display, FAILED, error=overrun_message(stopped, budget), notebook=task.notebook
+        )
+
+    yield from run_in_workers(
+        process, tasks, jobs, context, _died, budget=budget, on_overrun=overran
+    )
+
+
+def overrun_message(stopped: bool, budget: float | None) -> str:
+    """Why a file whose worker was ended by the watchdog (hcmigrate.workers) is unchanged."""
+    if stopped:
+        return (
+            "the process migrating this file was stopped (SIGSTOP) and made no progress; it "
+            "was ended and the file left unchanged"
+        )
+    return (
+        f"migrating this file took longer than its time budget ({budget:g} s); stopped, file "
+        "left unchanged (a larger budget: --file-timeout, or file-timeout in [tool.hcmigrate])"
+    )
 
 
 def _died(task: Task, how: str) -> FileResult:
@@ -302,9 +348,10 @@ WORKER_DEATH_HINT = (
 )
 
 
-def run_isolated(task: Task, text: str) -> Outcome:
+def run_isolated(task: Task, text: str, budget: float | None = None) -> Outcome:
     """What migrating `text` gives (as _outcome), worked out in a worker process where one can
-    be forked safely: a crash in the parser is an error of the file, not of the program."""
+    be forked safely: a crash in the parser, or a migration that outlasts `budget` seconds, is
+    an error of the file, not of the program."""
     context = _start_context()
     if context.get_start_method() != "fork":
         return _outcome(task, text)
@@ -314,7 +361,12 @@ def run_isolated(task: Task, text: str) -> Outcome:
         message = f"the process migrating it died ({how}). {WORKER_DEATH_HINT}"
         return outcome_of(None, [], (message, None, None))
 
-    (outcome,) = run_in_workers(_outcome_of_pair, [(task, text)], 1, context, died)
+    def overran(item, stopped: bool) -> Outcome:
+        return outcome_of(None, [], (overrun_message(stopped, budget), None, None))
+
+    (outcome,) = run_in_workers(
+        _outcome_of_pair, [(task, text)], 1, context, died, budget=budget, on_overrun=overran
+    )
     return outcome
 
 

@@ -12,6 +12,9 @@ from hcmigrate.discover import Selector, check_patterns
 from hcmigrate.errors import ConfigError
 
 
+DEFAULT_FILE_TIMEOUT = 300.0
+
+
 @dataclass
 class Settings:
     options: Options = field(default_factory=Options)
@@ -20,6 +23,9 @@ class Settings:
     include: list[str] | None = None
     force_exclude: bool = False
     respect_gitignore: bool = True
+    # Each file's time budget in seconds: a file whose migration takes longer fails alone
+    # (hcmigrate.workers). Generous: a real file takes well under a second.
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
     notes: list[str] = field(default_factory=list)  # where each setting came from (-v)
     # Files read for the settings that could not be (path, reason): reported, exit 2, while the
     # run goes on without them (a requirements file that is a FIFO).
@@ -43,27 +49,23 @@ def split_codes(values) -> list[str]:
     return out
 
 
-def check_codes(codes: list[str], option: str) -> None:
-    """Raise ConfigError for a value of --select/--ignore that names no rule."""
+def check_codes(codes: list[str], source: str) -> None:
+    """Raise ConfigError, naming `source` (`--select`, or the pyproject file and key), for a
+    code that is no rule's code nor the prefix of one. The codes are those of the rule
+    registry, whatever their family (HCB..., JAX...)."""
     if not codes:
         return  # the rule registry imports libcst: only load it when there is a code to check
     from hcmigrate.rules.registry import registry
 
-    known = [r.code for r in registry().rules]
-    families = sorted({k.rstrip("0123456789") for k in known})  # HCB, JAX
+    known = [rule.code for rule in registry().rules]
     for code in codes:
-        family = code.rstrip("0123456789")
-        if family not in families:
+        if not any(k.startswith(code) for k in known):
+            families = ", ".join(sorted({k.rstrip("0123456789") for k in known}))
             raise ConfigError(
-                f"{option}: '{code}' is not a rule code (codes look like HCB101 or JAX101, "
-                "or a prefix like HCB1, JAX)"
+                f"{source}: unknown rule code '{code}': no rule's code is or starts with it "
+                f"(codes look like {known[0]}, or a prefix of them: {families}...; see "
+                "hcmigrate --list-rules)"
             )
-        if (
-            code not in families
-            and not any(k.startswith(code) for k in known)
-            and not code.startswith("HCB9")
-        ):
-            raise ConfigError(f"{option}: unknown rule code '{code}' (see hcmigrate --list-rules)")
 
 
 def resolve_settings(
@@ -80,6 +82,7 @@ def resolve_settings(
     include=(),
     force_exclude: bool = False,
     respect_gitignore: bool | None = None,
+    file_timeout: float | None = None,
 ) -> Settings:
     """The settings of a run over `paths`; raises ConfigError."""
     start = Path(stdin_filename or (paths[0] if paths and paths[0] != "-" else ".")).absolute()
@@ -95,10 +98,16 @@ def resolve_settings(
 
     strategy = strategy or v.get("strategy", "native")
     add_todos = v.get("add-todos", False) if add_todos is None else add_todos
-    select = split_codes(select) if select else [c.upper() for c in v.get("select", [])]
-    ignore = split_codes(ignore) if ignore else [c.upper() for c in v.get("ignore", [])]
-    check_codes(select, "--select")
-    check_codes(ignore, "--ignore")
+    where = f"{shown(cfg.path)}: [tool.hcmigrate]" if cfg.path else ""
+    codes = {}
+    for key, given in (("select", select), ("ignore", ignore)):
+        if given:
+            codes[key] = split_codes(given)
+            check_codes(codes[key], f"--{key}")
+        else:
+            codes[key] = [c.strip().upper() for c in v.get(key, [])]
+            check_codes(codes[key], f"{where} {key}")
+    select, ignore = codes["select"], codes["ignore"]
 
     target = None
     if target_jax:
@@ -118,7 +127,6 @@ def resolve_settings(
     include_patterns = (
         list(include) if include else (list(v["include"]) if "include" in v else None)
     )
-    where = f"{shown(cfg.path)}: [tool.hcmigrate]" if cfg.path else ""
     for patterns, source in (
         (exclude, "--exclude"),
         (include, "--include"),
@@ -146,6 +154,7 @@ def resolve_settings(
         respect_gitignore=(
             v.get("respect-gitignore", True) if respect_gitignore is None else respect_gitignore
         ),
+        file_timeout=float(file_timeout or v.get("file-timeout", DEFAULT_FILE_TIMEOUT)),
         notes=notes,
         problems=problems,
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import children
 from hcmigrate import files as fileio
 from hcmigrate.api import migrate_source
 
@@ -198,18 +199,6 @@ def test_in_place_write_still_refuses_a_file_changed_meanwhile(tmp_path):
 # --- SIGTERM and SIGHUP are Ctrl-C (issue 17) ------------------------------------------------
 
 
-def _children(pid: int) -> list[int]:
-    kids = []
-    for stat_file in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat_file.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == str(pid):
-            kids.append(int(stat_file.parent.name))
-    return kids
-
-
 def _running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -230,7 +219,7 @@ def test_sigterm_and_sighup_stop_the_workers_and_remove_temp_files(tmp_path, sig
         env=dict(os.environ, PYTHONPATH=str(REPO)),
     )
     _wait_until_writing(proc, expected)
-    workers = _children(proc.pid)
+    workers = children(proc.pid)
     assert workers, "no worker processes"
     os.kill(proc.pid, sig)  # the main process only, as `kill PID` does
     _, stderr = proc.communicate(timeout=30)

@@ -6,12 +6,13 @@ fails a run."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from cli_helpers import run
+from cli_helpers import program, run
 from hcmigrate.api import Options
 from hcmigrate.cache import CACHE_DIR_NAME, task_key
 
@@ -60,8 +61,10 @@ def test_second_run_reuses_results_and_reports_exactly_the_same(tree, default_ca
         first = run([*args, "-v", "pkg"], tree)
         second = run([*args, "-v", "pkg"], tree)
         fresh = run([*args, "-v", "--no-cache", "pkg"], tree)
-        if "json" not in args:  # (machine formats print no timing line)
+        if args == ["--check"]:  # (machine formats print no timing line)
             assert _from_cache(second) == len(NAMES) + 1  # (the syntax error is an outcome too)
+        if args == ["--diff"]:  # (a rewrite shown is derived afresh: only the error is reused)
+            assert _from_cache(second) == 1
         assert first.exit_code == second.exit_code == fresh.exit_code == 2
         assert (
             _without_timing(second.output)
@@ -74,12 +77,14 @@ def test_second_run_reuses_results_and_reports_exactly_the_same(tree, default_ca
     ).exists()
 
 
-def test_rewrite_from_the_cache_writes_what_a_fresh_rewrite_writes(tree, tmp_path, default_cache):
+def test_a_rewrite_after_a_cached_check_writes_what_a_fresh_rewrite_writes(
+    tree, tmp_path, default_cache
+):
     twin = tmp_path / "twin"
     shutil.copytree(tree, twin)
     run(["--check", "pkg"], tree)  # fills tree's cache
     fixed = run(["-v", "pkg"], tree)
-    assert _from_cache(fixed) == len(NAMES) + 1
+    assert _from_cache(fixed) == 1  # (the syntax error; what is written is never cached text)
     run(["--no-cache", "pkg"], twin)
     for name in NAMES:
         written = (tree / "pkg" / f"{name}.py").read_text()
@@ -158,3 +163,84 @@ def test_keys_depend_on_text_options_and_reexports():
         )
         == 8
     )
+
+
+# --- the cache is input like any other (issue 28) ---------------------------------------------
+
+TARGET = "pkg/t1_progress_bar.py"
+
+
+def _tamper(tree: Path, change) -> None:
+    """Apply `change(entry)` to every entry of the cache (filled by a --check run)."""
+    results = tree / CACHE_DIR_NAME / "results.json"
+    stored = json.loads(results.read_text())
+    for entry in stored["entries"].values():
+        change(entry)
+    results.write_text(json.dumps(stored))
+
+
+def _warnings(result) -> list[str]:
+    return [line for line in result.output.splitlines() if line.startswith("warning:")]
+
+
+@pytest.mark.parametrize(
+    "new",
+    ["def (:\n", "import os; os.system('touch pwned')\n"],
+    ids=["does-not-compile", "compiles"],
+)
+def test_a_tampered_new_text_is_never_written(tree, tmp_path, default_cache, new):
+    twin = tmp_path / "twin"
+    shutil.copytree(tree, twin)
+    run(["--check", "pkg"], tree)
+    _tamper(tree, lambda entry: entry["new"] is not None and entry.update(new=new))
+    fixed = run(["-v", "pkg"], tree)
+    run(["--no-cache", "pkg"], twin)
+    for name in NAMES:
+        written = (tree / "pkg" / f"{name}.py").read_text()
+        assert written == (twin / "pkg" / f"{name}.py").read_text() and "os.system" not in written
+    # A text that does not compile marks the cache as tampered: one warning, naming it.
+    assert len(_warnings(fixed)) == (1 if new.startswith("def") else 0)
+    assert fixed.exit_code == 2  # (pkg/broken.py, as in a fresh run)
+
+
+@pytest.mark.parametrize(
+    "change, why",
+    [
+        (lambda e: e.update(new="def (:\n"), "new text does not compile"),
+        (lambda e: e.update(input="0" * 32), "does not belong to the text"),
+        (lambda e: e.update(diagnostics="HCB101"), "malformed diagnostics"),
+        (lambda e: e.update(diagnostics=[["HCB101", "\x1b[2Jfake", "fixed", 1, 1, None]]), "mal"),
+        (lambda e: e.update(error=[1, 2]), "malformed error"),
+        (lambda e: e.pop("new"), "wrong shape"),
+    ],
+)
+def test_a_damaged_entry_is_ignored_with_one_warning(tree, default_cache, change, why):
+    fresh = run(["--check", "-v", "pkg"], tree)
+    _tamper(tree, lambda entry: entry["error"] is None and change(entry))
+    checked = run(["--check", "-v", "pkg"], tree)
+    [warning] = _warnings(checked)
+    assert why in warning and "results.json" in warning and "ignored" in warning
+    assert checked.exit_code == fresh.exit_code and _from_cache(checked) == 1
+    assert _without_timing(checked.output).replace(warning + "\n", "") == _without_timing(
+        fresh.output
+    )
+    # The fresh outcomes replaced the damaged ones: the next run is quiet again.
+    assert not _warnings(run(["--check", "pkg"], tree))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device", "not-json", "a-list"])
+def test_a_results_file_that_is_not_one_never_hangs_the_run(tree, default_cache, kind):
+    results = tree / CACHE_DIR_NAME / "results.json"
+    results.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(results)
+    elif kind == "folder":
+        results.mkdir()
+    elif kind == "device":
+        results.symlink_to("/dev/zero")
+    else:
+        results.write_text("{" if kind == "not-json" else "[]")
+    proc = program("--check", "-j1", "pkg", cwd=tree, timeout=60)
+    [warning] = [line for line in proc.stderr.decode().splitlines() if "warning" in line]
+    assert warning.startswith("warning: result cache ") and "ignored" in warning, warning
+    assert proc.returncode == 2 and b"would rewrite pkg/t1_progress_bar.py" in proc.stdout

@@ -76,15 +76,63 @@ def test_unknown_key_is_an_error_naming_it(tmp_path):
     "bad, msg",
     [
         ('strategy = "fast"', "strategy must be one of"),
-        ("exclude = 3", "exclude must be a list"),
+        ("exclude = 3", "exclude must be an array of strings, not an integer"),
         ('target-jax = "new"', "is not a version"),
-        ('add-todos = "yes"', "add-todos must be a bool"),
+        ('add-todos = "yes"', "add-todos must be a boolean, not a string"),
+        ("file-timeout = 0", "file-timeout must be above 0 seconds"),
+        ('file-timeout = "5"', "file-timeout must be a number of seconds, not a string"),
     ],
 )
 def test_bad_values(tmp_path, bad, msg):
     project(tmp_path, bad)
     res = run(["--check", "src"], tmp_path)
     assert res.exit_code == 2 and msg in res.stderr
+
+
+@pytest.mark.parametrize(
+    "section, option, message",
+    [
+        (
+            'select = ["HCB999"]',
+            None,
+            "error: pyproject.toml: [tool.hcmigrate] select: unknown rule code 'HCB999'",
+        ),
+        (
+            'ignore = ["HCB1", "XYZ"]',
+            None,
+            "error: pyproject.toml: [tool.hcmigrate] ignore: unknown rule code 'XYZ'",
+        ),
+        ("", ["--select", "HCB1,HCB8"], "error: --select: unknown rule code 'HCB8'"),
+        ("", ["--ignore", "HCB999"], "error: --ignore: unknown rule code 'HCB999'"),
+    ],
+)
+def test_unknown_rule_codes_are_errors_naming_the_key_and_where(tmp_path, section, option, message):
+    """A code matching no rule selected nothing and `--check` passed (issue 28)."""
+    project(tmp_path, section)
+    res = run(["--check", *(option or []), "src"], tmp_path)
+    assert res.exit_code == 2 and message in res.stderr, res.stderr
+    assert "no rule's code is or starts with it" in res.stderr
+
+
+def test_every_registered_code_and_prefix_is_accepted(tmp_path):
+    """Valid codes come from the rule registry, whatever the rule family."""
+    from hcmigrate.rules.registry import registry
+
+    codes = [rule.code for rule in registry().rules]
+    prefixes = sorted({code[:-1] for code in codes} | {code.rstrip("0123456789") for code in codes})
+    project(tmp_path, f"ignore = {codes + prefixes!r}".replace("'", '"'))
+    res = run(["--check", "src"], tmp_path)
+    assert res.exit_code == 0, res.stderr
+
+
+@pytest.mark.parametrize("key", ["select", "ignore", "exclude", "extend-exclude", "include"])
+def test_a_string_where_a_list_is_expected_is_an_error_naming_the_key(tmp_path, key):
+    project(tmp_path, f'{key} = "HCB"')
+    res = run(["--check", "src"], tmp_path)
+    assert res.exit_code == 2
+    assert (
+        f"error: pyproject.toml: [tool.hcmigrate] {key} must be an array of strings, not a string"
+    ) in res.stderr
 
 
 def test_invalid_toml(tmp_path):
@@ -158,7 +206,7 @@ def test_load_config_without_section(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
     cfg = load_config(tmp_path)
     assert cfg.path == tmp_path / "pyproject.toml" and cfg.values == {}
-    (tmp_path / "pyproject.toml").write_text('[tool.hcmigrate]\nselect = "HCB1"\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.hcmigrate]\nselect = ["HCB1"]\n')
     assert load_config(tmp_path).values == {"select": ["HCB1"]}
     (tmp_path / "pyproject.toml").write_text("[tool.hcmigrate]\nbogus = 1\n")
     with pytest.raises(ConfigError, match="bogus"):

@@ -5,28 +5,13 @@ newline; checked with the real tools against what a rewrite writes."""
 from __future__ import annotations
 
 import codecs
-import os
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from cli_helpers import program
 
 
-def hcmigrate(*args, cwd, input=None):
-    """The real program (this checkout's code), in a subprocess; bytes in and out."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "hcmigrate", *args],
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        timeout=120,
-        env=dict(os.environ, PYTHONPATH=str(REPO)),
-    )
-    assert b"Traceback" not in proc.stdout + proc.stderr, proc.stderr.decode(errors="replace")
-    return proc
-
+hcmigrate = program
 
 BODY = "def f(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
 HCB = "from jax.experimental import host_callback as hcb\n"
@@ -77,3 +62,43 @@ def test_diff_of_standard_input_keeps_its_bytes(tmp_path):
     subprocess.run(["patch", "-p1", "-s"], input=res.stdout, cwd=tmp_path, check=True)
     fixed = hcmigrate("-", cwd=tmp_path, input=data).stdout
     assert (tmp_path / "l.py").read_bytes() == fixed and b"caf\xe9" in fixed
+
+
+ODD_NAMES = [
+    "tab\t.py",
+    "new\nline.py",
+    'quote".py',
+    "with space.py",
+    "\u00fcn\u00ef.py",
+    "back\\slash.py",
+]
+
+
+def test_a_patch_of_files_with_odd_names_applies_whole(tmp_path):
+    """Names with a tab, a newline, a quote or a backslash are C-quoted as git quotes them
+    (a raw newline split the header and `git apply` rejected the whole patch; issue 28)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    data = (HCB + BODY).encode()
+    for name in ODD_NAMES:
+        (src / name).write_bytes(data)
+    res = hcmigrate("--diff", "-j2", ".", cwd=src)
+    assert res.returncode == 0, res.stderr.decode(errors="replace")
+    patch = res.stdout
+    assert b'--- "a/new\\nline.py"\n' in patch and b'--- "a/tab\\t.py"\n' in patch
+    assert b'+++ "b/quote\\".py"\n' in patch and b'--- "a/back\\\\slash.py"\n' in patch
+    assert (
+        "--- a/with space.py\t\n".encode() in patch and "--- a/\u00fcn\u00ef.py\n".encode() in patch
+    )
+    by_git, by_patch = tmp_path / "git", tmp_path / "patch"
+    shutil.copytree(src, by_git)
+    shutil.copytree(src, by_patch)
+    subprocess.run(["git", "init", "-q", "."], cwd=by_git, check=True)
+    subprocess.run(["git", "apply", "-"], input=patch, cwd=by_git, check=True)
+    subprocess.run(["patch", "-p1", "-s"], input=patch, cwd=by_patch, check=True)
+    assert hcmigrate("-j1", ".", cwd=src).returncode == 0
+    for name in ODD_NAMES:
+        rewritten = (src / name).read_bytes()
+        assert rewritten != data
+        assert (by_git / name).read_bytes() == rewritten, name
+        assert (by_patch / name).read_bytes() == rewritten, name

@@ -8,14 +8,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from cli_helpers import children, program
 from hcmigrate.api import migrate_source
 from hcmigrate.files import MAX_FILE_BYTES
 
@@ -24,20 +27,7 @@ LEGACY = "from jax.experimental import host_callback as hcb\n\n\ndef f(x):\n    
 HEAD = "from jax.experimental import host_callback as hcb\nx = hcb.id_print(1)\n"
 
 
-def hcmigrate(*args, cwd, input=None, timeout=120, prefix=()):
-    """The real program (this checkout's code), in a subprocess; bytes in and out."""
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run(
-        [*prefix, sys.executable, "-m", "hcmigrate", *args],
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        timeout=timeout,  # (a hang fails the test instead of stalling the suite)
-        env=env,
-    )
-    output = proc.stdout + proc.stderr
-    assert b"Traceback" not in output, output.decode(errors="replace")
-    return proc
+hcmigrate = program
 
 
 def err(proc) -> str:
@@ -184,6 +174,81 @@ def test_a_parser_crash_costs_only_its_file(tmp_path, good, jobs):
     assert res.stdout == DEEP.encode()
 
 
+# A valid file whose migration takes many seconds (about 25 s on one free core): it outlasts a
+# small time budget that an ordinary file (good.py) keeps well within, and its worker is still
+# on it when the test stops that worker.
+SLOW = HEAD + "".join(
+    f"\n\ndef f{i}(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
+    for i in range(1200)
+)
+
+
+def test_a_file_over_its_time_budget_fails_alone(tmp_path, good):
+    (tmp_path / "a_slow.py").write_text(SLOW)
+    res = hcmigrate("--no-cache", "-j2", "--file-timeout", "5", ".", cwd=tmp_path)
+    assert res.returncode == 2
+    assert (
+        "error: a_slow.py: migrating this file took longer than its time budget (5 s); "
+        "stopped, file left unchanged"
+    ) in err(res)
+    assert (tmp_path / "a_slow.py").read_text() == SLOW
+    assert_good_rewritten(good)
+    assert not list(tmp_path.glob(".*.hcmigrate-tmp"))
+    # The same budget from [tool.hcmigrate], for standard input (passed through unchanged).
+    (tmp_path / "pyproject.toml").write_text("[tool.hcmigrate]\nfile-timeout = 5\n")
+    res = hcmigrate("-", cwd=tmp_path, input=SLOW.encode())
+    assert res.returncode == 2 and res.stdout == SLOW.encode()
+    assert "error: -: migrating this file took longer than its time budget (5 s)" in err(res)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_stopped_worker_costs_only_its_file(tmp_path, good):
+    (tmp_path / "a_slow.py").write_text(SLOW)
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "--check", "--no-cache", "-j1", "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    while not (workers := children(proc.pid)):  # (the worker starts on a_slow.py: seconds)
+        assert proc.poll() is None and time.monotonic() - start < 60
+        time.sleep(0.01)
+    os.kill(workers[0], signal.SIGSTOP)
+    out, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and b"Traceback" not in out + errors
+    assert (
+        b"error: a_slow.py: the process migrating this file was stopped (SIGSTOP) and made no "
+        b"progress; it was ended and the file left unchanged"
+    ) in errors
+    assert b"would rewrite good.py" in out
+    assert time.monotonic() - start < 60  # (the time budget is 300 s: it was seen stopped)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+def test_a_run_suspended_and_resumed_is_not_over_its_budget(tmp_path, good):
+    """Ctrl-Z then `fg` (the whole process group stopped, then continued): the time it was
+    stopped counts against no file's budget."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "--no-cache", "-j1", "--file-timeout", "5", "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    while not children(proc.pid):  # (the worker is forked as good.py's migration starts)
+        assert proc.poll() is None
+        time.sleep(0.005)
+    os.killpg(proc.pid, signal.SIGSTOP)
+    time.sleep(6)
+    os.killpg(proc.pid, signal.SIGCONT)
+    out, errors = proc.communicate(timeout=60)
+    assert proc.returncode == 0, errors
+    assert_good_rewritten(good)
+
+
 def test_file_names_that_are_not_utf8(tmp_path):
     name = os.fsdecode(b"caf\xe9 \xff.py")
     (tmp_path / name).write_text(LEGACY)
@@ -309,3 +374,113 @@ def test_json_and_sarif_report_standard_input_failures(tmp_path, data):
     sarif = json.loads(res.stderr.decode().split("\n", 1)[1])
     assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
     assert sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+
+
+# --- every failure of output and input: one line, the documented exit code (issue 28) -------
+
+MANUAL_ONLY = (
+    "from jax.experimental import host_callback as hcb\n\nPRIMITIVE = hcb.outside_call_p\n"
+)
+
+
+def _one_error_line(stderr: bytes) -> str:
+    [line] = [line for line in stderr.decode().splitlines() if line.startswith("error:")]
+    return line
+
+
+@pytest.mark.parametrize("args", [["--check", "good.py"], ["--diff", "good.py"], ["-"]])
+def test_standard_output_on_a_full_disk(tmp_path, good, args):
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hcmigrate", *args],
+            cwd=tmp_path,
+            stdin=open(good, "rb"),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=60,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+        )
+    assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr
+    assert proc.returncode == 2, proc.stderr  # (not 1: that would read as "would change")
+    assert _one_error_line(proc.stderr) == (
+        "error: cannot write to standard output: No space left on device; the run stopped"
+    )
+    assert good.read_text() == LEGACY
+
+
+def test_closed_standard_input_and_output(tmp_path, good):
+    def shell(line: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["sh", "-c", f"exec {sys.executable} -m hcmigrate {line}"],
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=60,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+        )
+
+    closed_in = shell("- <&-")
+    assert closed_in.returncode == 2 and b"Traceback" not in closed_in.stderr
+    assert (
+        _one_error_line(closed_in.stderr) == "error: -: standard input is closed; nothing to read"
+    )
+    closed_out = shell("--diff good.py >&-")
+    assert closed_out.returncode == 2 and b"Traceback" not in closed_out.stderr
+    assert _one_error_line(closed_out.stderr) == (
+        "error: cannot write to standard output: it is closed; the run stopped"
+    )
+
+
+@pytest.mark.parametrize("module", ["compat", "hcmigrate_compat"])
+def test_compat_runner_on_a_missing_script_speaks_as_python(tmp_path, module):
+    ours = program("missing.py", cwd=tmp_path, module=module)
+    python = subprocess.run(
+        [sys.executable, "missing.py"], cwd=tmp_path, capture_output=True, timeout=60
+    )
+    assert ours.returncode == python.returncode == 2
+    assert ours.stderr == python.stderr and b"can't open file" in ours.stderr
+    assert ours.stderr.count(b"\n") == 1
+    ours = program("-m", "no_such_module_here", cwd=tmp_path, module=module)
+    python = subprocess.run(
+        [sys.executable, "-m", "no_such_module_here"], cwd=tmp_path, capture_output=True
+    )
+    assert ours.returncode == python.returncode == 1 and ours.stderr == python.stderr
+    (tmp_path / "folder").mkdir()  # (no __main__.py)
+    ours = program("folder", cwd=tmp_path, module=module)
+    python = subprocess.run([sys.executable, "folder"], cwd=tmp_path, capture_output=True)
+    assert ours.returncode == python.returncode == 1 and ours.stderr == python.stderr
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_at_the_interactive_prompt(tmp_path, good, sig, code):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hcmigrate", "--interactive", "good.py"],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+    )
+    shown = b""
+    while b"Apply this change?" not in shown:  # (the prompt: it waits for an answer)
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        assert chunk, "no prompt"
+        shown += chunk
+    os.kill(proc.pid, sig)
+    _, errors = proc.communicate(timeout=60)
+    assert proc.returncode == code, errors
+    assert b"Traceback" not in errors and b"Aborted" not in errors
+    assert good.read_text() == LEGACY
+
+
+@pytest.mark.parametrize(
+    "args, stdin", [([], None), (["--check"], None), (["--diff"], None), (["-"], MANUAL_ONLY)]
+)
+def test_manual_findings_exit_1_in_every_mode(tmp_path, args, stdin):
+    """One exit-code table for every mode (docs/cli.md): a site left for a human is exit 1,
+    in --check too (it exited 0 there, 1 in a plain run)."""
+    (tmp_path / "internals.py").write_text(MANUAL_ONLY)
+    paths = [] if stdin else ["internals.py"]
+    res = hcmigrate(*args, *paths, cwd=tmp_path, input=stdin and stdin.encode())
+    assert res.returncode == 1, err(res)
+    assert "HCB501 [manual]" in err(res) + res.stdout.decode()
+    assert (tmp_path / "internals.py").read_text() == MANUAL_ONLY

@@ -52,6 +52,44 @@ def test_missing_original_exits_2(tmp_path):
     assert "COULD NOT RUN" in res.stdout and "no such file" in res.stdout
 
 
+@pytest.mark.parametrize("kind", ["device", "fifo", "fifo-candidate"])
+def test_what_is_not_a_file_or_folder_is_refused_unread(tmp_path, kind):
+    """`hcmigrate verify /dev/zero` copied the device until the disk was full (issue 28)."""
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    script = tmp_path / "s.py"
+    script.write_text("print(1)\n")
+    args = {
+        "device": ["/dev/zero"],
+        "fifo": [fifo],
+        "fifo-candidate": [script, "--candidate", fifo],
+    }[kind]
+    res = hcmigrate_verify(*args, timeout=60)
+    assert res.returncode == 2, res.stdout + res.stderr
+    [line] = [line for line in res.stdout.splitlines() if line.startswith("COULD NOT RUN")]
+    what = "a character device" if kind == "device" else "a FIFO"
+    assert line.endswith(f": not a regular file or folder ({what}); not read"), line
+    assert "--candidate" in line or kind != "fifo-candidate"
+
+
+def test_the_copy_of_an_original_is_bounded_and_regular_files_only(tmp_path):
+    from hcmigrate.verify.outcome import CannotRun
+    from hcmigrate.verify.workspace import MAX_COPY_BYTES, migrate_copy
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "main.py").write_text("print(1)\n")
+    (project / "zero.py").symlink_to("/dev/zero")
+    os.mkfifo(project / "pipe.py")
+    work = tmp_path / "work"
+    copy, _ = migrate_copy(project, work)
+    assert sorted(p.name for p in copy.iterdir()) == ["main.py"]
+    with open(project / "data.bin", "wb") as fh:  # (sparse: no disk space)
+        fh.truncate(MAX_COPY_BYTES + 1)
+    with pytest.raises(CannotRun, match="more than 1024 MiB"):
+        migrate_copy(project, tmp_path / "work2")
+
+
 def test_bad_reference_interpreter_exits_2(tmp_path):
     script = tmp_path / "s.py"
     script.write_text("print(1)\n")

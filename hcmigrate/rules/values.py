@@ -34,6 +34,11 @@ def with_legacy_value(
         effect = make_effect(arg)
         # `result` was evaluated by the old code too (at trace time); keep it unless trivial.
         return effect if result is None or is_simple(result) else keep_value(effect, result)
+    bare = arg
+    if isinstance(arg, cst.NamedExpr) and not arg.lpar:
+        # `id_print(y := x)`: the value becomes a statement's (`value = (y := x)`, `return`),
+        # where a walrus must be in parentheses.
+        arg = arg.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     own_statement = (
         ctx.is_returned(site.original) or ctx.assignment_target(site.original) is not None
     )
@@ -70,7 +75,7 @@ def with_legacy_value(
                 lpar=[cst.LeftParen()],
                 rpar=[cst.RightParen()],
             )
-            return cst.Call(once, [cst.Arg(arg)])
+            return cst.Call(once, [cst.Arg(bare)])
         name = ctx.fresh_name("_hcb_value")
         return keep_value(make_effect(walrus(name, arg)), cst.Name(name))
     if value is None:

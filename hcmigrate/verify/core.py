@@ -34,7 +34,7 @@ from hcmigrate.verify.sides import (
 )
 from hcmigrate.verify.sites import SiteMap
 from hcmigrate.verify.traces import load_trace, normalise_paths
-from hcmigrate.verify.workspace import find_entry
+from hcmigrate.verify.workspace import check_input, find_entry
 
 
 def verify(original: str | Path, **settings) -> Outcome:
@@ -71,8 +71,7 @@ class ScriptPlan:
 
 
 def _verify_script(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
-    if not req.original.exists():
-        raise CannotRun(f"{req.original}: no such file or folder")
+    check_input(req.original)
     project = load_project(req.original)
     cand_root = _candidate_root(req, out, workdir, project)
     plan = _plan(req, cand_root, workdir)
@@ -122,8 +121,7 @@ def _candidate_root(req: VerifyRequest, out: Outcome, workdir: Path, project) ->
     if req.candidate is None:
         return migrated_copy(req, out, workdir, project)
     cand_root = Path(req.candidate)
-    if not cand_root.exists():
-        raise CannotRun(f"--candidate {req.candidate}: no such file or folder")
+    check_input(cand_root, "--candidate ")
     if req.original.is_dir() != cand_root.is_dir():
         raise CannotRun("ORIGINAL and --candidate must both be files or both be folders")
     return cand_root

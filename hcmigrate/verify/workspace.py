@@ -1,15 +1,23 @@
 """The files a verify run works on: the scratch folder it writes to, the entry point of an
 original folder, and the copy of the original the codemod migrates into the candidate
-(`SKIP_DIRS`: the tool and build folders left out of copies)."""
+(`SKIP_DIRS`: the tool and build folders left out of copies).
+
+What verify is given is looked at before it is read (check_input): an original or a candidate
+that is not a regular file or a folder (/dev/zero, a FIFO) is refused, and the copy into the
+scratch folder is bounded (MAX_COPY_BYTES in all; special files inside a folder are left out).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from hcmigrate.files import kind_of
 from hcmigrate.verify.launch import forget_bytecode
 from hcmigrate.verify.outcome import CannotRun
 
@@ -34,6 +42,47 @@ SKIP_DIRS = {
 }
 
 
+# The most the migrated copy of an original may hold (docs/verify.md): a project folder is far
+# smaller; more means something that is not a project (a home folder, a data set).
+MAX_COPY_BYTES = 1024 * 1024 * 1024
+
+
+def check_input(path: Path, role: str = "") -> None:
+    """CannotRun unless `path` (ORIGINAL, or `role` "--candidate ") is a regular file or a
+    folder: a device or a FIFO would never end, or block, when read or copied."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CannotRun(f"{role}{path}: no such file or folder") from None
+    except OSError as exc:
+        raise CannotRun(f"{role}{path}: cannot read: {exc.strerror or exc}") from None
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise CannotRun(f"{role}{path}: not a regular file or folder ({kind_of(mode)}); not read")
+
+
+class _BoundedCopy:
+    """shutil's copy function for the copy of an original: regular files only (a FIFO or a
+    symlink to a device inside a folder is left out), at most MAX_COPY_BYTES in all."""
+
+    def __init__(self, limit: int = MAX_COPY_BYTES):
+        self.left = limit
+
+    def __call__(self, src, dst):
+        try:
+            st = os.stat(src)
+        except OSError:
+            return dst  # (a broken symlink: nothing to copy)
+        if not stat.S_ISREG(st.st_mode):
+            return dst
+        self.left -= st.st_size
+        if self.left < 0:
+            raise CannotRun(
+                f"the original holds more than {MAX_COPY_BYTES // (1024 * 1024)} MiB to copy "
+                "into the scratch folder; give a project folder (or --candidate)"
+            )
+        return shutil.copy2(src, dst)
+
+
 def find_entry(folder: Path, entry_file: str | None = None) -> Path:
     if entry_file:
         p = folder / entry_file
@@ -46,7 +95,9 @@ def find_entry(folder: Path, entry_file: str | None = None) -> Path:
     guarded = [
         p
         for p in sorted(folder.glob("*.py"))
-        if "__name__" in (t := p.read_text(encoding="utf-8", errors="replace")) and "__main__" in t
+        if p.is_file()  # (not a FIFO: it would block)
+        and "__name__" in (t := p.read_text(encoding="utf-8", errors="replace"))
+        and "__main__" in t
     ]
     if len(guarded) == 1:
         return guarded[0]
@@ -65,6 +116,7 @@ def _copy_tree(src: Path, dst: Path) -> None:
         src,
         dst,
         ignore=lambda d, names: [n for n in names if n in SKIP_DIRS or n.endswith(".egg-info")],
+        copy_function=_BoundedCopy(),
     )
 
 
@@ -77,6 +129,7 @@ def migrate_copy(original: Path, workdir: Path, options=None) -> tuple[Path, lis
     except ImportError as e:  # pragma: no cover - only while the codemod is missing
         raise CannotRun(f"the codemod is not available ({e}); pass --candidate MIGRATED") from None
     options = options or Options()
+    check_input(original)
     dest = workdir / "candidate"
     if original.is_dir():
         _copy_tree(original, dest / original.name)
@@ -85,7 +138,7 @@ def migrate_copy(original: Path, workdir: Path, options=None) -> tuple[Path, lis
     else:
         root = dest
         root.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(original, root / original.name)
+        _BoundedCopy()(original, root / original.name)
         files = [root / original.name]
     notes = []
     for f in files:
