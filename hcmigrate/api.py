@@ -21,6 +21,7 @@ from typing import Literal
 
 from hcmigrate.diagnostics import Diagnostic
 from hcmigrate.errors import MigrationError
+from hcmigrate.import_style import ImportStyle
 
 # The run-level part of the API, by the module that implements it (imported on first use).
 _RUN_API = {
@@ -49,6 +50,9 @@ class Options:
     # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
     # `[tool.black]` line-length; see hcmigrate.codemod.layout).
     line_length: int = DEFAULT_LINE_LENGTH
+    # How the project sorts imports (its isort or ruff settings; hcmigrate.import_style): where
+    # an added import goes.
+    import_style: ImportStyle = ImportStyle()
     # False: the rewrite is not laid out (hcmigrate.codemod.layout). The runner lays out files
     # only where the text is shown or written, not for `--check`: layout never decides what
     # changes, and it is most of a changed file's migration time.

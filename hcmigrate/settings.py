@@ -10,6 +10,7 @@ from hcmigrate.api import DEFAULT_LINE_LENGTH, Options
 from hcmigrate.config import ini_line_length, load_config, parse_version, pinned_jax, shown
 from hcmigrate.discover import Selector, check_patterns
 from hcmigrate.errors import ConfigError
+from hcmigrate.import_style import read_import_style
 
 
 @dataclass
@@ -138,6 +139,7 @@ def resolve_settings(
             or cfg.formatter_line_length
             or ini_line_length(root)
             or DEFAULT_LINE_LENGTH,
+            import_style=read_import_style(root),
         ),
         root=root,
         exclude=exclude_patterns,

@@ -57,9 +57,7 @@ def run_hcmigrate(project: Path, args: list[str]) -> str:
     old = os.getcwd()
     os.chdir(project)
     try:
-        result = CliRunner().invoke(
-            cli, ["-j1", "--no-cache", *args, "."], catch_exceptions=False
-        )
+        result = CliRunner().invoke(cli, ["-j1", "--no-cache", *args, "."], catch_exceptions=False)
     finally:
         os.chdir(old)
     return result.output

@@ -49,9 +49,14 @@ class NamesContext:
     def use_helper(self, key: str) -> str:
         helper = HELPERS[key]
         self._record.helpers.append(key)
-        for _, module, alias in helper.imports:  # (module level: no site's scope matters)
-            self._record.imports.append(self.names.local_name(module, alias=alias)[1])
+        for _, module, alias, member in helper.imports:  # (module level: no site's scope matters)
+            self._record.imports.append(self._helper_name(module, alias, member)[1])
         return helper.name
+
+    def _helper_name(self, module: str, alias: str | None, member: str | None):
+        if member:
+            return self.names.member(module, member, alias)
+        return self.names.local_name(module, alias=alias)
 
     def helper_definitions(self) -> list[tuple[str, str]]:
         """(name, source) of the module helpers the kept rewrites call, spelled with the
@@ -60,8 +65,8 @@ class NamesContext:
         for key in dict.fromkeys(self.helpers):
             helper = HELPERS[key]
             names = {
-                placeholder: self.names.local_name(module, alias=alias)[0]
-                for placeholder, module, alias in helper.imports
+                placeholder: self._helper_name(module, alias, member)[0]
+                for placeholder, module, alias, member in helper.imports
             }
             definitions.append((helper.name, helper.text(names)))
         return definitions

@@ -163,17 +163,19 @@ def migrate_module(
     if not might_use_host_callback(index.text, options, registry.words):
         return module, []
     ctx = ModuleContext(index, scopes or ScopeAnalysis(index.text), options, registry)
-    first_party = options.module_name.split(".")[0] if options.module_name else None
+    style = options.import_style  # (the module's own package is first party, as isort sees it)
+    if options.module_name:
+        style = style.with_first_party([options.module_name.split(".")[0]])
     imports = ImportRulesContext(ctx, Usage(ctx.resolver, ctx.replaced, options, module))
     cleanup = CleanUpImports(imports, registry.imports)
     if options.strategy == "compat":
         result = module.visit(PointAtCompat(imports, registry.compat))
         # (the compat pass rebuilt the tree without noting what from: the clean-up walks it all)
-        return add_imports(result.visit(cleanup), ctx.imports, first_party), ctx.diagnostics
+        return add_imports(result.visit(cleanup), ctx.imports, style), ctx.diagnostics
     ctx.plan = make_plan(ctx.resolver, ctx.reporter, ctx.dispatch)
     rewritten = module.visit(Rewriter(ctx, _nodes_to_rewrite(ctx)))
     cleanup.descend = _only_to_imports(ctx)
-    with_imports = add_imports(rewritten.visit(cleanup), ctx.imports, first_party)
+    with_imports = add_imports(rewritten.visit(cleanup), ctx.imports, style)
     indent = indent_unit(index.text)
     return add_helpers(with_imports, ctx.helper_definitions(), indent), ctx.diagnostics
 
