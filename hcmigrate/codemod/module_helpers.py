@@ -147,7 +147,8 @@ def _two_blank_lines_above(statement: cst.BaseStatement) -> cst.BaseStatement:
     """The statement after a new definition, with two blank lines above it (and its comments)."""
     if isinstance(statement, VerbatimStatement):
         # (a statement the partial parse kept as text carries its blank lines in its text)
-        blank = len(statement.text) - len(statement.text.lstrip("\n"))
+        text = statement.text  # (its blank lines end with "\r\n" in a CRLF file)
+        blank = text[: len(text) - len(text.lstrip("\r\n"))].count("\n")
         missing = max(0, 2 - blank - len(statement.leading_lines))
         return statement.with_changes(
             leading_lines=[*[cst.EmptyLine()] * missing, *statement.leading_lines]
