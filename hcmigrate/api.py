@@ -53,6 +53,9 @@ class Options:
     # How the project sorts imports (its isort or ruff settings; hcmigrate.import_style): where
     # an added import goes.
     import_style: ImportStyle = ImportStyle()
+    # True: never point code at the compat runtime (a project that will not depend on
+    # hcmigrate-compat): a site only the compat runtime keeps is left as it is, manual.
+    no_compat: bool = False
     # False: the rewrite is not laid out (hcmigrate.codemod.layout). The runner lays out files
     # only where the text is shown or written, not for `--check`: layout never decides what
     # changes, and it is most of a changed file's migration time.

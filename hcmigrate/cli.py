@@ -55,6 +55,13 @@ def _err(msg: str) -> None:
     help="native: rewrite onto modern JAX (default). compat: point imports at hcmigrate_compat.host_callback (the compat runtime).",
 )
 @click.option(
+    "--no-compat/--compat",
+    "no_compat",
+    default=None,
+    help="Never point code at the compat runtime (for a project that will not depend on "
+    "hcmigrate-compat): sites only it keeps are left unchanged, manual.",
+)
+@click.option(
     "--add-todos/--no-add-todos",
     default=None,
     help="Add a `# TODO(hcmigrate): HCBxxx` comment at sites left for a human.",
@@ -150,6 +157,7 @@ def cli(
     check,
     interactive,
     strategy,
+    no_compat,
     add_todos,
     select,
     ignore,
@@ -192,6 +200,7 @@ def cli(
                 stdin_filename=stdin_filename,
                 config_path=config_path,
                 strategy=strategy,
+                no_compat=no_compat,
                 add_todos=add_todos,
                 select=select,
                 ignore=ignore,

@@ -73,6 +73,7 @@ def resolve_settings(
     stdin_filename: str | None = None,
     config_path: str | None = None,
     strategy: str | None = None,
+    no_compat: bool | None = None,
     add_todos: bool | None = None,
     select=(),
     ignore=(),
@@ -96,6 +97,11 @@ def resolve_settings(
 
     strategy = strategy or v.get("strategy", "native")
     add_todos = v.get("add-todos", False) if add_todos is None else add_todos
+    no_compat = v.get("no-compat", False) if no_compat is None else no_compat
+    if no_compat and strategy == "compat":
+        raise ConfigError(
+            "--strategy compat points every use at the compat runtime: not with no-compat"
+        )
     select = split_codes(select) if select else [c.upper() for c in v.get("select", [])]
     ignore = split_codes(ignore) if ignore else [c.upper() for c in v.get("ignore", [])]
     check_codes(select, "--select")
@@ -132,6 +138,7 @@ def resolve_settings(
         options=Options(
             strategy=strategy,
             add_todos=add_todos,
+            no_compat=no_compat,
             select=frozenset(select) if select else None,
             ignore=frozenset(ignore),
             target_jax=target,

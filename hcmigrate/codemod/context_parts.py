@@ -17,7 +17,7 @@ from hcmigrate.codemod.module_helpers import HELPERS
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
 from hcmigrate.rules.nodes import parse
 
-_COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
+COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 
 
 class NamesContext:
@@ -43,7 +43,7 @@ class NamesContext:
         return self.resolver.index.start_offset(self._site) if self._site is not None else None
 
     def compat(self, member: str | None) -> cst.BaseExpression:
-        self._record.imports.append((_COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
+        self._record.imports.append((COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
         return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
 
     def use_helper(self, key: str) -> str:
