@@ -356,6 +356,9 @@ def _run_paths(
         if cache is not None:
             cache.save()  # (what an interrupted run found is as good as any)
     final = [results[i] for i in sorted(results)]
+    declaration = _compat_declaration(settings, final, mode)
+    if declaration is not None and not quiet:
+        say(declaration)
     summary = Summary()
     summary.add_unchanged(plan.passed)
     for r in final:
@@ -385,6 +388,34 @@ def _run_paths(
         if output_format == "github" and not quiet:
             _err(summary.text(mode))
     return _exit_code(mode, summary)
+
+
+def _compat_declaration(settings: Settings, final: list[FileResult], mode: str) -> str | None:
+    """When files now import hcmigrate_compat, the project declares it
+    (hcmigrate.compat_dependency): what was (or would be) added, or where to add it by hand."""
+    from hcmigrate.compat_dependency import declare_compat
+    from hcmigrate.diagnostics import Level
+    from hcmigrate.files import read_source, write_atomic
+
+    if not any(
+        r.status == CHANGED
+        and (
+            settings.options.strategy == "compat"
+            or any(d.level is Level.COMPAT_FALLBACK for d in r.diagnostics)
+        )
+        for r in final
+    ):
+        return None
+    declaration = declare_compat(settings.root)
+    if declaration is None:
+        return None
+    written = mode in ("fix", "review") and declaration.new_text is not None
+    if written:
+        try:
+            write_atomic(read_source(declaration.path), declaration.new_text)
+        except HcmigrateError as exc:
+            return f"error: {printable(declaration.path)}: {exc.message}"
+    return declaration.message(written)
 
 
 def _exit_code(mode: str, summary: Summary) -> int:

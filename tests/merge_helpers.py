@@ -20,6 +20,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from hcmigrate.cli import cli
+from hcmigrate.compat_dependency import DISTRIBUTION
 
 MERGE = Path(__file__).resolve().parent.parent / "fixtures" / "merge"
 SUMMARY_PREFIXES = ("rewrote ", "would rewrite ")
@@ -47,7 +48,9 @@ def migrate_case(case: Path, into: Path) -> tuple[dict[str, bytes], str]:
     before, after = tree(case / "before"), tree(into)
     changed = {path: data for path, data in after.items() if before.get(path) != data}
     report = "".join(
-        line + "\n" for line in output.splitlines() if ": HCB" in line or "error" in line
+        line + "\n"
+        for line in output.splitlines()
+        if ": HCB" in line or "error" in line or DISTRIBUTION in line
     )
     return changed, report
 

@@ -36,5 +36,6 @@ def test_case_is_mergeable(case, tmp_path):
             new = findings(project, path)
             assert new == [] or new == findings(original, path), path
     written = tree(project)
-    run_hcmigrate(project, [])
+    args = case / "args"
+    run_hcmigrate(project, args.read_text().split() if args.is_file() else [])
     assert tree(project) == written
