@@ -47,22 +47,27 @@ class NamesContext:
         return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
 
     def use_helper(self, key: str) -> str:
-        helper = HELPERS[key]
-        self._record.helpers.append(key)
-        for _, module, alias, member in helper.imports:  # (module level: no site's scope matters)
-            self._record.imports.append(self._helper_name(module, alias, member)[1])
-        return helper.name
+        self._record.helpers.append(key)  # (its imports: helper_imports, once it is kept)
+        return HELPERS[key].name
 
     def _helper_name(self, module: str, alias: str | None, member: str | None):
         if member:
             return self.names.member(module, member, alias)
         return self.names.local_name(module, alias=alias)
 
-    def helper_definitions(self) -> list[tuple[str, str]]:
-        """(name, source) of the module helpers the kept rewrites call, spelled with the
-        module's names of what they use."""
+    def helper_imports(self, keys) -> list:
+        """The imports the module helpers `keys` need (module level: no site's scope matters)."""
+        return [
+            self._helper_name(module, alias, member)[1]
+            for key in dict.fromkeys(keys)
+            for _, module, alias, member in HELPERS[key].imports
+        ]
+
+    def helper_definitions(self, keys) -> list[tuple[str, str]]:
+        """(name, source) of the module helpers `keys`, spelled with the module's names of what
+        they use."""
         definitions = []
-        for key in dict.fromkeys(self.helpers):
+        for key in dict.fromkeys(keys):
             helper = HELPERS[key]
             names = {
                 placeholder: self._helper_name(module, alias, member)[0]
