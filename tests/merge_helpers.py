@@ -9,7 +9,10 @@ the current codemod, to be read before they are committed.
 
 from __future__ import annotations
 
+import ast
 import configparser
+import difflib
+import re
 import os
 import shutil
 import subprocess
@@ -21,6 +24,7 @@ from click.testing import CliRunner
 
 from hcmigrate.cli import cli
 from hcmigrate.compat_dependency import DISTRIBUTION
+from hcmigrate.reexports import legacy_binding_targets
 
 MERGE = Path(__file__).resolve().parent.parent / "fixtures" / "merge"
 SUMMARY_PREFIXES = ("rewrote ", "would rewrite ")
@@ -111,3 +115,24 @@ def findings(root: Path, path: str) -> list[str]:
         if proc.returncode != 0:
             found.append(f"{' '.join(command[2:4])}: {proc.stdout}{proc.stderr}".strip())
     return found
+
+
+def lines_touched_without_need(source: str, new: str) -> list[str]:
+    """The lines of `source` the migration replaced or removed that it did not need to: each
+    must be blank, or belong to a statement that uses a legacy name (or imports one)."""
+    names = set(legacy_binding_targets(source)) | {"host_callback"}
+    uses = re.compile(r"\b(" + "|".join(map(re.escape, sorted(names))) + r")\b")
+    old = source.splitlines()
+    spans = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.stmt)
+        and uses.search("\n".join(old[node.lineno - 1 : node.end_lineno]))
+    ]
+    matcher = difflib.SequenceMatcher(None, old, new.splitlines(), autojunk=False)
+    needless = []
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        for line in range(i1 + 1, i2 + 1) if tag in ("replace", "delete") else ():
+            if old[line - 1].strip() and not any(a <= line <= b for a, b in spans):
+                needless.append(f"{line}: {old[line - 1]}")
+    return needless

@@ -2,6 +2,8 @@
 read as a pull request to that project (issue 27):
 
 - the files written are the reviewed ones (`after/`), and nothing else changes;
+- a line of the file that the migration replaced or removed is part of a statement that uses
+  a legacy name (the diff touches only what the migration needs);
 - the project's own checkers, with its own configuration (ruff's linter, ruff format or black,
   isort), pass on every written file that they passed before;
 - a second run changes nothing.
@@ -13,7 +15,14 @@ import pytest
 
 import shutil
 
-from tests.merge_helpers import cases, findings, migrate_case, run_hcmigrate, tree
+from tests.merge_helpers import (
+    cases,
+    findings,
+    lines_touched_without_need,
+    migrate_case,
+    run_hcmigrate,
+    tree,
+)
 
 CASES = cases()
 
@@ -33,6 +42,8 @@ def test_case_is_mergeable(case, tmp_path):
     for path in changed:
         if path.endswith(".py"):
             compile(changed[path], path, "exec")
+            source = (case / "before" / path).read_bytes().decode()
+            assert lines_touched_without_need(source, changed[path].decode()) == [], path
             new = findings(project, path)
             assert new == [] or new == findings(original, path), path
     written = tree(project)
