@@ -252,12 +252,8 @@ def _place(
         ):
             line = line.with_changes(leading_lines=[cst.EmptyLine()])  # (after the docstring)
         following = body[end:]
-        if (
-            following
-            and not isinstance(following[0], VerbatimStatement)
-            and not _is_import_line(following[0])
-            and not (following[0].leading_lines and following[0].leading_lines[0].comment is None)
-        ):  # (a blank line between the imports and the code after them, as isort leaves it)
+        if following and not _blank_line_above(following[0]):
+            # (a blank line between the imports and the code after them, as isort leaves it)
             following[0] = following[0].with_changes(
                 leading_lines=[cst.EmptyLine(), *following[0].leading_lines]
             )
@@ -289,6 +285,15 @@ def _place(
         following.with_changes(leading_lines=blank),
         *body[first + 1 :],
     ]
+
+
+def _blank_line_above(statement: cst.BaseStatement) -> bool:
+    """Is `statement` an import, or already a blank line apart from what precedes it?"""
+    if statement.leading_lines:
+        return statement.leading_lines[0].comment is None
+    if isinstance(statement, VerbatimStatement):  # (its blank lines are in its text)
+        return statement.text.lstrip(" \t").startswith(("\n", "\r"))
+    return _is_import_line(statement)
 
 
 def _insert_taking_leading_lines(
