@@ -356,10 +356,11 @@ def _run_paths(
         if cache is not None:
             cache.save()  # (what an interrupted run found is as good as any)
     final = [results[i] for i in sorted(results)]
-    declaration = _compat_declaration(settings, final, mode)
+    declaration, by_hand = _compat_declaration(settings, final, mode)
     if declaration is not None and not quiet:
         say(declaration)
     summary = Summary()
+    summary.needs_human = by_hand  # (the dependency to declare by hand is a manual finding)
     summary.add_unchanged(plan.passed)
     for r in final:
         summary.add(r)
@@ -390,9 +391,12 @@ def _run_paths(
     return _exit_code(mode, summary)
 
 
-def _compat_declaration(settings: Settings, final: list[FileResult], mode: str) -> str | None:
+def _compat_declaration(
+    settings: Settings, final: list[FileResult], mode: str
+) -> tuple[str | None, bool]:
     """When files now import hcmigrate_compat, the project declares it
-    (hcmigrate.compat_dependency): what was (or would be) added, or where to add it by hand."""
+    (hcmigrate.compat_dependency): what was (or would be) added, or where to add it by hand;
+    and whether that is left for a human."""
     from hcmigrate.compat_dependency import declare_compat
     from hcmigrate.diagnostics import Level
     from hcmigrate.files import read_source, write_atomic
@@ -405,17 +409,17 @@ def _compat_declaration(settings: Settings, final: list[FileResult], mode: str) 
         )
         for r in final
     ):
-        return None
+        return None, False
     declaration = declare_compat(settings.root)
     if declaration is None:
-        return None
+        return None, False
     written = mode in ("fix", "review") and declaration.new_text is not None
     if written:
         try:
             write_atomic(read_source(declaration.path), declaration.new_text)
         except HcmigrateError as exc:
-            return f"error: {printable(declaration.path)}: {exc.message}"
-    return declaration.message(written)
+            return f"error: {printable(declaration.path)}: {exc.message}", True
+    return declaration.message(written), declaration.problem is not None
 
 
 def _exit_code(mode: str, summary: Summary) -> int:

@@ -15,7 +15,10 @@ import pytest
 
 import shutil
 
+from tests.cli_helpers import run
+
 from tests.merge_helpers import (
+    MERGE,
     cases,
     findings,
     lines_touched_without_need,
@@ -50,3 +53,19 @@ def test_case_is_mergeable(case, tmp_path):
     args = case / "args"
     run_hcmigrate(project, args.read_text().split() if args.is_file() else [])
     assert tree(project) == written
+
+
+def test_a_dependency_to_declare_by_hand_is_a_manual_finding(tmp_path):
+    """A computed install_requires is not edited: the run names the file and exits as runs
+    with sites left for a human do."""
+    shutil.copytree(MERGE / "compat_dep_computed" / "before", tmp_path / "p")
+    result = run(["--no-cache", "."], cwd=tmp_path / "p")
+    assert "setup.py: manual: this project now imports hcmigrate_compat" in result.output
+    assert result.exit_code == 1
+
+
+def test_no_compat_cannot_go_with_the_compat_strategy(tmp_path):
+    (tmp_path / "a.py").write_text("from jax.experimental import host_callback as hcb\n")
+    result = run(["--strategy", "compat", "--no-compat", "a.py"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "not with no-compat" in result.output
