@@ -35,6 +35,7 @@ class Declaration:
     where: str = ""  # e.g. "[project] dependencies"
     new_text: str | None = None  # the edited file (None: already declared, or not safely)
     problem: str | None = None  # why it cannot be edited safely
+    shown_as: str | None = None  # the path relative to the project root, when not its name
 
     def message(self, written: bool) -> str:
         if self.problem is not None:
@@ -43,7 +44,7 @@ class Declaration:
                 f"`{DISTRIBUTION}` to its dependencies there by hand ({self.problem})"
             )
         verb = "added" if written else "would add"
-        return f"{verb} `{DISTRIBUTION}` to {self.path.name} {self.where}".rstrip()
+        return f"{verb} `{DISTRIBUTION}` to {self.shown_as or self.path.name} {self.where}".rstrip()
 
 
 def declare_compat(root: Path) -> Declaration | None:
@@ -204,6 +205,9 @@ def _setup_py(root: Path) -> Declaration | None:
     if not isinstance(value, ast.List) or not all(
         isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
     ):
+        read = _file_read_for(root, value)  # (`_parse_requirements("requirements.txt")`)
+        if read is not None:
+            return _requirements(root, read)
         return Declaration(path, where, problem="install_requires is not a literal list")
     if any(_NAMED.match(e.value) for e in value.elts):
         return Declaration(path, where)
@@ -238,12 +242,33 @@ def _setup_py_list(text: str):
     return None
 
 
+def _file_read_for(root: Path, value) -> str | None:
+    """The requirements file a computed install_requires reads, when the expression names it
+    with string parts (`os.path.join(here, "requirements", "requirements.txt")`)."""
+    parts = (
+        [
+            n.value
+            for n in ast.walk(value)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+        if value is not None
+        else []
+    )
+    if not parts or not parts[-1].endswith(".txt"):
+        return None
+    for k in range(len(parts), 0, -1):
+        candidate = Path(*parts[-k:])
+        if not candidate.is_absolute() and (root / candidate).is_file():
+            return str(candidate)
+    return None
+
+
 def _setup_py_deps(text: str) -> list[str]:
     return [e.value for e in _setup_py_list(text).elts]
 
 
-def _requirements(root: Path) -> Declaration | None:
-    path = root / "requirements.txt"
+def _requirements(root: Path, name: str = "requirements.txt") -> Declaration | None:
+    path = root / name
     text = _read(path)
     if text is None:
         return None
@@ -251,7 +276,7 @@ def _requirements(root: Path) -> Declaration | None:
         return Declaration(path)
     newline = "\r\n" if "\r\n" in text else "\n"
     body = text if not text or text.endswith(("\n", "\r")) else text + newline
-    return Declaration(path, "", new_text=f"{body}{DISTRIBUTION}{newline}")
+    return Declaration(path, "", new_text=f"{body}{DISTRIBUTION}{newline}", shown_as=name)
 
 
 def _inserted(path: Path, where: str, old: str, new: str | None, read) -> Declaration:
