@@ -288,12 +288,21 @@ def _place(
 
 
 def _blank_line_above(statement: cst.BaseStatement) -> bool:
-    """Is `statement` an import, or already a blank line apart from what precedes it?"""
+    """Is `statement` an import, a notebook's cell boundary (a blank line there would end the
+    previous cell), or already a blank line apart from what precedes it?"""
     if statement.leading_lines:
         return statement.leading_lines[0].comment is None
     if isinstance(statement, VerbatimStatement):  # (its blank lines are in its text)
-        return statement.text.lstrip(" \t").startswith(("\n", "\r"))
+        text = statement.text.lstrip(" \t")
+        return text.startswith(("\n", "\r", _CELL_MARK))
+    if isinstance(statement, cst.SimpleStatementLine):
+        code = cst.Module(body=[]).code_for_node(statement)
+        if code.startswith(_CELL_MARK):
+            return True
     return _is_import_line(statement)
+
+
+_CELL_MARK = "__hcmigrate_cell__("  # (hcmigrate.notebook.CELL_MARK)
 
 
 def _insert_taking_leading_lines(
