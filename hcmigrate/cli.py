@@ -82,6 +82,13 @@ def _output_failed(exc: OutputError) -> int:
     help="native: rewrite onto modern JAX (default). compat: point imports at hcmigrate_compat.host_callback (the compat runtime).",
 )
 @click.option(
+    "--no-compat/--compat",
+    "no_compat",
+    default=None,
+    help="Never point code at the compat runtime (for a project that will not depend on "
+    "hcmigrate-compat): sites only it keeps are left unchanged, manual.",
+)
+@click.option(
     "--add-todos/--no-add-todos",
     default=None,
     help="Add a `# TODO(hcmigrate): HCBxxx` comment at sites left for a human.",
@@ -184,6 +191,7 @@ def cli(
     check,
     interactive,
     strategy,
+    no_compat,
     add_todos,
     select,
     ignore,
@@ -227,6 +235,7 @@ def cli(
                 stdin_filename=stdin_filename,
                 config_path=config_path,
                 strategy=strategy,
+                no_compat=no_compat,
                 add_todos=add_todos,
                 select=select,
                 ignore=ignore,
@@ -390,7 +399,11 @@ def _run_paths(
                 _err(cache.warning())
             cache.save()  # (what an interrupted run found is as good as any)
     final = [results[i] for i in sorted(results)]
+    declaration, by_hand = _compat_declaration(settings, final, mode)
+    if declaration is not None and not quiet:
+        say(declaration)
     summary = Summary()
+    summary.needs_human = by_hand  # (the dependency to declare by hand is a manual finding)
     summary.add_unchanged(plan.passed)
     for r in final:
         summary.add(r)
@@ -419,6 +432,37 @@ def _run_paths(
         if output_format == "github" and not quiet:
             _err(summary.text(mode))
     return _exit_code(mode, summary)
+
+
+def _compat_declaration(
+    settings: Settings, final: list[FileResult], mode: str
+) -> tuple[str | None, bool]:
+    """When files now import hcmigrate_compat, the project declares it
+    (hcmigrate.compat_dependency): what was (or would be) added, or where to add it by hand;
+    and whether that is left for a human."""
+    from hcmigrate.compat_dependency import declare_compat
+    from hcmigrate.diagnostics import Level
+    from hcmigrate.files import read_source, write_atomic
+
+    if not any(
+        r.status == CHANGED
+        and (
+            settings.options.strategy == "compat"
+            or any(d.level is Level.COMPAT_FALLBACK for d in r.diagnostics)
+        )
+        for r in final
+    ):
+        return None, False
+    declaration = declare_compat(settings.root)
+    if declaration is None:
+        return None, False
+    written = mode in ("fix", "review") and declaration.new_text is not None
+    if written:
+        try:
+            write_atomic(read_source(declaration.path), declaration.new_text)
+        except HcmigrateError as exc:
+            return f"error: {printable(declaration.path)}: {exc.message}", True
+    return declaration.message(written), declaration.problem is not None
 
 
 def _exit_code(mode: str, summary: Summary) -> int:

@@ -19,6 +19,7 @@ KNOWN_KEYS = {
     "ignore": list,
     "target-jax": str,
     "add-todos": bool,
+    "no-compat": bool,
     "force-exclude": bool,
     "respect-gitignore": bool,
     "line-length": int,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hcmigrate.diagnostics import Diagnostic
+from hcmigrate.import_style import ImportStyle
 
 Strategy = Literal["native", "compat"]
 DEFAULT_LINE_LENGTH = 88  # black's and ruff's default
@@ -24,6 +25,12 @@ class Options:
     # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
     # `[tool.black]` line-length; see hcmigrate.codemod.layout).
     line_length: int = DEFAULT_LINE_LENGTH
+    # How the project sorts imports (its isort or ruff settings; hcmigrate.import_style): where
+    # an added import goes.
+    import_style: ImportStyle = ImportStyle()
+    # True: never point code at the compat runtime (a project that will not depend on
+    # hcmigrate-compat): a site only the compat runtime keeps is left as it is, manual.
+    no_compat: bool = False
     # False: the rewrite is not laid out (hcmigrate.codemod.layout). The runner lays out files
     # only where the text is shown or written, not for `--check`: layout never decides what
     # changes, and it is most of a changed file's migration time.

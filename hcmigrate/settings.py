@@ -10,6 +10,7 @@ from hcmigrate.options import DEFAULT_LINE_LENGTH, Options
 from hcmigrate.config import ini_line_length, load_config, parse_version, pinned_jax, shown
 from hcmigrate.discover import Selector, check_patterns
 from hcmigrate.errors import ConfigError
+from hcmigrate.import_style import read_import_style
 
 
 DEFAULT_FILE_TIMEOUT = 300.0
@@ -74,6 +75,7 @@ def resolve_settings(
     stdin_filename: str | None = None,
     config_path: str | None = None,
     strategy: str | None = None,
+    no_compat: bool | None = None,
     add_todos: bool | None = None,
     select=(),
     ignore=(),
@@ -98,6 +100,11 @@ def resolve_settings(
 
     strategy = strategy or v.get("strategy", "native")
     add_todos = v.get("add-todos", False) if add_todos is None else add_todos
+    no_compat = v.get("no-compat", False) if no_compat is None else no_compat
+    if no_compat and strategy == "compat":
+        raise ConfigError(
+            "--strategy compat points every use at the compat runtime: not with no-compat"
+        )
     where = f"{shown(cfg.path)}: [tool.hcmigrate]" if cfg.path else ""
     codes = {}
     for key, given in (("select", select), ("ignore", ignore)):
@@ -139,6 +146,7 @@ def resolve_settings(
         options=Options(
             strategy=strategy,
             add_todos=add_todos,
+            no_compat=no_compat,
             select=frozenset(select) if select else None,
             ignore=frozenset(ignore),
             target_jax=target,
@@ -146,6 +154,7 @@ def resolve_settings(
             or cfg.formatter_line_length
             or ini_line_length(root)
             or DEFAULT_LINE_LENGTH,
+            import_style=read_import_style(root),
         ),
         root=root,
         exclude=exclude_patterns,

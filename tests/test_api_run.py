@@ -62,7 +62,9 @@ def test_fix_mode_writes_each_file_and_review_writes_what_was_accepted(tmp_path)
 def test_standard_input_through_the_library():
     data = b"from jax.experimental import host_callback as hcb\nhcb.barrier_wait()\n"
     stream = api.migrate_stream(data, "-", api.Settings(), mode="fix")
-    assert stream.output == b"import jax\njax.effects_barrier()\n"
+    assert (
+        stream.output == b"import jax\n\njax.effects_barrier()\n"
+    )  # (isort: a blank line after imports)
     assert [d.code for d in stream.result.diagnostics] == ["HCB001", "HCB401"]
     diff = api.migrate_stream(data, "x.py", api.Settings(), mode="diff")
     assert diff.output is None and diff.diff.startswith(b"--- a/x.py")

@@ -15,6 +15,15 @@ import sys
 import libcst as cst
 
 from hcmigrate.codemod.partial_parse import VerbatimStatement
+from hcmigrate.facts import LEGACY_MODULE
+from hcmigrate.import_style import (
+    FIRSTPARTY,
+    FUTURE,
+    LOCALFOLDER,
+    STDLIB,
+    THIRDPARTY,
+    ImportStyle,
+)
 from hcmigrate.rules.nodes import parse
 from hcmigrate.rules.nodes import dotted_name
 
@@ -70,12 +79,16 @@ def _is_preamble(statement: cst.BaseStatement, index: int) -> bool:
 
 
 def add_imports(
-    module: cst.Module, needed: list[Needed], first_party: str | None = None
+    module: cst.Module, needed: list[Needed], style: ImportStyle = ImportStyle()
 ) -> cst.Module:
-    """`module` with the imports `needed` that it lacks (`first_party`: the top-level package
-    of the module's own project, whose imports form isort's first-party section)."""
+    """`module` with the imports `needed` that it lacks, placed by the project's import
+    `style` (its sections, order and first-party names). A module that guards its jax imports
+    (`try: import jax ... except ImportError: raise ...`) gets its new third-party imports
+    inside the guard, after the imports it protects."""
     body = list(module.body)
-    missing = [n for n in dict.fromkeys(needed) if not any(_binds(s, n) for s in body)]
+    guard = _jax_guard(body)
+    guarded = list(body[guard].body.body) if guard is not None else []
+    missing = [n for n in dict.fromkeys(needed) if not any(_binds(s, n) for s in [*body, *guarded])]
     missing.sort(
         key=lambda n: (n[1] is not None, n[0], n[1] or "")
     )  # `import x` lines first, as isort does
@@ -91,69 +104,125 @@ def add_imports(
                 )
             )
             continue
-        merged = False
-        for i, statement in enumerate(body):
-            if _is_import_line(statement) and len(statement.body) == 1:
-                small = statement.body[0]
-                if (
-                    isinstance(small, cst.ImportFrom)
-                    and not small.relative
-                    and small.module is not None
-                    and dotted_name(small.module) == mod
-                    and not isinstance(small.names, cst.ImportStar)
-                    and not small.lpar
-                ):
-                    names = list(small.names)
-                    names[-1] = names[-1].with_changes(
-                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                    )
-                    names.append(cst.ImportAlias(name=cst.Name(name), asname=asname))
-                    body[i] = statement.with_changes(body=[small.with_changes(names=names)])
-                    merged = True
-                    break
-        if not merged:
+        alias_node = cst.ImportAlias(name=cst.Name(name), asname=asname)
+        if style.force_single_line or not (
+            _merge_into(body, mod, alias_node) or _merge_into(guarded, mod, alias_node)
+        ):
             new_lines.append(
-                cst.SimpleStatementLine(
-                    [
-                        cst.ImportFrom(
-                            module=parse(mod),
-                            names=[cst.ImportAlias(name=cst.Name(name), asname=asname)],
-                        )
-                    ]
-                )
+                cst.SimpleStatementLine([cst.ImportFrom(module=parse(mod), names=[alias_node])])
             )
+    guard_node = body[guard] if guard is not None else None
     for line in new_lines:
-        body = _place(body, line, first_party)
+        if guard_node is not None and _section(line, style) not in (FUTURE, STDLIB):
+            guarded = _place(guarded, line, style)
+        else:
+            body = _place(body, line, style)
+    if guard_node is not None:
+        at = next(i for i, s in enumerate(body) if s is guard_node)
+        body[at] = guard_node.with_changes(body=guard_node.body.with_changes(body=guarded))
     return module.with_changes(body=body)
 
 
-def _module_of(line: cst.SimpleStatementLine) -> str:
-    small = line.body[0]
+def _merge_into(body: list[cst.BaseStatement], module: str, alias: cst.ImportAlias) -> bool:
+    """Add `alias` to a `from module import ...` line of `body` (in place); was there one?"""
+    for i, statement in enumerate(body):
+        if _is_import_line(statement) and len(statement.body) == 1:
+            small = statement.body[0]
+            if (
+                isinstance(small, cst.ImportFrom)
+                and not small.relative
+                and small.module is not None
+                and dotted_name(small.module) == module
+                and not isinstance(small.names, cst.ImportStar)
+                and not small.lpar
+            ):
+                names = list(small.names)
+                names[-1] = names[-1].with_changes(
+                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                )
+                names.append(alias)
+                body[i] = statement.with_changes(body=[small.with_changes(names=names)])
+                return True
+    return False
+
+
+def _jax_guard(body: list[cst.BaseStatement]) -> int | None:
+    """The index of a top-level `try` among the imports that imports jax (other than the legacy
+    module) and handles the ImportError: the module's guard of its jax imports."""
+    for i in range(insertion_point(body, past_blocks=True)):
+        statement = body[i]
+        if not isinstance(statement, cst.Try) or not any(
+            _catches_import_error(h) for h in statement.handlers
+        ):
+            continue
+        for line in statement.body.body:
+            if _is_import_line(line) and any(
+                (top := _module_of_small(small)).split(".")[0] == "jax"
+                and not top.startswith(LEGACY_MODULE)
+                for small in line.body
+            ):
+                return i
+    return None
+
+
+def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True
+    names = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    return any(
+        dotted_name(n.value if isinstance(n, cst.Element) else n)
+        in ("ImportError", "ModuleNotFoundError", "Exception")
+        for n in names
+    )
+
+
+def _module_of_small(small: cst.BaseSmallStatement) -> str:
     if isinstance(small, cst.Import):
         return dotted_name(small.names[0].name) or ""
-    if small.relative or small.module is None:
-        return ""
-    return dotted_name(small.module) or ""
+    if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None:
+        return dotted_name(small.module) or ""
+    return ""
 
 
-STANDARD_LIBRARY, THIRD_PARTY, FIRST_PARTY = 0, 1, 2
+def _module_of(line: cst.SimpleStatementLine) -> str:
+    return _module_of_small(line.body[0])
 
 
-def _section(line: cst.SimpleStatementLine, first_party: str | None) -> int:
-    """isort's section of an import line (ruff's default sections, without `__future__`)."""
+def _section(line: cst.SimpleStatementLine, style: ImportStyle) -> str:
+    """isort's section of an import line, by the project's style."""
     small = line.body[0]
     if isinstance(small, cst.ImportFrom) and small.relative:
-        return FIRST_PARTY
-    top = _module_of(line).split(".")[0]
+        return LOCALFOLDER
+    module = _module_of(line)
+    known = [
+        (len(prefix), section)
+        for prefix, section in style.known
+        if module == prefix or module.startswith(prefix + ".")
+    ]
+    if known:
+        return max(known)[1]
+    top = module.split(".")[0]
+    if top == "__future__":
+        return FUTURE
     if top in sys.stdlib_module_names:
-        return STANDARD_LIBRARY
-    return FIRST_PARTY if first_party and top == first_party else THIRD_PARTY
+        return STDLIB
+    return FIRSTPARTY if top in style.first_party else style.default_section
 
 
-def _sort_key(line: cst.SimpleStatementLine) -> tuple[bool, str, str]:
+def _rank(line: cst.SimpleStatementLine, style: ImportStyle) -> int:
+    section = _section(line, style)
+    order = style.sections
+    return order.index(section) if section in order else order.index(THIRDPARTY)
+
+
+def _sort_key(line: cst.SimpleStatementLine, style: ImportStyle) -> tuple:
     """isort's order within a section: `import x` lines first, then `from x import ...`,
-    each by module name, ignoring case (`import x` before `import x as y`)."""
+    each by module name, ignoring case (`import x` before `import x as y`); with
+    force-sort-within-sections, both kinds by module name."""
     small = line.body[0]
+    if style.force_sort_within_sections:
+        text = cst.Module(body=[]).code_for_node(small).lower()
+        return (text.removeprefix("from ").removeprefix("import "),)
     alias = ""
     if isinstance(small, cst.Import) and small.names[0].asname is not None:
         alias = cst.Module(body=[]).code_for_node(small.names[0].asname.name)
@@ -161,7 +230,7 @@ def _sort_key(line: cst.SimpleStatementLine) -> tuple[bool, str, str]:
 
 
 def _place(
-    body: list[cst.BaseStatement], line: cst.SimpleStatementLine, first_party: str | None
+    body: list[cst.BaseStatement], line: cst.SimpleStatementLine, style: ImportStyle
 ) -> list[cst.BaseStatement]:
     """`body` with the new import `line` where isort would put it: in its section, in order;
     a new section goes between the sections before and after it, a blank line apart."""
@@ -182,15 +251,21 @@ def _place(
             )
         ):
             line = line.with_changes(leading_lines=[cst.EmptyLine()])  # (after the docstring)
-        return [*body[:end], line, *body[end:]]
-    section = _section(line, first_party)
-    same = [i for i in imports if _section(body[i], first_party) == section]
+        following = body[end:]
+        if following and not _blank_line_above(following[0]):
+            # (a blank line between the imports and the code after them, as isort leaves it)
+            following[0] = following[0].with_changes(
+                leading_lines=[cst.EmptyLine(), *following[0].leading_lines]
+            )
+        return [*body[:end], line, *following]
+    rank = _rank(line, style)
+    same = [i for i in imports if _rank(body[i], style) == rank]
     if same:
-        after = [i for i in same if _sort_key(body[i]) > _sort_key(line)]
+        after = [i for i in same if _sort_key(body[i], style) > _sort_key(line, style)]
         if after:
             return _insert_taking_leading_lines(body, after[0], line)
         return [*body[: same[-1] + 1], line, *body[same[-1] + 1 :]]
-    before = [i for i in imports if _section(body[i], first_party) < section]
+    before = [i for i in imports if _rank(body[i], style) < rank]
     if before:
         at = before[-1] + 1
         if not all(_is_import_line(s) for s in body[at:end]):
@@ -212,6 +287,24 @@ def _place(
     ]
 
 
+def _blank_line_above(statement: cst.BaseStatement) -> bool:
+    """Is `statement` an import, a notebook's cell boundary (a blank line there would end the
+    previous cell), or already a blank line apart from what precedes it?"""
+    if statement.leading_lines:
+        return statement.leading_lines[0].comment is None
+    if isinstance(statement, VerbatimStatement):  # (its blank lines are in its text)
+        text = statement.text.lstrip(" \t")
+        return text.startswith(("\n", "\r", _CELL_MARK))
+    if isinstance(statement, cst.SimpleStatementLine):
+        code = cst.Module(body=[]).code_for_node(statement)
+        if code.startswith(_CELL_MARK):
+            return True
+    return _is_import_line(statement)
+
+
+_CELL_MARK = "__hcmigrate_cell__("  # (hcmigrate.notebook.CELL_MARK)
+
+
 def _insert_taking_leading_lines(
     body: list[cst.BaseStatement], at: int, line: cst.SimpleStatementLine
 ) -> list[cst.BaseStatement]:
@@ -226,10 +319,12 @@ def _insert_taking_leading_lines(
     ]
 
 
-def insertion_point(body: list[cst.BaseStatement]) -> int:
+def insertion_point(body: list[cst.BaseStatement], past_blocks: bool = False) -> int:
     """Where new top-level code goes: after the last import that precedes the first definition,
     reading past settings made between imports (`os.environ[...] = ...` before `import jax`
-    must stay before what needs it)."""
+    must stay before what needs it, as must `sys.path.insert(...)` before the imports it is
+    for); `past_blocks`: also past the `try`/`if` blocks of imports among them (a guard of
+    the jax imports, `if TYPE_CHECKING:`), where new definitions go."""
     insert_at = 0
     for i, statement in enumerate(body):
         if isinstance(statement, VerbatimStatement):
@@ -245,7 +340,10 @@ def insertion_point(body: list[cst.BaseStatement]) -> int:
         ):
             break
         elif isinstance(statement, (cst.Try, cst.If)):
-            continue  # guarded imports and `if TYPE_CHECKING:` blocks may sit among the imports
+            # guarded imports and `if TYPE_CHECKING:` blocks may sit among the imports
+            if past_blocks and _only_imports(statement):
+                insert_at = i + 1
+            continue
         elif _is_setting(statement) and insert_at > 0:
             # `os.environ["JAX_ENABLE_X64"] = "1"` between imports: the new imports go after
             # it, as the legacy import they replace did (jax reads the setting when imported)
@@ -253,6 +351,29 @@ def insertion_point(body: list[cst.BaseStatement]) -> int:
         else:
             break
     return insert_at
+
+
+def _only_imports(block: cst.Try | cst.If) -> bool:
+    """Does the block hold only imports and what handles their absence (`pass`, `raise`,
+    `name = None`, a flag)?"""
+    bodies = [block.body]
+    if isinstance(block, cst.Try):
+        bodies += [h.body for h in block.handlers]
+        bodies += [b.body for b in (block.orelse, block.finalbody) if b is not None]
+    elif block.orelse is not None:
+        if isinstance(block.orelse, cst.If):
+            return _only_imports(block.orelse)
+        bodies.append(block.orelse.body)
+    for suite in bodies:
+        for line in getattr(suite, "body", ()):
+            if not isinstance(line, cst.SimpleStatementLine) or not all(
+                isinstance(
+                    s, (cst.Import, cst.ImportFrom, cst.Pass, cst.Raise, cst.Assign, cst.Expr)
+                )
+                for s in line.body
+            ):
+                return False
+    return True
 
 
 def _is_setting(statement: cst.BaseStatement) -> bool:

@@ -17,7 +17,7 @@ from hcmigrate.codemod.module_helpers import HELPERS
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
 from hcmigrate.rules.nodes import parse
 
-_COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
+COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 
 
 class NamesContext:
@@ -43,25 +43,35 @@ class NamesContext:
         return self.resolver.index.start_offset(self._site) if self._site is not None else None
 
     def compat(self, member: str | None) -> cst.BaseExpression:
-        self._record.imports.append((_COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
+        self._record.imports.append((COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
         return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
 
     def use_helper(self, key: str) -> str:
-        helper = HELPERS[key]
-        self._record.helpers.append(key)
-        for _, module, alias in helper.imports:  # (module level: no site's scope matters)
-            self._record.imports.append(self.names.local_name(module, alias=alias)[1])
-        return helper.name
+        self._record.helpers.append(key)  # (its imports: helper_imports, once it is kept)
+        return HELPERS[key].name
 
-    def helper_definitions(self) -> list[tuple[str, str]]:
-        """(name, source) of the module helpers the kept rewrites call, spelled with the
-        module's names of what they use."""
+    def _helper_name(self, module: str, alias: str | None, member: str | None):
+        if member:
+            return self.names.member(module, member, alias)
+        return self.names.local_name(module, alias=alias)
+
+    def helper_imports(self, keys) -> list:
+        """The imports the module helpers `keys` need (module level: no site's scope matters)."""
+        return [
+            self._helper_name(module, alias, member)[1]
+            for key in dict.fromkeys(keys)
+            for _, module, alias, member in HELPERS[key].imports
+        ]
+
+    def helper_definitions(self, keys) -> list[tuple[str, str]]:
+        """(name, source) of the module helpers `keys`, spelled with the module's names of what
+        they use."""
         definitions = []
-        for key in dict.fromkeys(self.helpers):
+        for key in dict.fromkeys(keys):
             helper = HELPERS[key]
             names = {
-                placeholder: self.names.local_name(module, alias=alias)[0]
-                for placeholder, module, alias in helper.imports
+                placeholder: self._helper_name(module, alias, member)[0]
+                for placeholder, module, alias, member in helper.imports
             }
             definitions.append((helper.name, helper.text(names)))
         return definitions

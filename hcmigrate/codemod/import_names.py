@@ -37,6 +37,10 @@ class ImportNames:
         must not shadow it either."""
         target = f"{module}.{name}" if name else module
         usual = alias or name or module.split(".")[0]
+        bound = any(b.real == target for b in self._scopes.module.bindings.get(usual, ()))
+        other = None if bound else self._other_import_of(target)
+        if other is not None and self._means(other, target, at):  # (the module's own spelling)
+            return other, _import_binding(module, name, other)
         if self._means(usual, target, at):
             return usual, (module, name, alias)
         chosen = self._chosen.get(target)
@@ -47,12 +51,19 @@ class ImportNames:
             local = other
         else:
             local = self._fresh_name(_FRESH_BASE.get(target, f"jax_{name}" if name else usual))
-        if name:
-            needed = (module, name, None if local == name else local)
-        else:
-            needed = (module, None, None if local == module else local)
+        needed = _import_binding(module, name, local)
         self._chosen[target] = (local, needed)
         return local, needed
+
+    def member(self, module: str, name: str, alias: str | None = None) -> tuple[str, Needed]:
+        """How generated code spells `module.name`: the name a `from module import name` of the
+        module binds (`wraps`), else through the module's name for `module`
+        (`functools.wraps`); and the import that binds it."""
+        other = self._other_import_of(f"{module}.{name}")
+        if other is not None and self._means(other, f"{module}.{name}", None):
+            return other, _import_binding(module, name, other)
+        local, needed = self.local_name(module, alias=alias)
+        return f"{local}.{name}", needed
 
     def _means(self, local: str, target: str, at: int | None) -> bool:
         """Does `local` stand for `target` (or for nothing) at module level and at `at`?"""
@@ -71,3 +82,10 @@ class ImportNames:
             if "." not in key and all(b.kind == IMPORT and b.real == target for b in bindings):
                 return key
         return None
+
+
+def _import_binding(module: str, name: str | None, local: str) -> Needed:
+    """The import that binds `local` to `module` (or `module.name`)."""
+    if name:
+        return (module, name, None if local == name else local)
+    return (module, None, None if local == module else local)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.codemod.comments import KeepCommentsOfRemovedLines
-from hcmigrate.codemod.context import ModuleContext
+from hcmigrate.codemod.context import ModuleContext, no_compat_diagnostic
+from hcmigrate.codemod.context_parts import COMPAT_PARENT
 from hcmigrate.codemod.usage import Usage
 from hcmigrate.codemod.walk import Transformer
 from hcmigrate.diagnostics import Level
@@ -49,7 +50,12 @@ class ImportRulesContext:
         """The first handler's new node that is not None (`updated`: none has one)."""
         site = ImportSite(original, updated)
         for handler in handlers:
+            reported = self._ctx.module_diagnostic_count
             result = handler(site, self)
+            if result is not None and self._ctx.options.no_compat and _names_compat(result):
+                for diagnostic in self._ctx.module_diagnostics_since(reported):
+                    self._ctx.keep_module_diagnostic(no_compat_diagnostic(diagnostic))
+                return updated  # (no-compat: the import stays as it was)
             if result is not None:
                 return result
         return updated
@@ -126,6 +132,13 @@ class PointAtCompat(Transformer):
         if dotted_name(original_node) != LEGACY_MODULE:
             return updated_node
         return self._ctx.run(self._handlers, original_node, updated_node)
+
+
+def _names_compat(node) -> bool:
+    """Does the import node a handler returned point at the compat runtime?"""
+    if not isinstance(node, cst.CSTNode):
+        return False
+    return COMPAT_PARENT in cst.Module(body=[]).code_for_node(node)
 
 
 def _is_pass(stmt: cst.BaseStatement) -> bool:

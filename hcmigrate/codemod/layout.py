@@ -88,8 +88,11 @@ def format_written_lines(
         text = "".join(lines[first - 1 : last])
         indent = text[: len(text) - len(text.lstrip(" "))]
         statement = textwrap.dedent(text)
+        width = max(line_length - len(indent), 20)
         try:  # (black's layout is the same program; the pipeline compiles the result)
-            formatted = _black(black, statement, max(line_length - len(indent), 20), black_style)
+            formatted = _black(black, statement, width, black_style)
+            if _split_for_a_comment(formatted, statement):
+                formatted = _black(black, _comments_above(statement, width), width, black_style)
         except Exception:
             continue
         formatted = textwrap.indent(formatted, indent)
@@ -168,6 +171,39 @@ def _statements_on(tree: ast.Module, lines: set[int]):
             stack.extend(reversed([s for block in blocks if block for s in block]))
         else:
             yield node
+
+
+def _split_for_a_comment(formatted: str, statement: str) -> bool:
+    """Did black split a bracket only to fit a trailing comment (`f(\\n x\\n),  # ...`)?"""
+    return any(
+        line.lstrip().startswith(")") and "#" in line and line not in statement
+        for line in formatted.splitlines()
+    )
+
+
+def _comments_above(statement: str, width: int) -> str:
+    """`statement` with each trailing comment that makes its line too long on a line of its
+    own above that line (black keeps such a comment where it is: the code is not split)."""
+    import io
+    import tokenize
+
+    lines = statement.splitlines(keepends=True)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(statement).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return statement
+    for token in reversed(tokens):
+        if token.type != tokenize.COMMENT:
+            continue
+        row, col = token.start
+        line = lines[row - 1]
+        code = line[:col].rstrip()
+        if not code.strip() or len(line.rstrip("\r\n")) <= width:
+            continue
+        indent = line[: len(line) - len(line.lstrip())]
+        ending = line[len(line.rstrip("\r\n")) :]
+        lines[row - 1 : row] = [f"{indent}{token.string}{ending}", f"{code}{ending}"]
+    return "".join(lines)
 
 
 def _black(black, text: str, line_length: int, normalize_strings: bool) -> str:

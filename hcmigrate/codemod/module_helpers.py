@@ -21,19 +21,22 @@ from hcmigrate.codemod.partial_parse import VerbatimStatement
 @dataclass(frozen=True)
 class HelperDef:
     name: str
-    # the definition, black-formatted, ending with a newline; `{jax}`, `{np}`, `{functools}`
-    # stand for the module's names of those modules (hcmigrate.codemod.import_names)
+    # the definition, black-formatted, ending with a newline; `{jax}`, `{np}`, `{wraps}`
+    # stand for the module's spellings of those (hcmigrate.codemod.import_names)
     source: str
-    imports: tuple[tuple[str, str, str | None], ...]  # (placeholder, module, usual alias)
+    # (placeholder, module, usual alias, member): `member` spells `module.member`, by the
+    # module's own `from module import member` where it has one (`wraps`), else through
+    # the module's name for `module` (`functools.wraps`)
+    imports: tuple[tuple[str, str, str | None, str | None], ...]
 
     def text(self, names: dict[str, str]) -> str:
         return self.source.format(**names)
 
 
 _NUMPY_HELPER_IMPORTS = (
-    ("functools", "functools", None),
-    ("jax", "jax", None),
-    ("np", "numpy", "np"),
+    ("wraps", "functools", None, "wraps"),
+    ("jax", "jax", None, None),
+    ("np", "numpy", "np", None),
 )
 
 
@@ -46,7 +49,7 @@ HELPERS: dict[str, HelperDef] = {
 def _with_numpy_args(host_function):
     """Call `host_function` with numpy arrays, as the legacy host callbacks did."""
 
-    @{functools}.wraps(host_function)
+    @{wraps}(host_function)
     def call(*args):
         return host_function(*{jax}.tree.map({np}.asarray, args))
 
@@ -62,7 +65,7 @@ def _with_numpy_args(host_function):
 def _tap_with_numpy_args(tap):
     """Call `tap` with numpy arrays, as legacy host callbacks did; drop its result."""
 
-    @{functools}.wraps(tap)
+    @{wraps}(tap)
     def call(*args):
         tap(*{jax}.tree.map({np}.asarray, args))
 
@@ -86,7 +89,7 @@ def _shape_dtype_structs(result_shape):
         result_shape,
     )
 ''',
-        imports=(("jax", "jax", None),),
+        imports=(("jax", "jax", None, None),),
     ),
 }
 
@@ -122,7 +125,7 @@ def add_helpers(
     if not missing:
         return module
     body = list(module.body)
-    at = insertion_point(body)
+    at = insertion_point(body, past_blocks=True)
     definitions = []
     for source in missing:
         statement = _definition(source, indent)
@@ -144,7 +147,8 @@ def _two_blank_lines_above(statement: cst.BaseStatement) -> cst.BaseStatement:
     """The statement after a new definition, with two blank lines above it (and its comments)."""
     if isinstance(statement, VerbatimStatement):
         # (a statement the partial parse kept as text carries its blank lines in its text)
-        blank = len(statement.text) - len(statement.text.lstrip("\n"))
+        text = statement.text  # (its blank lines end with "\r\n" in a CRLF file)
+        blank = text[: len(text) - len(text.lstrip("\r\n"))].count("\n")
         missing = max(0, 2 - blank - len(statement.leading_lines))
         return statement.with_changes(
             leading_lines=[*[cst.EmptyLine()] * missing, *statement.leading_lines]

@@ -27,7 +27,8 @@ from hcmigrate.options import MigrationResult, Options
 from hcmigrate.codemod.add_imports import add_imports
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
-from hcmigrate.codemod.module_helpers import add_helpers, indent_unit
+from hcmigrate.codemod.inline_helpers import inline_single_uses
+from hcmigrate.codemod.module_helpers import add_helpers, defined_functions, indent_unit
 from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, PointAtCompat
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.parsing import (
@@ -163,19 +164,30 @@ def migrate_module(
     if not might_use_host_callback(index.text, options, registry.words):
         return module, []
     ctx = ModuleContext(index, scopes or ScopeAnalysis(index.text), options, registry)
-    first_party = options.module_name.split(".")[0] if options.module_name else None
+    style = options.import_style  # (the module's own package is first party, as isort sees it)
+    if options.module_name:
+        style = style.with_first_party([options.module_name.split(".")[0]])
     imports = ImportRulesContext(ctx, Usage(ctx.resolver, ctx.replaced, options, module))
     cleanup = CleanUpImports(imports, registry.imports)
     if options.strategy == "compat":
         result = module.visit(PointAtCompat(imports, registry.compat))
         # (the compat pass rebuilt the tree without noting what from: the clean-up walks it all)
-        return add_imports(result.visit(cleanup), ctx.imports, first_party), ctx.diagnostics
+        return add_imports(result.visit(cleanup), ctx.imports, style), ctx.diagnostics
     ctx.plan = make_plan(ctx.resolver, ctx.reporter, ctx.dispatch)
     rewritten = module.visit(Rewriter(ctx, _nodes_to_rewrite(ctx)))
     cleanup.descend = _only_to_imports(ctx)
-    with_imports = add_imports(rewritten.visit(cleanup), ctx.imports, first_party)
+    cleaned = rewritten.visit(cleanup)
+    cleaned, helpers, inline_imports = inline_single_uses(
+        cleaned,
+        ctx.helpers,
+        defined_functions(module),
+        lambda name, alias: ctx.names.local_name(name, alias=alias),
+        options.line_length,
+    )
+    imports = [*ctx.imports, *ctx.helper_imports(helpers), *inline_imports]
+    with_imports = add_imports(cleaned, imports, style)
     indent = indent_unit(index.text)
-    return add_helpers(with_imports, ctx.helper_definitions(), indent), ctx.diagnostics
+    return add_helpers(with_imports, ctx.helper_definitions(helpers), indent), ctx.diagnostics
 
 
 def keeps_compat(text: str, options: Options) -> bool:

@@ -96,21 +96,9 @@ def step(x):
     return hcb.call(save, x, result_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
 from jax.experimental import io_callback
-
-
-def _with_numpy_args(host_function):
-    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
-
-    @functools.wraps(host_function)
-    def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
-
-    return call
 
 
 def save(x):
@@ -120,7 +108,7 @@ def save(x):
 
 def step(x):
     return io_callback(
-        _with_numpy_args(save),
+        lambda *args: save(*jax.tree.map(np.asarray, args)),
         jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)),
         x,
         ordered=True,
@@ -168,20 +156,8 @@ def step(x):
     return x * 2
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
-
-
-def _with_numpy_args(host_function):
-    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
-
-    @functools.wraps(host_function)
-    def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
-
-    return call
 
 
 def check(x):
@@ -190,7 +166,9 @@ def check(x):
 
 
 def step(x):
-    jax.debug.callback(_with_numpy_args(check), x, ordered=True)
+    jax.debug.callback(
+        lambda *args: check(*jax.tree.map(np.asarray, args)), x, ordered=True
+    )
     return x * 2
 """,
             diagnostics=(

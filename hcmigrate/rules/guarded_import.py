@@ -38,6 +38,7 @@ def trace(x):
 """,
             after="""\
 import jax
+
 try:
     import jax.experimental.host_callback as hcb
 except ImportError:

@@ -55,20 +55,8 @@ def step(x):
     return x * 2
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
-
-
-def _with_numpy_args(host_function):
-    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
-
-    @functools.wraps(host_function)
-    def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
-
-    return call
 
 
 def show(x):
@@ -76,7 +64,9 @@ def show(x):
 
 
 def step(x):
-    jax.debug.callback(_with_numpy_args(show), x, ordered=True)
+    jax.debug.callback(
+        lambda *args: show(*jax.tree.map(np.asarray, args)), x, ordered=True
+    )
     return x * 2
 """,
             diagnostics=(
@@ -94,25 +84,15 @@ def step(i):
     return jax.lax.cond(i > 0, lambda v: hcb.id_tap(show, v), lambda v: v, i)
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
 
 
-def _with_numpy_args(host_function):
-    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
-
-    @functools.wraps(host_function)
-    def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
-
-    return call
-
-
 def step(i):
     def tap_show(v):
-        jax.debug.callback(_with_numpy_args(lambda arg: show(arg, ())), v, ordered=True)
+        jax.debug.callback(
+            lambda arg: show(jax.tree.map(np.asarray, arg), ()), v, ordered=True
+        )
         return v
 
     return jax.lax.cond(i > 0, tap_show, lambda v: v, i)

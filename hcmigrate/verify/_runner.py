@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dis
 import functools
 import importlib.abc
+import inspect
 import json
 import linecache
 import os
@@ -335,6 +337,40 @@ def _referenced_names(code, out: set, depth: int = 0) -> set:
     return out
 
 
+def _inline_numpy_wrapped(f):
+    """The function the codemod's inline numpy wrapper calls
+    (`lambda *args: fn(*jax.tree.map(np.asarray, args))`, hcmigrate.codemod.inline_helpers),
+    else None."""
+    code = getattr(f, "__code__", None)
+    if (
+        code is None
+        or getattr(f, "__name__", None) != "<lambda>"
+        or code.co_argcount
+        or not code.co_flags & inspect.CO_VARARGS
+        or not {"tree", "map", "asarray"} <= set(code.co_names)
+    ):
+        return None
+    loads = [
+        i
+        for i in dis.get_instructions(code)
+        if i.opname not in ("RESUME", "COPY_FREE_VARS", "PUSH_NULL", "NOP")
+    ]
+    if len(loads) < 2:
+        return None
+    first = loads[0]
+    if first.opname == "LOAD_DEREF" and f.__closure__:  # (`fn` a local name: a closure cell)
+        inner = f.__closure__[code.co_freevars.index(first.argval)].cell_contents
+    elif first.opname == "LOAD_GLOBAL":
+        inner = f.__globals__.get(first.argval)
+    else:
+        return None
+    for instruction in loads[1:]:  # (`obj.method`: the method it reaches)
+        if instruction.opname not in ("LOAD_ATTR", "LOAD_METHOD"):
+            break
+        inner = getattr(inner, instruction.argval, None)
+    return inner if callable(inner) else None
+
+
 def describe_callable(f) -> dict:
     wrapped_in = []
     seen = 0
@@ -345,7 +381,11 @@ def describe_callable(f) -> dict:
             f = f.func
             continue
         # (`__wrapped__`: functools.wraps, e.g. the codemod's numpy-arguments helper)
-        inner = getattr(f, "_hcmigrate_callback", None) or getattr(f, "__wrapped__", None)
+        inner = (
+            getattr(f, "_hcmigrate_callback", None)
+            or getattr(f, "__wrapped__", None)
+            or _inline_numpy_wrapped(f)
+        )
         if inner is not None:
             f = inner
             continue

@@ -1,0 +1,297 @@
+"""A project whose code now imports `hcmigrate_compat` says so where it declares its
+dependencies (issue 27): `hcmigrate-compat` (the compat runtime alone: jax and numpy, see
+packaging/hcmigrate-compat) is added, with the smallest text edit, to the first of
+
+- pyproject.toml `[project] dependencies` (a static list),
+- setup.cfg `[options] install_requires`,
+- setup.py `install_requires=[...]` (a literal list of strings),
+- requirements.txt,
+
+and the file read back must declare exactly one more requirement. Where none of them can be
+edited safely (a computed list, `dynamic = ["dependencies"]`), nothing is edited and the
+run reports one manual finding naming the file to edit. A project that declares nothing
+(scripts) is left alone. `--no-compat` is the other choice: no code points at the compat
+runtime then.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from hcmigrate.files import read_regular
+
+DISTRIBUTION = "hcmigrate-compat"
+_NAMED = re.compile(r"^\s*hcmigrate[-_.]compat\b", re.IGNORECASE | re.MULTILINE)
+
+
+@dataclass
+class Declaration:
+    path: Path | None  # the file that declares the project's dependencies
+    where: str = ""  # e.g. "[project] dependencies"
+    new_text: str | None = None  # the edited file (None: already declared, or not safely)
+    problem: str | None = None  # why it cannot be edited safely
+    shown_as: str | None = None  # the path relative to the project root, when not its name
+
+    def message(self, written: bool) -> str:
+        if self.problem is not None:
+            return (
+                f"{self.path.name}: manual: this project now imports hcmigrate_compat; add "
+                f"`{DISTRIBUTION}` to its dependencies there by hand ({self.problem})"
+            )
+        verb = "added" if written else "would add"
+        return f"{verb} `{DISTRIBUTION}` to {self.shown_as or self.path.name} {self.where}".rstrip()
+
+
+def declare_compat(root: Path) -> Declaration | None:
+    """What declaring the compat runtime takes in the project at `root`; None: nothing to do
+    (already declared, or the project declares no dependencies)."""
+    for reader in (_pyproject, _setup_cfg, _setup_py, _requirements):
+        found = reader(root)
+        if found is not None:
+            return found if (found.new_text is not None or found.problem) else None
+    return None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return read_regular(path).decode("utf-8") if path.is_file() else None
+    except Exception:  # (unreadable: not a declaration this run can edit)
+        return None
+
+
+def _pyproject(root: Path) -> Declaration | None:
+    path = root / "pyproject.toml"
+    text = _read(path)
+    if text is None:
+        return None
+    try:
+        project = tomllib.loads(text).get("project")
+    except tomllib.TOMLDecodeError:
+        return None
+    if not isinstance(project, dict):
+        return None
+    where = "[project] dependencies"
+    deps = project.get("dependencies")
+    if "dependencies" in project.get("dynamic", []) or not isinstance(deps, list):
+        if deps is None and "dependencies" not in project.get("dynamic", []):
+            return _inserted(path, where, text, _new_toml_list(text), _toml_deps)
+        return Declaration(path, where, problem="its dependencies are dynamic")
+    if any(_NAMED.match(d) for d in deps):
+        return Declaration(path, where)
+    return _inserted(path, where, text, _toml_list_insert(text), _toml_deps)
+
+
+def _toml_deps(text: str) -> list[str]:
+    return list(tomllib.loads(text)["project"].get("dependencies", []))
+
+
+_TOML_LIST = re.compile(r"^dependencies\s*=\s*\[", re.MULTILINE)
+_TABLE = re.compile(r"^\[", re.MULTILINE)
+
+
+def _project_table(text: str) -> tuple[int, int] | None:
+    m = re.search(r"^\[project\]\s*$", text, re.MULTILINE)
+    if m is None:
+        return None
+    end = _TABLE.search(text, m.end())
+    return m.end(), end.start() if end else len(text)
+
+
+def _toml_list_insert(text: str) -> str | None:
+    """`text` with the requirement added at the end of `[project]`'s dependencies list."""
+    table = _project_table(text)
+    if table is None:
+        return None
+    m = _TOML_LIST.search(text, *table)
+    if m is None:
+        return None
+    close = _closing_bracket(text, m.end() - 1)
+    if close is None:
+        return None
+    inside = text[m.end() : close]
+    if "\n" not in inside:  # dependencies = ["jax"]
+        sep = ", " if inside.strip() else ""
+        return f'{text[:close].rstrip()}{sep}"{DISTRIBUTION}"{text[close:]}'
+    lines = inside.rstrip(" \t").split("\n")
+    items = [line for line in lines if line.strip() and not line.strip().startswith("#")]
+    indent = re.match(r"\s*", items[-1]).group() if items else "    "
+    body = inside.rstrip(" \t")
+    if items and not _ends_with_comma(items[-1]):
+        return None  # (the last item has no trailing comma: not edited by a blind insert)
+    return f'{text[: m.end()]}{body}{indent}"{DISTRIBUTION}",\n{text[close:]}'
+
+
+def _ends_with_comma(line: str) -> bool:
+    return line.split("#")[0].rstrip().endswith(",")
+
+
+def _new_toml_list(text: str) -> str | None:
+    table = _project_table(text)
+    if table is None:
+        return None
+    _, end = table
+    head = text[:end].rstrip("\n")
+    return f'{head}\ndependencies = ["{DISTRIBUTION}"]\n' + (
+        "\n" + text[end:] if text[end:] else ""
+    )
+
+
+def _closing_bracket(text: str, start: int) -> int | None:
+    depth, quote = 0, None
+    i = start
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == quote:
+                quote = None
+        elif c in "\"'":
+            quote = c
+        elif c == "#":
+            i = text.find("\n", i)
+            if i < 0:
+                return None
+        elif c == "[":
+            depth += 1
+        elif c == "]":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return None
+
+
+def _setup_cfg(root: Path) -> Declaration | None:
+    path = root / "setup.cfg"
+    text = _read(path)
+    if text is None:
+        return None
+    deps = _cfg_deps(text)
+    if deps is None:
+        return None
+    where = "[options] install_requires"
+    if any(_NAMED.match(d) for d in deps):
+        return Declaration(path, where)
+    m = re.search(r"^install_requires\s*=[^\n]*\n((?:[ \t]+[^\n]*\n)*)", text, re.MULTILINE)
+    if m is None or not m.group(1):
+        return Declaration(path, where, problem="install_requires is not a list of lines")
+    indent = re.match(r"[ \t]+", m.group(1)).group()
+    new = f"{text[: m.end()]}{indent}{DISTRIBUTION}\n{text[m.end() :]}"
+    return _inserted(path, where, text, new, _cfg_deps)
+
+
+def _cfg_deps(text: str) -> list[str] | None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    if not parser.has_option("options", "install_requires"):
+        return None
+    return [d for d in parser.get("options", "install_requires").splitlines() if d.strip()]
+
+
+def _setup_py(root: Path) -> Declaration | None:
+    path = root / "setup.py"
+    text = _read(path)
+    if text is None or "install_requires" not in text:
+        return None
+    where = "install_requires"
+    value = _setup_py_list(text)
+    if not isinstance(value, ast.List) or not all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
+    ):
+        read = _file_read_for(root, value)  # (`_parse_requirements("requirements.txt")`)
+        if read is not None:
+            return _requirements(root, read)
+        return Declaration(path, where, problem="install_requires is not a literal list")
+    if any(_NAMED.match(e.value) for e in value.elts):
+        return Declaration(path, where)
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.encode()))
+    data = text.encode()
+    close = offsets[value.end_lineno - 1] + value.end_col_offset - 1  # (the `]`)
+    if value.elts and value.elts[-1].end_lineno != value.end_lineno:
+        last = value.elts[-1]
+        indent = re.match(r"\s*", lines[last.lineno - 1]).group()
+        after_last = data[offsets[last.end_lineno - 1] + last.end_col_offset : close].decode()
+        if not after_last.lstrip().startswith(","):
+            return Declaration(path, where, problem="its last requirement has no trailing comma")
+        line_end = offsets[last.end_lineno]
+        new = data[:line_end] + f'{indent}"{DISTRIBUTION}",\n'.encode() + data[line_end:]
+    else:
+        sep = b", " if value.elts else b""
+        new = data[:close].rstrip() + sep + f'"{DISTRIBUTION}"'.encode() + data[close:]
+    return _inserted(path, where, text, new.decode(), _setup_py_deps)
+
+
+def _setup_py_list(text: str):
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "install_requires":
+            return node.value
+    return None
+
+
+def _file_read_for(root: Path, value) -> str | None:
+    """The requirements file a computed install_requires reads, when the expression names it
+    with string parts (`os.path.join(here, "requirements", "requirements.txt")`)."""
+    parts = (
+        [
+            n.value
+            for n in ast.walk(value)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        ]
+        if value is not None
+        else []
+    )
+    if not parts or not parts[-1].endswith(".txt"):
+        return None
+    for k in range(len(parts), 0, -1):
+        candidate = Path(*parts[-k:])
+        if not candidate.is_absolute() and (root / candidate).is_file():
+            return str(candidate)
+    return None
+
+
+def _setup_py_deps(text: str) -> list[str]:
+    return [e.value for e in _setup_py_list(text).elts]
+
+
+def _requirements(root: Path, name: str = "requirements.txt") -> Declaration | None:
+    path = root / name
+    text = _read(path)
+    if text is None:
+        return None
+    if _NAMED.search(text):
+        return Declaration(path)
+    newline = "\r\n" if "\r\n" in text else "\n"
+    body = text if not text or text.endswith(("\n", "\r")) else text + newline
+    return Declaration(path, "", new_text=f"{body}{DISTRIBUTION}{newline}", shown_as=name)
+
+
+def _inserted(path: Path, where: str, old: str, new: str | None, read) -> Declaration:
+    """The edit, if the file read back declares exactly the old requirements and the new one."""
+    try:
+        ok = new is not None and read(new) == [*_or_empty(read, old), DISTRIBUTION]
+    except Exception:
+        ok = False
+    if not ok:
+        return Declaration(path, where, problem=f"{where} could not be edited safely")
+    return Declaration(path, where, new_text=new)
+
+
+def _or_empty(read, text: str) -> list[str]:
+    try:
+        return read(text)
+    except Exception:
+        return []

@@ -1,0 +1,85 @@
+"""Imports the codemod adds follow the project's isort settings wherever the project keeps them
+(hcmigrate.import_style): each project below is judged by real isort with its own config file.
+fixtures/merge/ covers pyproject's [tool.isort], setup.cfg's [isort] and [tool.ruff.lint.isort];
+these are the other places."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from hcmigrate import Options, migrate_source
+from hcmigrate.import_style import read_import_style
+
+LEGACY = """\
+import os
+
+import tqdm
+
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def monitor(x):
+    print(os.getpid())
+    return hcb.call(lambda v: tqdm.tqdm.write(str(v)), jax.numpy.asarray(x), result_shape=x)
+"""
+
+ISORT_SETTINGS = """\
+profile = black
+sections = FUTURE,STDLIB,THIRDPARTY,NUMPY,JAX,FIRSTPARTY,LOCALFOLDER
+known_numpy = numpy
+known_jax = jax
+"""
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        (".isort.cfg", "[settings]\n" + ISORT_SETTINGS),
+        ("tox.ini", "[tox]\nenvlist = py311\n\n[isort]\n" + ISORT_SETTINGS),
+        ("setup.cfg", "[metadata]\nname = x\n\n[tool:isort]\n" + ISORT_SETTINGS),
+    ],
+)
+def test_custom_sections_from_each_isort_file(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    style = read_import_style(tmp_path)
+    assert ("numpy", "NUMPY") in style.known and style.sections[3] == "NUMPY"
+    code = migrate_source(LEGACY, Options(import_style=style)).code
+    assert "\nimport tqdm\n\nimport numpy as np\n\nimport jax\n" in code
+    (tmp_path / "monitor.py").write_text(code)
+    check = subprocess.run(
+        [sys.executable, "-m", "isort", "--check-only", "--diff", "monitor.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_ruff_custom_sections_from_the_older_ruff_isort_table(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.ruff]\n[tool.ruff.isort]\n"
+        'section-order = ["future", "standard-library", "third-party", "numpy", "jax", '
+        '"first-party", "local-folder"]\n'
+        '[tool.ruff.isort.sections]\nnumpy = ["numpy"]\njax = ["jax"]\n'
+    )
+    code = migrate_source(LEGACY, Options(import_style=read_import_style(tmp_path))).code
+    (tmp_path / "monitor.py").write_text(code)
+    check = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--select", "I", "monitor.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "\nimport tqdm\n\nimport numpy as np\n\nimport jax\n" in code
+
+
+def test_the_projects_own_packages_are_first_party(tmp_path):
+    (tmp_path / "src" / "mylib").mkdir(parents=True)
+    (tmp_path / "src" / "mylib" / "__init__.py").write_text("")
+    (tmp_path / "tools.py").write_text("")
+    assert {"mylib", "tools"} <= set(read_import_style(tmp_path).first_party)

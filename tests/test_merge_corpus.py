@@ -1,0 +1,71 @@
+"""Each case of fixtures/merge/ is migrated in its project's tree as a user runs hcmigrate, and
+read as a pull request to that project (issue 27):
+
+- the files written are the reviewed ones (`after/`), and nothing else changes;
+- a line of the file that the migration replaced or removed is part of a statement that uses
+  a legacy name (the diff touches only what the migration needs);
+- the project's own checkers, with its own configuration (ruff's linter, ruff format or black,
+  isort), pass on every written file that they passed before;
+- a second run changes nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import shutil
+
+from tests.cli_helpers import run
+
+from tests.merge_helpers import (
+    MERGE,
+    cases,
+    findings,
+    lines_touched_without_need,
+    migrate_case,
+    run_hcmigrate,
+    tree,
+)
+
+CASES = cases()
+
+
+def test_the_corpus_has_a_case_for_each_reason():
+    assert len(CASES) >= 10
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_case_is_mergeable(case, tmp_path):
+    project = tmp_path / "project"
+    changed, report = migrate_case(case, project)
+    assert changed == tree(case / "after")
+    assert report == (case / "report.txt").read_text()
+    original = tmp_path / "original"  # (out of this repository, whose ruff config excludes it)
+    shutil.copytree(case / "before", original)
+    for path in changed:
+        if path.endswith(".py"):
+            compile(changed[path], path, "exec")
+            source = (case / "before" / path).read_bytes().decode()
+            assert lines_touched_without_need(source, changed[path].decode()) == [], path
+            new = findings(project, path)
+            assert new == [] or new == findings(original, path), path
+    written = tree(project)
+    args = case / "args"
+    run_hcmigrate(project, args.read_text().split() if args.is_file() else [])
+    assert tree(project) == written
+
+
+def test_a_dependency_to_declare_by_hand_is_a_manual_finding(tmp_path):
+    """A computed install_requires is not edited: the run names the file and exits as runs
+    with sites left for a human do."""
+    shutil.copytree(MERGE / "compat_dep_computed" / "before", tmp_path / "p")
+    result = run(["--no-cache", "."], cwd=tmp_path / "p")
+    assert "setup.py: manual: this project now imports hcmigrate_compat" in result.output
+    assert result.exit_code == 1
+
+
+def test_no_compat_cannot_go_with_the_compat_strategy(tmp_path):
+    (tmp_path / "a.py").write_text("from jax.experimental import host_callback as hcb\n")
+    result = run(["--strategy", "compat", "--no-compat", "a.py"], cwd=tmp_path)
+    assert result.exit_code == 2
+    assert "not with no-compat" in result.output
