@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from hcmigrate.cli import cli
 from hcmigrate.compat_dependency import DISTRIBUTION
-from hcmigrate.reexports import legacy_binding_targets
+from hcmigrate.project_model.bindings import legacy_binding_targets
 
 MERGE = Path(__file__).resolve().parent.parent / "fixtures" / "merge"
 SUMMARY_PREFIXES = ("rewrote ", "would rewrite ")
