@@ -91,6 +91,7 @@ class ModuleContext(NamesContext, StatementsContext):
         self._module_imports: list[Import] = []
         self._module_diagnostics: list[Diagnostic] = []
         self._names: set[str] | None = None
+        self._next_suffix: dict[str, int] = {}  # base of a fresh name -> the suffix to try next
         self.hoisting = Hoisting(
             self.resolver, lambda call: self.dispatch.legacy_function(call) is not None
         )

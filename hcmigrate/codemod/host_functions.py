@@ -33,6 +33,9 @@ from hcmigrate.rules.nodes import literal_value, parse
 _MULTI_DEVICE = re.compile(r"\b(%s)\b" % "|".join(MULTI_DEVICE_APIS))
 
 
+# (asked for every site of a module: a search of the whole text each time made a module's cost
+# grow with the square of its sites; a few recent texts remembered, the module's among them)
+@functools.lru_cache(maxsize=4)
 def patched_internal(text: str) -> str | None:
     """The legacy internal (facts.PATCHED_INTERNALS) the module's text names, if any."""
     for name in PATCHED_INTERNALS:
@@ -41,6 +44,7 @@ def patched_internal(text: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4)
 def several_devices_api(module_text: str) -> str | None:
     """The multi-device API (pmap, shard_map, a sharding) a module's text names, or None."""
     match = _MULTI_DEVICE.search(module_text)

@@ -19,14 +19,13 @@ With --strategy compat, stages 2-3 are replaced by pointing imports at the compa
 
 from __future__ import annotations
 
-import difflib
-
 import libcst as cst
 
 from hcmigrate.api import MigrationResult, Options
 from hcmigrate.codemod.add_imports import add_imports
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
+from hcmigrate.codemod.line_diff import opcodes
 from hcmigrate.codemod.module_helpers import add_helpers, indent_unit
 from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, PointAtCompat
 from hcmigrate.codemod.node_index import NodeIndex
@@ -108,8 +107,7 @@ def migrate(
 def _source_line(text: str, code: str, line: int) -> int:
     """The line of `text` that line `line` of its rewrite `code` comes from (code added above
     it, such as a module helper, shifts the rewrite's lines)."""
-    matcher = difflib.SequenceMatcher(None, text.splitlines(), code.splitlines(), autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(text.splitlines(), code.splitlines()):
         if j1 < line <= j2:
             return i1 + min(line - j1, max(i2 - i1, 1))
     return line
