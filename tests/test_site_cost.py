@@ -47,9 +47,9 @@ def _check_opcodes(a: list[str], b: list[str]) -> list:
         if tag == "equal":
             assert a[i1:i2] == b[j1:j2]
         else:
-            assert tag == {(1, 1): "replace", (1, 0): "delete", (0, 1): "insert"}[
-                (i2 > i1, j2 > j1)
-            ]
+            assert (
+                tag == {(1, 1): "replace", (1, 0): "delete", (0, 1): "insert"}[(i2 > i1, j2 > j1)]
+            )
         i, j = i2, j2
     assert (i, j) == (len(a), len(b))
     return ops

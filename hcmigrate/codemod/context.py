@@ -22,6 +22,7 @@ from hcmigrate.codemod.host_functions import (
     patched_internal,
     several_devices_api,
 )
+from hcmigrate.codemod.comments import comments_lost
 from hcmigrate.codemod.context_parts import NamesContext, StatementsContext
 from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
 from hcmigrate.codemod.import_names import ImportNames
@@ -120,11 +121,22 @@ class ModuleContext(NamesContext, StatementsContext):
             record.output = (
                 None if result is REMOVE_STATEMENT else updated if result is None else result
             )
+            if result is not None and result is not REMOVE_STATEMENT and result is not updated:
+                self._keep_lost_comments(record, updated)
             self._close_inner_sites(record)
             self._records.append(record)
             self._open.append(record)
             return updated if result is None else result
         return updated
+
+    def _keep_lost_comments(self, record: SiteRecord, updated: cst.CSTNode) -> None:
+        """Comments of the site (`updated`: its inner sites already rewritten) that neither its
+        output nor the statements it queued hold go above its statement: a call split into a
+        callback and its value, or moved before its statement, keeps every comment."""
+        missing = comments_lost(updated, [record.output, *record.queued])
+        statement = self.resolver.enclosing_statement(record.original)
+        if missing and statement is not None:
+            self.edits.keep_comments(statement, missing, record)
 
     def _close_inner_sites(self, outer: SiteRecord) -> None:
         """Sites are handled children first: the open ones inside `outer` are the last ones.
