@@ -263,7 +263,6 @@ class ModuleContext(NamesContext, StatementsContext):
         return ShapeConverter(
             self.modern,
             self.resolver.qualified,
-            x64_possible="x64" in self.resolver.index.text,
             use_helper=self.use_helper,
             visible_value=self.resolver.visible_value,
             traced_parameter=self.resolver.is_jitted_parameter,
