@@ -59,7 +59,10 @@ import numpy as np
 
 def norm(x):
     return jax.pure_callback(
-        np.linalg.norm, jax.ShapeDtypeStruct((), "float32"), x, vmap_method="sequential"
+        np.linalg.norm,
+        jax.ShapeDtypeStruct((), jax.dtypes.canonicalize_dtype(float)),
+        x,
+        vmap_method="sequential",
     )
 """,
             diagnostics=(
@@ -105,9 +108,14 @@ from jax.experimental import io_callback
 def _with_numpy_args(host_function):
     \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
 
+    def numpy_array(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
     @functools.wraps(host_function)
     def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
+        return host_function(*jax.tree.map(numpy_array, args))
 
     return call
 
@@ -176,9 +184,14 @@ import numpy as np
 def _with_numpy_args(host_function):
     \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
 
+    def numpy_array(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
     @functools.wraps(host_function)
     def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
+        return host_function(*jax.tree.map(numpy_array, args))
 
     return call
 

@@ -64,9 +64,14 @@ import numpy as np
 def _with_numpy_args(host_function):
     \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
 
+    def numpy_array(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
     @functools.wraps(host_function)
     def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
+        return host_function(*jax.tree.map(numpy_array, args))
 
     return call
 
@@ -103,9 +108,14 @@ import numpy as np
 def _with_numpy_args(host_function):
     \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
 
+    def numpy_array(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
     @functools.wraps(host_function)
     def call(*args):
-        return host_function(*jax.tree.map(np.asarray, args))
+        return host_function(*jax.tree.map(numpy_array, args))
 
     return call
 
