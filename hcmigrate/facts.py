@@ -66,12 +66,13 @@ LEGACY_ENUMS = ("CallbackFlavor",)
 
 # Internals some projects reached into; no public modern equivalent.
 LEGACY_INTERNALS = ("outside_call_p", "id_tap_dep_p", "id_p")
-# The ones the compat runtime provides faithfully (identity primitives); outside_call_p's
-# parameters were private to the legacy implementation, so binding it cannot be carried over.
-COMPAT_INTERNALS = ("id_tap_dep_p", "id_p")
+# The compat runtime has each of them, with legacy's parameters and rules.
+COMPAT_INTERNALS = LEGACY_INTERNALS
 # A module that reaches these patches the legacy implementation itself (batching or JVP rules
-# of `outside_call_p`): no part of it can be migrated on its own (issue 14, point 7).
-PATCHED_INTERNALS = tuple(name for name in LEGACY_INTERNALS if name not in COMPAT_INTERNALS)
+# of `outside_call_p`): no part of it can move to the native callbacks on its own (issue 14,
+# point 7); all of it stays on the compat runtime, which `python -m compat` shows runs such a
+# module as legacy did (issue 24, fixtures/fidelity/c07_patches_jvp_rule).
+PATCHED_INTERNALS = ("outside_call_p",)
 
 # Every public name of the legacy module (what `from ... host_callback import *` brings in).
 LEGACY_PUBLIC_NAMES = frozenset(

@@ -230,6 +230,9 @@ class ModuleContext(NamesContext, StatementsContext):
     def patched_internal(self) -> str | None:
         return patched_internal(self.resolver.index.text)
 
+    def module_names(self, word: str) -> bool:
+        return re.search(rf"\b{re.escape(word)}\b", self.resolver.index.text) is not None
+
     def with_numpy_args(
         self, func: cst.BaseExpression, original: cst.BaseExpression | None
     ) -> cst.BaseExpression:

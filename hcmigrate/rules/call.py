@@ -15,10 +15,9 @@ from hcmigrate.rules.compat_reasons import (
     IO_CHAIN_NOTE,
     SEVERAL_DEVICES_NOTE,
     compat_reason,
-    left_for_human,
+    patches_internals,
     several_devices_reason,
 )
-from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, literal_value, parse, string
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
@@ -250,10 +249,10 @@ def norm(x):
 def plan(site: CallSite, planner) -> None:
     """The callback is adapted before the rewrite; a call that becomes an ordered io_callback
     (impure, result used) starts the module's ordered io chain."""
-    if planner.suppressed(site.original, IO) or planner.patched_internal():
+    if planner.suppressed(site.original, IO):
         return  # left as is: it joins no ordered chain
     func = site.args.get("callback_func")
-    reason = compat_reason(site, "call_with_device")
+    reason = patches_internals(planner) or compat_reason(site, "call_with_device")
     if reason is not None:
         planner.keeps_compat(site, reason)
         return
@@ -285,12 +284,9 @@ def _result_used(site: CallSite) -> bool:
     return site.value_used and not _no_result(site)
 
 
-@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, COMPAT, INTERNAL), plan=plan)
+@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, COMPAT), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
-    if (why := left_for_human(ctx)) is not None:
-        ctx.report(INTERNAL, site.original, f"call left alone: {why}")
-        return None
-    reason = compat_reason(site, "call_with_device")
+    reason = patches_internals(ctx) or compat_reason(site, "call_with_device")
     if reason is None and not _result_used(site):
         reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)

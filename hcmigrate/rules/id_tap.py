@@ -13,7 +13,7 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
-    left_for_human,
+    patches_internals,
     FOLLOWS_COMPAT,
     IO_CHAIN_NOTE,
     compat_reason,
@@ -22,7 +22,6 @@ from hcmigrate.rules.compat_reasons import (
 )
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, parse
-from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
 
@@ -356,9 +355,9 @@ def step(x):
 
 def plan(site: CallSite, planner) -> None:
     """The tap function is adapted before the rewrite (its def may lose parameters)."""
-    if planner.suppressed(site.original, NATIVE) or planner.patched_internal():
+    if planner.suppressed(site.original, NATIVE):
         return
-    reason = compat_reason(site, "tap_with_device")
+    reason = patches_internals(planner) or compat_reason(site, "tap_with_device")
     if reason is not None:
         planner.keeps_compat(site, reason)
         return
@@ -381,12 +380,13 @@ def plan(site: CallSite, planner) -> None:
     planner.may_follow_compat(site)
 
 
-@handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT, INTERNAL), plan=plan)
+@handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
-    if (why := left_for_human(ctx)) is not None:
-        ctx.report(INTERNAL, site.original, f"id_tap left alone: {why}")
-        return None
-    reason = compat_reason(site, "tap_with_device") or several_devices_reason(ctx)
+    reason = (
+        patches_internals(ctx)
+        or compat_reason(site, "tap_with_device")
+        or several_devices_reason(ctx)
+    )
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.follows_compat:
         reason = FOLLOWS_COMPAT
