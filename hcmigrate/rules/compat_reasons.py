@@ -68,8 +68,9 @@ def tap_note(ctx) -> str:
 # numpy's array2string (callback_facts.json "print_text/"): no format spec of jax.debug.print
 # gives numpy's text of a 0-d float, and a tuple it cannot see is printed by repr().
 PRINT_TEXT_NOTE = (
-    "a 0-d float prints as Python prints it (`2.0`, `3.76200008392334`; legacy: numpy's `2.`, "
-    "`3.762`), a tuple or list not written here as `(Array(...), ...)`"
+    "a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; "
+    "formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as "
+    "`(Array(...), ...)`"
 )
 
 

@@ -65,7 +65,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints it (`2.0`, `3.76200008392334`; legacy: numpy's `2.`, `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
             ),
         ),
         Example(
@@ -90,7 +90,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints it (`2.0`, `3.76200008392334`; legacy: numpy's `2.`, `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
             ),
         ),
         Example(
@@ -112,7 +112,7 @@ def show(x, label):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints it (`2.0`, `3.76200008392334`; legacy: numpy's `2.`, `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
             ),
         ),
     ),
@@ -357,7 +357,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     target = "jax.debug.print(..., ordered=True)"
     note = f"{tap_note(ctx)}; {PRINT_TEXT_NOTE}"
     if ctx.taps_join_ordered_io:
-        target, note = "io_callback(print, ..., ordered=True)", IO_CHAIN_NOTE
+        target = "io_callback(print, ..., ordered=True)"
+        note = f"{IO_CHAIN_NOTE}; {PRINT_TEXT_NOTE}"
     ctx.report(
         NATIVE,
         site.original,
