@@ -15,6 +15,7 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import (
     COMPAT_INTERNALS,
+    PATCHED_INTERNALS,
     LEGACY_ENUMS,
     LEGACY_EXCEPTIONS,
     LEGACY_FUNCTIONS,
@@ -198,7 +199,7 @@ def f(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "4:26 HCB502 [compat-fallback] `outside_call_p` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy",
+                "4:26 HCB502 [compat-fallback] `outside_call_p` is a private primitive of the legacy implementation: pointed at the compat runtime's, which has legacy's rules (a bind with legacy's private parameters is not checked)",
                 "8:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: this module patches host_callback internals (`outside_call_p`), which only the compat runtime keeps",
             ),
         ),
@@ -244,6 +245,12 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
         return parse(ctx.dotted(MODERN_EXCEPTION))
     if member in COMPAT_INTERNALS:
         message = f"`{member}` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy"
+        if member in PATCHED_INTERNALS:  # (its rules are legacy's; its parameters private)
+            message = (
+                f"`{member}` is a private primitive of the legacy implementation: pointed at the "
+                "compat runtime's, which has legacy's rules (a bind with legacy's private "
+                "parameters is not checked)"
+            )
         if ctx.module_names(_BATCHERS_TABLE):
             # (measured on jax 0.10.2: the public table is a proxy that cannot be read or
             # written by primitive; the module fails there whatever runtime it taps on)
