@@ -66,12 +66,13 @@ LEGACY_ENUMS = ("CallbackFlavor",)
 
 # Internals some projects reached into; no public modern equivalent.
 LEGACY_INTERNALS = ("outside_call_p", "id_tap_dep_p", "id_p")
-# The ones the compat runtime provides faithfully (identity primitives); outside_call_p's
-# parameters were private to the legacy implementation, so binding it cannot be carried over.
-COMPAT_INTERNALS = ("id_tap_dep_p", "id_p")
+# The compat runtime has each of them, with legacy's parameters and rules.
+COMPAT_INTERNALS = LEGACY_INTERNALS
 # A module that reaches these patches the legacy implementation itself (batching or JVP rules
-# of `outside_call_p`): no part of it can be migrated on its own (issue 14, point 7).
-PATCHED_INTERNALS = tuple(name for name in LEGACY_INTERNALS if name not in COMPAT_INTERNALS)
+# of `outside_call_p`): no part of it can move to the native callbacks on its own (issue 14,
+# point 7); all of it stays on the compat runtime, which `python -m compat` shows runs such a
+# module as legacy did (issue 24, fixtures/fidelity/c07_patches_jvp_rule).
+PATCHED_INTERNALS = ("outside_call_p",)
 
 # Every public name of the legacy module (what `from ... host_callback import *` brings in).
 LEGACY_PUBLIC_NAMES = frozenset(
@@ -125,8 +126,10 @@ MODERN = {
 }
 
 # Legacy `call` took a numeric scalar as result_shape and used its canonicalised dtype:
-# 1.0 -> float32[], 1 -> int32[], True -> bool[], 1j -> complex64[] (without x64).
-SCALAR_RESULT_DTYPES = {"float": "float32", "int": "int32", "bool": "bool", "complex": "complex64"}
+# 1.0 -> float32[], 1 -> int32[], True -> bool[], 1j -> complex64[] without x64; float64,
+# int64, complex128 with it, however it was switched on (measured: callback_facts.json
+# "x64_scalar_result_shape"). The rewrite spells it `canonicalize_dtype(float)`, the
+# dtype of the mode the program runs in (hcmigrate/codemod/result_shape.py).
 # Dtype spellings that are already canonical without x64 (no canonicalize_dtype needed).
 CANONICAL_DTYPE_NAMES = frozenset(
     {

@@ -127,6 +127,14 @@ def _result_checker(callback, result_treedef, flat_results_aval, canonicalize):
     return check
 
 
+def _legacy_array(operand):
+    """A copy that owns its data, read-only as legacy's CPU arrays were; the host function may
+    switch the flag on, as legacy's could (docs/callback_facts.json "writeable/")."""
+    array = np.array(operand)
+    array.flags.writeable = False
+    return array
+
+
 def make_host(
     callback,
     identity,
@@ -163,9 +171,9 @@ def make_host(
         else:
             dev = device
         if single_leaf:
-            arg = operands[first_array].copy()
+            arg = _legacy_array(operands[first_array])
         else:
-            arg = unflatten([a.copy() for a in operands[first_array:]])
+            arg = unflatten([_legacy_array(a) for a in operands[first_array:]])
         try:
             if convention == _ARG_TRANSFORMS:
                 res = func(arg, transforms)

@@ -762,6 +762,113 @@ for _name, (_kind, _call) in ARG_CALLS.items():
             "argtypes", f"{_name}/{_wrap}", _kind, lambda c, f=_call, w=_wrap: _arg_types(f, w)
         )
 
+
+# Whether the host function may switch its argument's WRITEABLE flag on (code handing the array
+# to a C library did `x.flags.writeable = True`): an array that owns its data may, a read-only
+# view of a buffer may not. `tree_np_array_readonly` is the helper the codemod writes.
+WRITEABLE_WRAPS = {
+    **WRAPS,
+    "tree_np_array_readonly": lambda f: lambda *a: f(*jax.tree.map(_read_only_copy, a)),
+}
+
+
+def _read_only_copy(leaf):
+    array = np.array(leaf)
+    array.flags.writeable = False
+    return array
+
+
+def _flip_writeable(call, wrap):
+    seen = []
+
+    def host(*args):
+        x = args[0]
+        before = describe(x)
+        try:
+            x.flags.writeable = True
+            seen.append(f"{before}: flag set, now {describe(x)}")
+        except Exception as exc:
+            seen.append(f"{before}: {error_text(exc)}")
+
+    result = _run(lambda: jax.jit(lambda x: (x, call(WRITEABLE_WRAPS[wrap](host), (x,))))(_data(3)))
+    result.pop("output", None)
+    result["seen"] = seen  # (what the host function wrote, not calls_text's call records)
+    return result
+
+
+for _name, (_kind, _call) in ARG_CALLS.items():
+    for _wrap in ("none",) if _kind == "legacy" else tuple(WRITEABLE_WRAPS):
+        _register(
+            "writeable",
+            f"{_name}/{_wrap}",
+            _kind,
+            lambda c, f=_call, w=_wrap: _flip_writeable(f, w),
+        )
+
+
+# What a scalar result_shape (`1.0`) means in 64-bit mode (switched on in the program), and
+# what the modern spellings of it return there.
+X64_SHAPES = {
+    "call": ("legacy", lambda f, x: hcb.call(f, x, result_shape=1.0)),
+    "pure_float32": (
+        "modern",
+        lambda f, x: jax.pure_callback(
+            f, jax.ShapeDtypeStruct((), "float32"), x, vmap_method="sequential"
+        ),
+    ),
+    "pure_canonical_float": (
+        "modern",
+        lambda f, x: jax.pure_callback(
+            f,
+            jax.ShapeDtypeStruct((), jax.dtypes.canonicalize_dtype(float)),
+            x,
+            vmap_method="sequential",
+        ),
+    ),
+}
+
+
+def _x64_scalar_shape(call):
+    jax.config.update("jax_enable_x64", True)
+    result = _run(lambda: jax.jit(lambda x: call(lambda v: np.float64(v.sum()), x))(_data(3)))
+    out = result.pop("output", None)
+    if result["status"] == "ok":
+        result["out_dtype"] = str(np.asarray(out).dtype)
+    return result
+
+
+for _name, (_kind, _call) in X64_SHAPES.items():
+    focused(f"x64_scalar_result_shape/{_name}", _kind, lambda c, f=_call: _x64_scalar_shape(f))
+
+
+# The text id_print and jax.debug.print write for 0-d floats and a tuple held in a variable.
+def _print_text(emit, capture):
+    def program(a, b, c):
+        pair = (c, jnp.int32(4))
+        emit("scalar", a)
+        emit("whole", b)
+        emit("pair", pair)
+        return a
+
+    result = _run(
+        lambda: jax.jit(program)(jnp.float32(3.762), jnp.float32(2.0), jnp.array([1.0, 2.5]))
+    )
+    result.pop("output", None)
+    result["printed"] = capture()
+    return result
+
+
+PRINT_TEXT_CALLS = {
+    "id_print": ("legacy", lambda what, x: hcb.id_print(x, what=what)),
+    "dbg_print_ord": (
+        "modern",
+        lambda what, x: jax.debug.print("what: " + what + "\n{}", x, ordered=True),
+    ),
+}
+for _name, (_kind, _call) in PRINT_TEXT_CALLS.items():
+    focused(f"print_text/{_name}", _kind, lambda c, f=_call: _print_text(f, c))
+
+
 # Whether the host function's return value matters (result None / no result).
 RETURNS = {
     "None": lambda: None,
@@ -1413,6 +1520,18 @@ def measure_role(role: str, python: str, jobs: int = 2, isolation: str = "fork")
     return runs
 
 
+def merge_probes(
+    data: dict, role: str, python: str, prefix: str, jobs: int = 2, isolation: str = "fork"
+) -> None:
+    """Measure the probes of `role` whose id starts with `prefix` (a new family, without
+    measuring the whole grid again) into `data`, beside the role's other results."""
+    for devices in DEVICE_COUNTS:
+        ids = [i for i in probe_ids(role, devices) if i.startswith(prefix)]
+        if ids:
+            runs = data["roles"][role][str(devices)]["probes"]
+            runs.update(measure(python, ids, devices, jobs, isolation))
+
+
 def load_data(path: Path = DATA) -> dict:
     if path.exists():
         return json.loads(path.read_text(encoding="utf-8"))
@@ -1684,6 +1803,24 @@ def _raise_cell(result: dict, notes: Notes) -> str:
     return f"at the call: {at_call}; at the barrier: {at_barrier}"
 
 
+def _seen_cell(result: dict, notes: Notes) -> str:
+    """What the host function saw, as it wrote it (`calls`: strings), or the failure."""
+    if result["status"] != "ok":
+        return cell(result, notes)
+    return "✓ " + "; ".join(notes.ref(c) if len(c) > 60 else c for c in result["seen"])
+
+
+def _dtype_cell(result: dict, notes: Notes) -> str:
+    text = cell(result, notes)
+    return text + f", result {result['out_dtype']}" if result["status"] == "ok" else text
+
+
+def _printed_cell(result: dict, notes: Notes) -> str:
+    if result["status"] != "ok":
+        return cell(result, notes)
+    return "`" + result["printed"].strip().replace("\n", "⏎ ") + "`"
+
+
 def _order_cell(result: dict, notes: Notes) -> str:
     if result["status"] != "ok":
         return cell(result, notes)
@@ -1749,6 +1886,29 @@ FOCUSED_SECTIONS = (  # family, title, explanation, cell
         "In jit; 'at the call' is the jitted call and block_until_ready, 'at the barrier' is"
         " `jax.effects_barrier()` and, on legacy, `barrier_wait()`.",
         _raise_cell,
+    ),
+    (
+        "writeable",
+        "Whether the host function may make its argument writeable",
+        "In jit, the host function runs `x.flags.writeable = True` on its float32[3] argument;"
+        " the wraps as above, and `/tree_np_array_readonly`: `np.array` with the flag switched"
+        " off (the codemod's `_with_numpy_args`).",
+        _seen_cell,
+    ),
+    (
+        "x64_scalar_result_shape",
+        "A scalar result shape in 64-bit mode",
+        '`jax.config.update("jax_enable_x64", True)`, then in jit a host function returning'
+        " `np.float64(v.sum())`: legacy `call(f, x, result_shape=1.0)`, and pure_callback with"
+        ' `ShapeDtypeStruct((), "float32")` or `ShapeDtypeStruct((), canonicalize_dtype(float))`.',
+        _dtype_cell,
+    ),
+    (
+        "print_text",
+        "What id_print and jax.debug.print write for 0-d floats and a tuple in a variable",
+        "In jit: a float32 3.762, a float32 2.0, then `pair = (array([1., 2.5]), int32 4)`,"
+        ' each printed with `what=` (legacy) or `"what: ...\\n{}"` (jax.debug.print).',
+        _printed_cell,
     ),
     (
         "order",
@@ -1846,6 +2006,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", action="append", default=[], metavar="ROLE=PATH")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--isolation", choices=("fork", "exec"), default="fork")
+    parser.add_argument(
+        "--only",
+        metavar="PREFIX",
+        help="measure only the probes whose id starts with PREFIX, kept with the others' data",
+    )
     parser.add_argument("--render", action="store_true", help="only regenerate the doc tables")
     parser.add_argument("--check", action="store_true", help="exit 1 if the doc tables are stale")
     parser.add_argument("--data", type=Path, default=DATA, help="the JSON to read and write")
@@ -1870,7 +2035,10 @@ def main(argv: list[str] | None = None) -> int:
         for role in args.role or ROLES:
             python = interpreter(role, overrides)
             started = time.monotonic()
-            data["roles"][role] = measure_role(role, python, args.jobs, args.isolation)
+            if args.only:
+                merge_probes(data, role, python, args.only, args.jobs, args.isolation)
+            else:
+                data["roles"][role] = measure_role(role, python, args.jobs, args.isolation)
             print(f"{role}: {python} measured in {time.monotonic() - started:.0f} s", flush=True)
         write_data(data, args.data)
         data = load_data(args.data)  # render exactly what --check and the tests will read

@@ -8,10 +8,12 @@ the next statement of the same block (or to the block's footer when none follows
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import libcst as cst
 
 from hcmigrate.codemod.partial_parse import VerbatimStatement
+from hcmigrate.codemod.walk import descendants
 
 _LINT_PRAGMA = re.compile(r"#\s*(noqa|type:\s*ignore|pragma:|pylint:|isort:\s*skip)")
 
@@ -23,6 +25,24 @@ def comment_lines(line: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
         # (a `# noqa: E402` or `# type: ignore` spoke of the removed line only)
         kept.append(cst.EmptyLine(comment=trailing))
     return kept
+
+
+def comments_in(node: cst.CSTNode) -> list[cst.Comment]:
+    """The comments inside `node`, in source order."""
+    return [n for n in descendants(node) if type(n) is cst.Comment]
+
+
+def comments_lost(before: cst.CSTNode, after: list[cst.CSTNode]) -> list[cst.Comment]:
+    """The comments of `before` that none of the nodes `after` holds (each text counted as
+    often as it occurs), in order; lint pragmas spoke of their line and are not kept."""
+    left = Counter(c.value for node in after for c in comments_in(node))
+    lost = []
+    for comment in comments_in(before):
+        if left[comment.value] > 0:
+            left[comment.value] -= 1
+        elif not _LINT_PRAGMA.match(comment.value):
+            lost.append(comment)
+    return lost
 
 
 class KeepCommentsOfRemovedLines:

@@ -9,6 +9,8 @@ loses its argument), the inner site's diagnostics, imports and edits are dropped
 
 from __future__ import annotations
 
+import re
+
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -21,6 +23,7 @@ from hcmigrate.codemod.host_functions import (
     adapted_function,
     takes_arrays_as_they_come,
 )
+from hcmigrate.codemod.comments import comments_lost
 from hcmigrate.codemod.context_parts import COMPAT_PARENT, NamesContext, StatementsContext
 from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
 from hcmigrate.codemod.import_names import ImportNames
@@ -113,6 +116,7 @@ class ModuleContext(NamesContext, StatementsContext):
         self._module_imports: list[Import] = []
         self._module_diagnostics: list[Diagnostic] = []
         self._names: set[str] | None = None
+        self._next_suffix: dict[str, int] = {}  # base of a fresh name -> the suffix to try next
         self.hoisting = Hoisting(
             self.resolver, lambda call: self.dispatch.legacy_function(call) is not None
         )
@@ -145,11 +149,22 @@ class ModuleContext(NamesContext, StatementsContext):
             record.output = (
                 None if result is REMOVE_STATEMENT else updated if result is None else result
             )
+            if result is not None and result is not REMOVE_STATEMENT and result is not updated:
+                self._keep_lost_comments(record, updated)
             self._close_inner_sites(record)
             self._records.append(record)
             self._open.append(record)
             return updated if result is None else result
         return updated
+
+    def _keep_lost_comments(self, record: SiteRecord, updated: cst.CSTNode) -> None:
+        """Comments of the site (`updated`: its inner sites already rewritten) that neither its
+        output nor the statements it queued hold go above its statement: a call split into a
+        callback and its value, or moved before its statement, keeps every comment."""
+        missing = comments_lost(updated, [record.output, *record.queued])
+        statement = self.resolver.enclosing_statement(record.original)
+        if missing and statement is not None:
+            self.edits.keep_comments(statement, missing, record)
 
     def _close_inner_sites(self, outer: SiteRecord) -> None:
         """Sites are handled children first: the open ones inside `outer` are the last ones.
@@ -256,6 +271,9 @@ class ModuleContext(NamesContext, StatementsContext):
     def patched_internal(self) -> str | None:
         return self.resolver.patched_internal()
 
+    def module_names(self, word: str) -> bool:
+        return re.search(rf"\b{re.escape(word)}\b", self.resolver.index.text) is not None
+
     def with_numpy_args(
         self, func: cst.BaseExpression, original: cst.BaseExpression | None
     ) -> cst.BaseExpression:
@@ -292,7 +310,6 @@ class ModuleContext(NamesContext, StatementsContext):
         return ShapeConverter(
             self.modern,
             self.resolver.qualified,
-            x64_possible="x64" in self.resolver.index.text,
             use_helper=self.use_helper,
             visible_value=self.resolver.visible_value,
             traced_parameter=self.resolver.is_jitted_parameter,

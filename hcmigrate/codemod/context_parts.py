@@ -79,9 +79,14 @@ class NamesContext:
     def fresh_name(self, base: str) -> str:
         if self._names is None:
             self._names = self.resolver.index.names
-        name, i = base, 1
+        # (names only ever join the set: the search for `base` goes on where it last stopped,
+        # instead of trying `base_1`, `base_2`, ... again at every site)
+        i = self._next_suffix.get(base, 0)
+        name = f"{base}_{i}" if i else base
         while name in self._names:
-            name, i = f"{base}_{i}", i + 1
+            i += 1
+            name = f"{base}_{i}"
+        self._next_suffix[base] = i + 1
         self._names.add(name)
         return name
 

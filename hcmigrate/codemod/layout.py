@@ -21,10 +21,11 @@ black is missing or refuses a statement, the rewrite keeps its printed layout.
 from __future__ import annotations
 
 import ast
-import difflib
+import bisect
 import textwrap
 
 from hcmigrate.options import DEFAULT_LINE_LENGTH
+from hcmigrate.codemod.line_diff import opcodes
 from hcmigrate.codemod.partial_parse import BLOCK_STATEMENTS
 
 _COMPOUND = BLOCK_STATEMENTS  # (ast statements that hold blocks)
@@ -37,10 +38,9 @@ def written_lines(source: str, code: str) -> set[int]:
 
 def _changed_lines(source: str, code: str) -> tuple[set[int], set[int]]:
     """(lines of `source` the rewrite replaced or removed, lines of `code` it wrote), 1-based."""
-    matcher = difflib.SequenceMatcher(None, source.splitlines(), code.splitlines(), autojunk=False)
     replaced: set[int] = set()
     written: set[int] = set()
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes(source.splitlines(), code.splitlines()):
         if tag in ("replace", "delete"):
             replaced.update(range(i1 + 1, i2 + 1))
         if tag in ("replace", "insert"):
@@ -153,11 +153,13 @@ def _black_style(black, source: str, replaced: set[int], line_length: int, tree=
 def _statements_on(tree: ast.Module, lines: set[int]):
     """The simple statements with a line in `lines`, in order; blocks that hold none of the
     lines are not walked."""
+    ordered = sorted(lines)
     stack = list(reversed(tree.body))
     while stack:
         node = stack.pop()
         first, last = node.lineno, node.end_lineno or node.lineno
-        if not any(first <= line <= last for line in lines):
+        at = bisect.bisect_left(ordered, first)  # (the first of the lines from `first` on)
+        if at == len(ordered) or ordered[at] > last:
             continue
         if isinstance(node, _COMPOUND):
             children = [

@@ -40,18 +40,28 @@ _NUMPY_HELPER_IMPORTS = (
 )
 
 
+# Legacy host_callback gave host functions numpy arrays that own their data, read-only on CPU,
+# whose flag the host function could switch on (`x.flags.writeable = True` before handing x to
+# a C library); modern callbacks give jax.Array, and np.asarray of one is a read-only view that
+# refuses the flag (callback_facts.json "writeable/"). A read-only copy behaves as legacy's did.
+_LEGACY_ARRAY = """\
+    def numpy_array(leaf):
+        array = {np}.array(leaf)
+        array.flags.writeable = False
+        return array
+"""
+
 HELPERS: dict[str, HelperDef] = {
-    # Legacy host_callback gave host functions numpy arrays (read-only, on CPU); modern
-    # callbacks give jax.Array. np.asarray of a CPU jax.Array is a read-only numpy view.
     "numpy_args": HelperDef(
         name="_with_numpy_args",
-        source='''\
+        source=f'''\
 def _with_numpy_args(host_function):
     """Call `host_function` with numpy arrays, as the legacy host callbacks did."""
 
-    @{wraps}(host_function)
+{_LEGACY_ARRAY}
+    @{{wraps}}(host_function)
     def call(*args):
-        return host_function(*{jax}.tree.map({np}.asarray, args))
+        return host_function(*{{jax}}.tree.map(numpy_array, args))
 
     return call
 ''',
@@ -61,13 +71,14 @@ def _with_numpy_args(host_function):
     # what a tap returned (`lambda *a: bar.update()` returns a bool).
     "numpy_args_no_result": HelperDef(
         name="_tap_with_numpy_args",
-        source='''\
+        source=f'''\
 def _tap_with_numpy_args(tap):
     """Call `tap` with numpy arrays, as legacy host callbacks did; drop its result."""
 
-    @{wraps}(tap)
+{_LEGACY_ARRAY}
+    @{{wraps}}(tap)
     def call(*args):
-        tap(*{jax}.tree.map({np}.asarray, args))
+        tap(*{{jax}}.tree.map(numpy_array, args))
 
     return call
 ''',

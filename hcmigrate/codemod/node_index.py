@@ -10,7 +10,7 @@ out from the tokens only for the nodes asked about.
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from contextlib import nullcontext
 from itertools import accumulate
 from typing import Callable
@@ -116,6 +116,7 @@ class NodeIndex:
         self._tokens = recorder.tokens
         self.text = "".join(recorder.tokens)
         self._offsets: list[int] | None = None
+        self._line_starts: list[int] | None = None
         self._starts = recorder.starts
         self.parents = recorder.parents
         self._names: set[str] | None = None
@@ -215,8 +216,19 @@ class NodeIndex:
         start = self.start_offset(node)
         if start is None:
             return None
-        text = self.text
-        return text.count("\n", 0, start) + 1, start - (text.rfind("\n", 0, start) + 1) + 1
+        line = self.line_at(start)
+        return line, start - self._line_starts[line - 1] + 1
+
+    def line_at(self, offset: int) -> int:
+        """The line (from 1) of the source that holds `offset`. (Counting the line breaks
+        before it, for every site, made a module's cost grow with the square of its sites.)"""
+        if self._line_starts is None:
+            text, starts, at = self.text, [0], self.text.find("\n")
+            while at >= 0:
+                starts.append(at + 1)
+                at = text.find("\n", at + 1)
+            self._line_starts = starts
+        return bisect_right(self._line_starts, offset)
 
     def position(self, node: cst.CSTNode) -> tuple[int, int, int] | None:
         """(start line, start column from 1, end line) of an original node, else None."""
@@ -230,7 +242,7 @@ class NodeIndex:
         # End line: the node printed on its own has the same line breaks (only its indentation
         # differs). Printed on demand: recording every node's end costs more than it saves.
         code = _NO_MODULE.code_for_node(node).rstrip(_BLANK)
-        return line, col, max(line, self.text.count("\n", 0, raw_start) + 1 + code.count("\n"))
+        return line, col, max(line, self.line_at(raw_start) + code.count("\n"))
 
     def name_at(self, offset: int) -> cst.Name | None:
         """The original Name node (outside imports) whose own token starts at `offset`."""

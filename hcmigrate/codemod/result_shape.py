@@ -18,7 +18,7 @@ from typing import Callable
 import libcst as cst
 
 from hcmigrate.rules.nodes import parse
-from hcmigrate.facts import CANONICAL_DTYPE_NAMES, SCALAR_RESULT_DTYPES
+from hcmigrate.facts import CANONICAL_DTYPE_NAMES
 from hcmigrate.rules.nodes import literal_value
 
 
@@ -34,14 +34,12 @@ class ShapeConverter:
         self,
         modern: Callable[[str], str],
         qualified_names: Callable[[cst.CSTNode], set[str]],
-        x64_possible: bool,
         use_helper: Callable[[str], str],
         visible_value: Callable[[cst.Name], cst.BaseExpression | None],
         traced_parameter: Callable[[cst.Name], bool],
     ):
         self._modern = modern  # key in facts.MODERN -> spelled name (import requested)
         self._qualified = qualified_names
-        self._x64_possible = x64_possible
         self._use_helper = use_helper  # key in module_helpers.HELPERS -> its name (added)
         self._visible_value = visible_value  # the one value a name was assigned, if visible
         self._traced_parameter = traced_parameter  # a parameter of a jitted function?
@@ -86,11 +84,11 @@ class ShapeConverter:
         return self._general(node)
 
     def _scalar(self, python_type: str) -> cst.BaseExpression:
-        sds = self._modern("ShapeDtypeStruct")
-        if self._x64_possible:
-            canon = self._modern("canonicalize_dtype")
-            return parse(f"{sds}((), {canon}({python_type}))")
-        return parse(f'{sds}((), "{SCALAR_RESULT_DTYPES[python_type]}")')
+        # The dtype of the mode the program runs in (legacy's, see facts.py): 64-bit mode
+        # may be switched on where the module does not show it (`JAX_ENABLE_X64` in the
+        # environment, another module), and a hard-coded float32 then fails at run time.
+        sds, canon = self._modern("ShapeDtypeStruct"), self._modern("canonicalize_dtype")
+        return parse(f"{sds}((), {canon}({python_type}))")
 
     def _canonical_sds(self, node: cst.Call) -> cst.Call:
         """Keep a ShapeDtypeStruct; canonicalise a dtype that may be 64-bit."""

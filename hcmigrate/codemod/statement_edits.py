@@ -1,4 +1,5 @@
-"""Statements the rules add around the statement that holds a site, and TODO comments.
+"""Statements the rules add around the statement that holds a site, TODO comments, and the
+comments a rewrite moved out of a call it split.
 
 Edits are keyed by the original statement and applied when the rewrite leaves it (all sites
 inside it are done by then). Each edit belongs to the site that asked for it: an edit of a site
@@ -20,6 +21,7 @@ class StatementEdits:
         self._after: dict[int, list] = {}
         self._replaced: dict[int, list] = {}
         self._todos: dict[int, list] = {}
+        self._comments: dict[int, list] = {}  # comments of a rewritten call its output lost
 
     def insert_before(self, statement: cst.CSTNode, small, owner=None) -> None:
         self._before.setdefault(id(statement), []).append((owner, small))
@@ -33,6 +35,11 @@ class StatementEdits:
 
     def add_todo(self, statement: cst.CSTNode, text: str, owner=None) -> None:
         self._todos.setdefault(id(statement), []).append((owner, text))
+
+    def keep_comments(self, statement: cst.CSTNode, comments: list[cst.Comment], owner) -> None:
+        """Comments of a site that its rewrite does not hold (`return (  # c0 ...  id_print(x)
+        # c1 ...)` split into the print and `return x`) go above the statement, in order."""
+        self._comments.setdefault(id(statement), []).extend((owner, c) for c in comments)
 
     @staticmethod
     def _live(entries) -> list:
@@ -76,8 +83,10 @@ class StatementEdits:
         return cst.FlattenSentinel([*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)])
 
     def with_todos(self, original: cst.CSTNode, updated):
+        """The statement with the comments kept from its sites, then the TODOs, above it."""
         messages = self._live(self._todos.get(id(original), ()))
-        if not messages or not hasattr(updated, "leading_lines"):
+        kept = self._live(self._comments.get(id(original), ()))
+        if not (messages or kept) or not hasattr(updated, "leading_lines"):
             return updated
         existing = {
             line.comment.value for line in updated.leading_lines if line.comment is not None
@@ -87,7 +96,8 @@ class StatementEdits:
             for m in dict.fromkeys(messages)
             if TODO_PREFIX + m not in existing
         ]
-        return updated.with_changes(leading_lines=[*updated.leading_lines, *new])
+        kept_lines = [cst.EmptyLine(comment=comment) for comment in kept]
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *kept_lines, *new])
 
 
 def _line(statement) -> cst.BaseStatement:

@@ -16,10 +16,9 @@ from hcmigrate.rules.compat_reasons import (
     IO_CHAIN_NOTE,
     SEVERAL_DEVICES_NOTE,
     compat_reason,
-    left_for_human,
+    patches_internals,
     several_devices_reason,
 )
-from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, literal_value, parse, string
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
@@ -60,7 +59,10 @@ import numpy as np
 
 def norm(x):
     return jax.pure_callback(
-        np.linalg.norm, jax.ShapeDtypeStruct((), "float32"), x, vmap_method="sequential"
+        np.linalg.norm,
+        jax.ShapeDtypeStruct((), jax.dtypes.canonicalize_dtype(float)),
+        x,
+        vmap_method="sequential",
     )
 """,
             diagnostics=(
@@ -96,9 +98,26 @@ def step(x):
     return hcb.call(save, x, result_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))
 """,
             after="""\
+import functools
+
 import jax
 import numpy as np
 from jax.experimental import io_callback
+
+
+def _with_numpy_args(host_function):
+    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
+
+    def numpy_array(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(numpy_array, args))
+
+    return call
 
 
 def save(x):
@@ -108,7 +127,7 @@ def save(x):
 
 def step(x):
     return io_callback(
-        lambda *args: save(*jax.tree.map(np.asarray, args)),
+        _with_numpy_args(save),
         jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)),
         x,
         ordered=True,
@@ -156,8 +175,25 @@ def step(x):
     return x * 2
 """,
             after="""\
+import functools
+
 import jax
 import numpy as np
+
+
+def _with_numpy_args(host_function):
+    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
+
+    def numpy_array(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(numpy_array, args))
+
+    return call
 
 
 def check(x):
@@ -166,9 +202,7 @@ def check(x):
 
 
 def step(x):
-    jax.debug.callback(
-        lambda *args: check(*jax.tree.map(np.asarray, args)), x, ordered=True
-    )
+    jax.debug.callback(_with_numpy_args(check), x, ordered=True)
     return x * 2
 """,
             diagnostics=(
@@ -216,10 +250,10 @@ def norm(x):
 def plan(site: CallSite, planner) -> None:
     """The callback is adapted before the rewrite; a call that becomes an ordered io_callback
     (impure, result used) starts the module's ordered io chain."""
-    if planner.suppressed(site.original, IO) or planner.patched_internal():
+    if planner.suppressed(site.original, IO):
         return  # left as is: it joins no ordered chain
     func = site.args.get("callback_func")
-    reason = compat_reason(site, "call_with_device")
+    reason = patches_internals(planner) or compat_reason(site, "call_with_device")
     if reason is not None:
         planner.keeps_compat(site, reason)
         return
@@ -255,12 +289,9 @@ def _result_used(site: CallSite) -> bool:
     return site.value_used and not _no_result(site)
 
 
-@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, COMPAT, INTERNAL), plan=plan)
+@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, COMPAT), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
-    if (why := left_for_human(ctx)) is not None:
-        ctx.report(INTERNAL, site.original, f"call left alone: {why}")
-        return None
-    reason = compat_reason(site, "call_with_device")
+    reason = patches_internals(ctx) or compat_reason(site, "call_with_device")
     if reason is None and not _result_used(site):
         reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)

@@ -37,12 +37,15 @@ FOLLOWS_COMPAT = (
 )
 
 
-def left_for_human(ctx) -> str | None:
-    """Why no call of the module may be rewritten on its own (None: nothing stops it)."""
+def patches_internals(ctx) -> str | None:
+    """Why every call of the module stays on the compat runtime: the module patches legacy
+    internals (the rules of `outside_call_p`), which only the compat runtime has (None: it
+    does not). `python -m compat` runs such a module as legacy did (a patched JVP rule
+    included; fixtures/fidelity/c07_patches_jvp_rule)."""
     name = ctx.patched_internal()
     if name is None:
         return None
-    return f"this module patches host_callback internals (`{name}`); port the whole module by hand"
+    return f"this module patches host_callback internals (`{name}`), which only the compat runtime keeps"
 
 
 # Ordered jax.debug callbacks and prints are refused on several devices, where legacy taps,
@@ -60,6 +63,16 @@ def tap_note(ctx) -> str:
     if ctx.module_has_ordered_io:
         note += "; ordered apart from this module's io_callbacks"
     return note
+
+
+# What jax.debug.print writes differently from legacy id_print, which printed each array with
+# numpy's array2string (callback_facts.json "print_text/"): no format spec of jax.debug.print
+# gives numpy's text of a 0-d float, and a tuple it cannot see is printed by repr().
+PRINT_TEXT_NOTE = (
+    "a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; "
+    "formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as "
+    "`(Array(...), ...)`"
+)
 
 
 # Taps on the module's ordered io_callback chain (hcmigrate.rules.context.taps_join_ordered_io).

@@ -271,6 +271,9 @@ class RuleContext(Protocol):
     def patched_internal(self) -> str | None:
         """The legacy internal the module patches (`outside_call_p`), or None."""
 
+    def module_names(self, word: str) -> bool:
+        """Does the module's text name `word` (a whole word)?"""
+
     def with_numpy_args(
         self, func: cst.BaseExpression, original: cst.BaseExpression | None
     ) -> cst.BaseExpression:

@@ -14,16 +14,16 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
-    left_for_human,
+    patches_internals,
     FOLLOWS_COMPAT,
     IO_CHAIN_NOTE,
     compat_reason,
     several_devices_reason,
     tap_note,
+    PRINT_TEXT_NOTE,
 )
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, literal_value, parse, string
-from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
 
@@ -40,7 +40,9 @@ NATIVE = Rule(
         "ordered apart from ordered io_callbacks (this module's or another's). A "
         "tuple, list or dict literal, written out or held in a name bound to one, prints in "
         "legacy's `( a b )` / `[ a b ]` / `{ k=v }` layout (a format starting with an escaped "
-        'brace gets a `"{"` placeholder first); other pytrees are formatted by str().'
+        'brace gets a `"{"` placeholder first); other pytrees are formatted by str(). '
+        "A 0-d float prints as Python prints floats (`2.0`, `3.76200008392334`), where "
+        "legacy printed numpy's `2.`, `3.762`."
     ),
     examples=(
         Example(
@@ -63,7 +65,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
+                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
             ),
         ),
         Example(
@@ -88,7 +90,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
+                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
             ),
         ),
         Example(
@@ -110,7 +112,7 @@ def show(x, label):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
+                "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
             ),
         ),
     ),
@@ -267,7 +269,8 @@ def plan(site: CallSite, planner) -> None:
     """A print under a jax.vmap the module shows stays on the compat runtime (and with it
     the module's other taps and prints: hcmigrate.codemod.plan); any other print follows the
     module's calls there, if some stay."""
-    if planner.patched_internal():
+    if (why := patches_internals(planner)) is not None:
+        planner.keeps_compat(site, why)
         return
     if not planner.suppressed(site.original, NATIVE) and planner.keeps_compat_under_vmap(
         site,
@@ -278,12 +281,9 @@ def plan(site: CallSite, planner) -> None:
     planner.may_follow_compat(site)
 
 
-@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT, INTERNAL), plan=plan)
+@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
-    if (why := left_for_human(ctx)) is not None:
-        ctx.report(INTERNAL, site.original, f"id_print left alone: {why}")
-        return None
-    reason = compat_reason(site, "tap_with_device")
+    reason = patches_internals(ctx) or compat_reason(site, "tap_with_device")
     if reason is None:
         given = [
             p for p in _PRINTER_ONLY if p in site.args and literal_value(site.args[p]) is not None
@@ -354,9 +354,11 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             (arg(cst.Name("True"), "ordered"), "result"),
         )
 
-    target, note = "jax.debug.print(..., ordered=True)", tap_note(ctx)
+    target = "jax.debug.print(..., ordered=True)"
+    note = f"{tap_note(ctx)}; {PRINT_TEXT_NOTE}"
     if ctx.taps_join_ordered_io:
-        target, note = "io_callback(print, ..., ordered=True)", IO_CHAIN_NOTE
+        target = "io_callback(print, ..., ordered=True)"
+        note = f"{IO_CHAIN_NOTE}; {PRINT_TEXT_NOTE}"
     ctx.report(
         NATIVE,
         site.original,

@@ -13,7 +13,7 @@ import libcst as cst
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
-    left_for_human,
+    patches_internals,
     FOLLOWS_COMPAT,
     IO_CHAIN_NOTE,
     compat_reason,
@@ -22,7 +22,6 @@ from hcmigrate.rules.compat_reasons import (
 )
 from hcmigrate.rules.context import CallSite, RuleContext
 from hcmigrate.rules.nodes import arg, parse
-from hcmigrate.rules.references import INTERNAL
 from hcmigrate.rules.spec import Example, LegacyCall, Rule, handles
 from hcmigrate.rules.values import with_legacy_value
 
@@ -55,8 +54,25 @@ def step(x):
     return x * 2
 """,
             after="""\
+import functools
+
 import jax
 import numpy as np
+
+
+def _with_numpy_args(host_function):
+    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
+
+    def numpy_array(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(numpy_array, args))
+
+    return call
 
 
 def show(x):
@@ -64,9 +80,7 @@ def show(x):
 
 
 def step(x):
-    jax.debug.callback(
-        lambda *args: show(*jax.tree.map(np.asarray, args)), x, ordered=True
-    )
+    jax.debug.callback(_with_numpy_args(show), x, ordered=True)
     return x * 2
 """,
             diagnostics=(
@@ -84,15 +98,30 @@ def step(i):
     return jax.lax.cond(i > 0, lambda v: hcb.id_tap(show, v), lambda v: v, i)
 """,
             after="""\
+import functools
+
 import jax
 import numpy as np
 
 
+def _with_numpy_args(host_function):
+    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
+
+    def numpy_array(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
+    @functools.wraps(host_function)
+    def call(*args):
+        return host_function(*jax.tree.map(numpy_array, args))
+
+    return call
+
+
 def step(i):
     def tap_show(v):
-        jax.debug.callback(
-            lambda arg: show(jax.tree.map(np.asarray, arg), ()), v, ordered=True
-        )
+        jax.debug.callback(_with_numpy_args(lambda arg: show(arg, ())), v, ordered=True)
         return v
 
     return jax.lax.cond(i > 0, tap_show, lambda v: v, i)
@@ -326,9 +355,9 @@ def step(x):
 
 def plan(site: CallSite, planner) -> None:
     """The tap function is adapted before the rewrite (its def may lose parameters)."""
-    if planner.suppressed(site.original, NATIVE) or planner.patched_internal():
+    if planner.suppressed(site.original, NATIVE):
         return
-    reason = compat_reason(site, "tap_with_device")
+    reason = patches_internals(planner) or compat_reason(site, "tap_with_device")
     if reason is not None:
         planner.keeps_compat(site, reason)
         return
@@ -351,12 +380,13 @@ def plan(site: CallSite, planner) -> None:
     planner.may_follow_compat(site)
 
 
-@handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT, INTERNAL), plan=plan)
+@handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
-    if (why := left_for_human(ctx)) is not None:
-        ctx.report(INTERNAL, site.original, f"id_tap left alone: {why}")
-        return None
-    reason = compat_reason(site, "tap_with_device") or several_devices_reason(ctx)
+    reason = (
+        patches_internals(ctx)
+        or compat_reason(site, "tap_with_device")
+        or several_devices_reason(ctx)
+    )
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.follows_compat:
         reason = adaptation.reason or FOLLOWS_COMPAT

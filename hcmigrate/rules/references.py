@@ -3,7 +3,8 @@
 HCB403 `CallbackException`/`TapFunctionException` -> `jax.errors.JaxRuntimeError`.
 HCB502 a legacy function, `CallbackFlavor` or the module itself used as a value
        (`functools.partial(hcb.id_tap, cb, device_index=i)`) -> the compat runtime.
-HCB501 `outside_call_p`: no faithful equivalent; reported (`id_tap_dep_p`/`id_p` go to compat).
+HCB501 a name that is not part of the legacy public API: reported (`outside_call_p`, `id_tap_dep_p`
+and `id_p` go to compat, which has them with legacy's rules).
 HCB002 a name that may mean several things; HCB003 a call whose arguments cannot be bound.
 """
 
@@ -14,10 +15,10 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import (
     COMPAT_INTERNALS,
+    PATCHED_INTERNALS,
     LEGACY_ENUMS,
     LEGACY_EXCEPTIONS,
     LEGACY_FUNCTIONS,
-    LEGACY_INTERNALS,
     MODERN_EXCEPTION,
 )
 from hcmigrate.rules.context import ReferenceSite, RuleContext, UnbindableSite
@@ -124,50 +125,23 @@ INTERNAL = Rule(
     code="HCB501",
     name="internals",
     level=Level.MANUAL,
-    legacy="hcb.outside_call_p",
+    legacy="hcb._callback_handler_data",
     modern="(left alone)",
-    summary="Private primitives of the legacy implementation have no modern counterpart.",
+    summary="Names that are not part of the legacy public API have no modern counterpart.",
     examples=(
         Example(
             before="""\
 from jax.experimental import host_callback as hcb
 
-PRIMITIVE = hcb.outside_call_p
+HANDLERS = hcb._callback_handler_data
 """,
             after="""\
 from jax.experimental import host_callback as hcb
 
-PRIMITIVE = hcb.outside_call_p
+HANDLERS = hcb._callback_handler_data
 """,
             diagnostics=(
-                "3:13 HCB501 [manual] `outside_call_p` is a private primitive of the legacy implementation; port this by hand",
-            ),
-        ),
-        Example(
-            title="a module that patches the internals: none of its calls is rewritten alone",
-            before="""\
-from jax.experimental import host_callback as hcb
-from jax.interpreters import batching
-
-RULE = batching.primitive_batchers[hcb.outside_call_p]
-
-
-def f(x):
-    return hcb.id_tap(print, x)
-""",
-            after="""\
-from jax.experimental import host_callback as hcb
-from jax.interpreters import batching
-
-RULE = batching.primitive_batchers[hcb.outside_call_p]
-
-
-def f(x):
-    return hcb.id_tap(print, x)
-""",
-            diagnostics=(
-                "4:36 HCB501 [manual] `outside_call_p` is a private primitive of the legacy implementation; port this by hand",
-                "8:12 HCB501 [manual] id_tap left alone: this module patches host_callback internals (`outside_call_p`); port the whole module by hand",
+                "3:12 HCB501 [manual] `_callback_handler_data` is not part of the legacy public API; port this by hand",
             ),
         ),
     ),
@@ -201,8 +175,39 @@ tap_to = functools.partial(hcb_compat.id_tap, device_index=1)
                 "5:28 HCB502 [compat-fallback] id_tap used as a value: pointed at the compat runtime",
             ),
         ),
+        Example(
+            title="a module that patches the internals: all of it stays on the compat runtime",
+            before="""\
+from jax.experimental import host_callback as hcb
+from jax.interpreters import ad
+
+RULE = ad.primitive_jvps[hcb.outside_call_p]
+
+
+def f(x):
+    return hcb.id_tap(print, x)
+""",
+            after="""\
+from hcmigrate_compat import host_callback as hcb_compat
+from jax.interpreters import ad
+
+RULE = ad.primitive_jvps[hcb_compat.outside_call_p]
+
+
+def f(x):
+    return hcb_compat.id_tap(print, x)
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "4:26 HCB502 [compat-fallback] `outside_call_p` is a private primitive of the legacy implementation: pointed at the compat runtime's, which has legacy's rules (a bind with legacy's private parameters is not checked)",
+                "8:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: this module patches host_callback internals (`outside_call_p`), which only the compat runtime keeps",
+            ),
+        ),
     ),
 )
+
+
+_BATCHERS_TABLE = "primitive_batchers"
 
 
 @handles(UnbindableCall(), reports=(UNBINDABLE,))
@@ -239,19 +244,26 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
         )
         return parse(ctx.dotted(MODERN_EXCEPTION))
     if member in COMPAT_INTERNALS:
-        ctx.report(
-            COMPAT_REFERENCE,
-            node,
-            f"`{member}` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy",
-        )
+        message = f"`{member}` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy"
+        if member in PATCHED_INTERNALS:  # (its rules are legacy's; its parameters private)
+            message = (
+                f"`{member}` is a private primitive of the legacy implementation: pointed at the "
+                "compat runtime's, which has legacy's rules (a bind with legacy's private "
+                "parameters is not checked)"
+            )
+        if ctx.module_names(_BATCHERS_TABLE):
+            # (measured on jax 0.10.2: the public table is a proxy that cannot be read or
+            # written by primitive; the module fails there whatever runtime it taps on)
+            ctx.report(
+                COMPAT_REFERENCE,
+                node,
+                f"{message}; `{_BATCHERS_TABLE}[...]` cannot be indexed on current JAX: port "
+                "the batching rule by hand",
+                Level.MANUAL,
+            )
+        else:
+            ctx.report(COMPAT_REFERENCE, node, message)
         return ctx.compat(member)
-    if member in LEGACY_INTERNALS:
-        ctx.report(
-            INTERNAL,
-            node,
-            f"`{member}` is a private primitive of the legacy implementation; port this by hand",
-        )
-        return None
     if member is None or member in LEGACY_FUNCTIONS or member in LEGACY_ENUMS:
         what = "the host_callback module" if member is None else member
         ctx.report(COMPAT_REFERENCE, node, f"{what} used as a value: pointed at the compat runtime")

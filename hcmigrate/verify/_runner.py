@@ -338,8 +338,8 @@ def _referenced_names(code, out: set, depth: int = 0) -> set:
 
 
 def _inline_numpy_wrapped(f):
-    """The function the codemod's inline numpy wrapper calls
-    (`lambda *args: fn(*jax.tree.map(np.asarray, args))`, hcmigrate.codemod.inline_helpers),
+    """The function an inline numpy wrapper calls
+    (`lambda *args: fn(*jax.tree.map(np.asarray, args))`, as a hand migration writes it),
     else None."""
     code = getattr(f, "__code__", None)
     if (
