@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
@@ -32,11 +33,38 @@ def walkthrough_commands() -> list[str]:
 
 @pytest.fixture(scope="session")
 def ci_python(tmp_path_factory) -> Path:
-    """A CI runner's Python: a fresh venv that sees this interpreter's packages (jax, and
-    hcmigrate as CI installs it) but not the project or its dependencies."""
+    """A CI runner's Python: a fresh venv that sees the packages of the interpreter running
+    these tests (jax, and hcmigrate as CI installs it) but not the project or its dependencies.
+
+    Not `system_site_packages`: that shows the base interpreter's packages, which are not this
+    one's when the suite runs inside a virtualenv. A `.pth` file adds this interpreter's
+    site folders (with their own `.pth` files, e.g. an editable install's) after the venv's."""
     env = tmp_path_factory.mktemp("ci") / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env)
-    return env / "bin" / "python"
+    venv.EnvBuilder(with_pip=True).create(env)
+    python = env / "bin" / "python"
+    purelib = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    ours = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    (Path(purelib) / "_this_interpreters_packages.pth").write_text(
+        "".join(f"import site; site.addsitedir({p!r})\n" for p in ours), encoding="utf-8"
+    )
+    return python
+
+
+def test_the_ci_interpreter_sees_the_hcmigrate_under_test(ci_python, tmp_path):
+    import hcmigrate
+
+    seen = subprocess.run(
+        [ci_python, "-c", "import hcmigrate; print(hcmigrate.__file__)"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert seen.stdout.strip() == hcmigrate.__file__, seen.stdout + seen.stderr
 
 
 def test_the_walkthrough_runs_as_written(ci_python, legacy_python, tmp_path):
@@ -123,7 +151,11 @@ def test_keep_keeps_the_migrated_copy(tmp_path):
 def test_cached_legacy_environment_scripts_name_their_own_folder(legacy_python):
     env = legacy_python.parent.parent
     pip = (env / "bin" / "pip").read_text().splitlines()[0]
-    assert pip == f"#!{env}/bin/python3" or pip == f"#!{env}/bin/python", pip
+    # pip names the interpreter it was installed with: python3 when the environment was built
+    # by a base interpreter, python3.11 when by a virtualenv's (venv names a copy after the base
+    # executable); either is one of the environment's own
+    assert re.fullmatch(rf"#!{re.escape(str(env))}/bin/python(3(\.\d+)?)?", pip), pip
+    assert os.access(pip[2:], os.X_OK), pip
     assert f'VIRTUAL_ENV="{env}"' in (env / "bin" / "activate").read_text()
     ran = subprocess.run([str(env / "bin" / "pip"), "--version"], capture_output=True, text=True)
     assert ran.returncode == 0 and str(env) in ran.stdout
