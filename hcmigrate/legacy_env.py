@@ -21,6 +21,8 @@ import venv
 from pathlib import Path
 from typing import Callable
 
+from hcmigrate import env_lock
+
 LEGACY_JAX_VERSION = "0.4.30"
 # scipy, tqdm: fixtures and user code call numpy/scipy and drive tqdm bars on the host, as the
 # surveyed projects do. Each is also the name it is imported by (is_ready imports them).
@@ -120,21 +122,29 @@ def jax_env_python(
 ) -> Path:
     """The cached interpreter with jax==jaxlib==`jax_version`, created on first use.
 
-    Built in a private temporary folder and moved into place when complete, so an interrupted
-    or concurrent creation never leaves a half-made environment behind; pip is retried, since
-    registries can be flaky.
+    Built under the environment's exclusive lock (`hcmigrate.env_lock`: one process builds,
+    the others wait for it, and none while a verify run uses the environment), in a private
+    temporary folder moved into place when complete, so an interrupted creation never leaves a
+    half-made environment behind; pip is retried, since registries can be flaky.
     """
     env = env_dir(jax_version, kind)
     python = _python_in(env)
     if is_ready(python, jax_version):
         repair_paths(env)
         return python
-    requirements = (f"jax=={jax_version}", f"jaxlib=={jax_version}", *EXTRA_REQUIREMENTS)
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
+    with env_lock.changing(env, say):
+        if is_ready(python, jax_version):  # another process made it while this one waited
+            return python
+        _build_jax_env(env, jax_version, say)
+    return python
+
+
+def _build_jax_env(env: Path, jax_version: str, say: Callable[[str], None]) -> None:
+    requirements = (f"jax=={jax_version}", f"jaxlib=={jax_version}", *EXTRA_REQUIREMENTS)
     say(
         f"hcmigrate: creating the JAX {jax_version} environment in {env} (one time, about a minute)"
     )
-    env.parent.mkdir(parents=True, exist_ok=True)
     tmp = env.with_name(f"{env.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     venv.EnvBuilder(with_pip=True, clear=True).create(tmp)
@@ -165,12 +175,8 @@ def jax_env_python(
         raise LegacyEnvError(
             f"could not install {' '.join(requirements)} into {env}:\n{install.stderr[-3000:]}"
         )
-    if is_ready(python, jax_version):  # another process finished first
-        shutil.rmtree(tmp, ignore_errors=True)
-        return python
     _move_into_place(tmp, env)
     say(f"hcmigrate: JAX {jax_version} environment ready")
-    return python
 
 
 def legacy_python(
@@ -208,6 +214,17 @@ def project_env_python(
         repair_paths(env)
         return python
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
+    with env_lock.changing(env, say):
+        if ready.is_file() and is_ready(python, jax_version):  # made while this one waited
+            return python
+        _build_project_env(env, base, requirements, jax_version, say)
+    return python
+
+
+def _build_project_env(
+    env: Path, base: Path, requirements: list[str], jax_version: str, say: Callable[[str], None]
+) -> None:
+    ready = env / ".hcmigrate-requirements.json"
     say(
         f"hcmigrate: creating the reference environment with the project's dependencies "
         f"({', '.join(requirements) or 'none'}; JAX {jax_version}) in {env} (one time)"
@@ -245,7 +262,6 @@ def project_env_python(
     (tmp / ready.name).write_text(json.dumps(requirements), encoding="utf-8")
     _move_into_place(tmp, env)
     say("hcmigrate: reference environment ready")
-    return python
 
 
 if __name__ == "__main__":  # `python -m hcmigrate.legacy_env` prints the interpreter path

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from hcmigrate import env_lock
 from hcmigrate.verify.launch import subprocess_env
 from hcmigrate.verify.outcome import CannotRun
 
@@ -137,28 +138,12 @@ def pytest_paths(
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
     pip_error = ""
     if may_install:
-        say(
-            f"hcmigrate: installing pytest=={wanted} into the reference environment for --pytest ({python}; one time)"
-        )
-        install = subprocess.run(
-            [
-                python,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                f"pytest=={wanted}",
-                *([f"pytest-xdist=={_xdist_version()}"] if xdist else []),
-            ],
-            capture_output=True,
-            text=True,
-            env=subprocess_env(),
-        )
-        if install.returncode == 0 and _probe_pytest(python, xdist):
-            say("hcmigrate: pytest installed in the reference environment")
+        with env_lock.changing(Path(python).parent.parent, say):
+            if _probe_pytest(python, xdist):  # installed while this process waited
+                return [], None
+            pip_error = _install_pytest(python, wanted, xdist, say)
+        if not pip_error:
             return [], f"installed pytest {wanted} into {python}"
-        pip_error = "\n".join(install.stderr.strip().splitlines()[-3:])
     version = subprocess.run(
         [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
         capture_output=True,
@@ -185,6 +170,35 @@ def pytest_paths(
         f"--pytest: pytest is not importable by the reference interpreter {python} and could not be "
         f"provided ({'pip: ' + pip_error if pip_error else 'Python ' + (version or '?') + ' there, ' + ours + ' here'}); "
         f"install it there: {python} -m pip install pytest=={wanted}"
+    )
+
+
+def _install_pytest(python: str, wanted: str, xdist: bool, say) -> str:
+    """`pip install pytest==wanted` (and this interpreter's pytest-xdist) into `python`'s
+    environment; returns pip's last lines of error ('' when it worked)."""
+    say(
+        f"hcmigrate: installing pytest=={wanted} into the reference environment for --pytest ({python}; one time)"
+    )
+    install = subprocess.run(
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            f"pytest=={wanted}",
+            *([f"pytest-xdist=={_xdist_version()}"] if xdist else []),
+        ],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+    )
+    if install.returncode == 0 and _probe_pytest(python, xdist):
+        say("hcmigrate: pytest installed in the reference environment")
+        return ""
+    return (
+        "\n".join(install.stderr.strip().splitlines()[-3:]) or f"exit status {install.returncode}"
     )
 
 

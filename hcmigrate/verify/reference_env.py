@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from hcmigrate import env_lock
 from hcmigrate.verify.launch import subprocess_env
 from hcmigrate.verify.outcome import CannotRun
 
@@ -57,6 +58,7 @@ def resolve_reference(
         from hcmigrate.legacy_env import (
             LEGACY_JAX_VERSION,
             LegacyEnvError,
+            env_dir,
             legacy_python,
             project_env_python,
         )
@@ -69,6 +71,10 @@ def resolve_reference(
                 python = legacy_python(progress, version)
         except LegacyEnvError as e:
             raise CannotRun(f"--reference legacy: {e}") from None
+        # no other process may rebuild or change them while this run uses them (released
+        # when the run ends: sides.in_scratch)
+        env_lock.using(env_dir(version, "legacy"), progress)
+        env_lock.using(python.parent.parent, progress)
         deps = f", with {', '.join(requirements)}" if requirements else ""
         return str(python), False, f"legacy jax {version}{deps} ({python})"
     path = os.path.abspath(shutil.which(reference) or reference)  # never resolve: a venv's

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from hcmigrate import env_lock
 from hcmigrate.verify.outcome import CANNOT_RUN, CannotRun, Outcome
 from hcmigrate.verify.project import Project, find_project
 from hcmigrate.verify.reference_env import resolve_reference
@@ -44,12 +45,15 @@ def reference_interpreter(req: VerifyRequest, project: Project | None):
 
 def in_scratch(out: Outcome, req: VerifyRequest, run) -> Outcome:
     """run(req, out, workdir) in a scratch folder (kept with --keep); a CannotRun becomes the
-    outcome's exit status 2 with its reason."""
+    outcome's exit status 2 with its reason. The cached environments the run used are free to
+    change again when it ends (hcmigrate.env_lock)."""
     with scratch_folder(req.keep) as workdir:
         try:
             run(req, out, workdir)
         except CannotRun as e:
             out.exit_code, out.why = CANNOT_RUN, str(e)
+        finally:
+            env_lock.release_all()
         if req.keep:
             out.kept = str(workdir)
     return out
