@@ -102,7 +102,22 @@ class LiveProgress:
     "--project-deps",
     is_flag=True,
     help="With --reference legacy: create (or reuse) the reference environment with the project's "
-    "own dependencies (pyproject.toml / requirements*.txt), legacy JAX pinned.",
+    "own dependencies ([project], poetry, setup.cfg, setup.py; requirement files with "
+    "--project-deps-from), legacy JAX pinned.",
+)
+@click.option(
+    "--project-deps-from",
+    "project_deps_from",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="With --reference legacy: also install this requirement file's dependencies into the "
+    "reference environment (implies --project-deps). Repeatable.",
+)
+@click.option(
+    "--project-deps-dev",
+    is_flag=True,
+    help="With --project-deps: poetry's dev group too.",
 )
 @click.option(
     "--candidate-python",
@@ -195,6 +210,8 @@ def verify(
     quiet,
     reference_jax,
     project_deps,
+    project_deps_from,
+    project_deps_dev,
     candidate_python,
     keep,
     all_tests,
@@ -229,6 +246,8 @@ def verify(
         reference_trace=reference_trace,
         reference_jax=reference_jax,
         project_deps=project_deps,
+        project_deps_from=tuple(project_deps_from),
+        project_deps_dev=project_deps_dev,
         candidate_python=candidate_python,
         platform=platform or None,
         timeout=timeout,

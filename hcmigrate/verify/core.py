@@ -81,7 +81,7 @@ def _verify_script(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
         else f"{req.original} migrated by the codemod ({plan.cand_script})"
     )
     cand_side = _candidate_side(req, plan)
-    ref_side, ref_trace = _reference(req, out, project, plan)
+    ref_side, ref_trace = _reference(req, out, plan)
     try:
         results = run_sides(
             [s for s in (ref_side, cand_side) if s is not None],
@@ -176,13 +176,13 @@ def _candidate_side(req: VerifyRequest, plan: ScriptPlan) -> Side:
     )
 
 
-def _reference(req: VerifyRequest, out: Outcome, project, plan: ScriptPlan):
+def _reference(req: VerifyRequest, out: Outcome, plan: ScriptPlan):
     """(the reference side to run, None) or (None, the recorded trace --reference-trace names)."""
     if req.reference_trace is not None:
         trace = load_trace(req.reference_trace)
         out.reference = f"recorded trace {req.reference_trace} (jax {trace.get('jax')})"
         return None, trace
-    python, install_compat, description = reference_interpreter(req, project)
+    python, install_compat, description = reference_interpreter(req, out.notes)
     out.reference = description
     side = Side(
         "reference",

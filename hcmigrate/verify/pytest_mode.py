@@ -65,7 +65,7 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
     cand_root = _candidate_root(req, out, workdir, project)
     args, key_args = _pytest_args(req, workdir)
     cand_side = _candidate_side(req, cand_root, xdist)
-    ref_side, ref_trace = _reference(req, out, project, xdist)
+    ref_side, ref_trace = _reference(req, out, xdist)
     cache_key = None
     if ref_side is not None and not req.fresh_reference:
         cache_key = _cache_key(req, out, ref_side, key_args)
@@ -223,7 +223,7 @@ def _candidate_side(req: VerifyRequest, cand_root: Path, xdist: bool) -> Side:
     )
 
 
-def _reference(req: VerifyRequest, out: Outcome, project, xdist: bool):
+def _reference(req: VerifyRequest, out: Outcome, xdist: bool):
     """(the reference side to run, None) or (None, the recorded trace --reference-trace names)."""
     if req.reference_trace is not None:
         trace = load_trace(req.reference_trace)
@@ -231,7 +231,7 @@ def _reference(req: VerifyRequest, out: Outcome, project, xdist: bool):
             raise CannotRun(f"--reference-trace {req.reference_trace} is not a --pytest trace")
         out.reference = f"recorded trace {req.reference_trace} (jax {trace.get('jax')})"
         return None, trace
-    python, install_compat, description = reference_interpreter(req, project)
+    python, install_compat, description = reference_interpreter(req, out.notes)
     append, note = pytest_paths(
         python, may_install=(req.reference == "legacy"), progress=req.progress, xdist=xdist
     )

@@ -20,6 +20,8 @@ class VerifyRequest:
     reference_trace: Path | None = None  # compare against this recorded trace instead
     reference_jax: str | None = None  # --reference legacy: its JAX version
     project_deps: bool = False  # --reference legacy: with the project's dependencies
+    project_deps_from: tuple[Path, ...] = ()  # requirement files chosen for them
+    project_deps_dev: bool = False  # and poetry's dev group
     candidate_python: str | None = None  # None: the interpreter running hcmigrate
     platform: str | None = "cpu"  # JAX_PLATFORMS for both sides; None keeps the environment's
     timeout: float = 300.0  # a script's run; with --pytest, each test's

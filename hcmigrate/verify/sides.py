@@ -11,6 +11,7 @@ from pathlib import Path
 from hcmigrate import env_lock
 from hcmigrate.verify.outcome import CANNOT_RUN, CannotRun, Outcome
 from hcmigrate.verify.project import Project, find_project
+from hcmigrate.verify.project_deps import dependency_root, project_dependencies
 from hcmigrate.verify.reference_env import resolve_reference
 from hcmigrate.verify.request import VerifyRequest
 from hcmigrate.verify.workspace import migrate_copy, scratch_folder
@@ -25,15 +26,12 @@ def candidate_interpreter(req: VerifyRequest) -> str:
     return path
 
 
-def reference_interpreter(req: VerifyRequest, project: Project | None):
-    """(python, install_compat, description) of the reference side."""
+def reference_interpreter(req: VerifyRequest, notes: list[str]):
+    """(python, install_compat, description) of the reference side; what it says about the
+    project's dependencies goes to `notes`."""
     requirements = None
-    if req.project_deps:
-        if req.reference != "legacy":
-            raise CannotRun("--project-deps builds a legacy environment: use --reference legacy")
-        if project is None or project.root is None:
-            raise CannotRun("--project-deps: no pyproject.toml found for the project")
-        requirements = project.dependencies
+    if req.project_deps or req.project_deps_from:
+        requirements = project_requirements(req, notes)
     if req.reference_jax and req.reference != "legacy":
         raise CannotRun(
             "--reference-jax picks the legacy environment's JAX: use --reference legacy"
@@ -41,6 +39,24 @@ def reference_interpreter(req: VerifyRequest, project: Project | None):
     return resolve_reference(
         req.reference, req.progress, jax_version=req.reference_jax, requirements=requirements
     )
+
+
+def project_requirements(req: VerifyRequest, notes: list[str]) -> list[str]:
+    """--project-deps: the project's dependencies, and notes saying where they came from."""
+    option = "--project-deps" if req.project_deps else "--project-deps-from"
+    if req.reference != "legacy":
+        raise CannotRun(f"{option} builds a legacy environment: use --reference legacy")
+    root = dependency_root(req.original)
+    if root is None:
+        raise CannotRun(
+            f"{option}: no pyproject.toml, setup.cfg or setup.py in or above {req.original}"
+        )
+    for path in req.project_deps_from:
+        if not path.is_file():
+            raise CannotRun(f"--project-deps-from {path}: no such file")
+    deps = project_dependencies(root, req.project_deps_from, dev=req.project_deps_dev)
+    notes.extend(deps.notes())
+    return deps.requirements
 
 
 def in_scratch(out: Outcome, req: VerifyRequest, run) -> Outcome:

@@ -1,0 +1,289 @@
+"""`--project-deps`: the project's own dependencies, for the legacy reference environment.
+
+Read from the project's metadata as its packaging tools declare them, never by running
+anything: `[project]` (dependencies and the test extras), poetry's
+`[tool.poetry.dependencies]` (and its `test` group; `dev` when asked), setup.cfg's
+`install_requires` (and test extras), and setup.py's `install_requires` when it is a literal
+list (read with `ast`). Requirement files only when chosen (`--project-deps-from FILE`): a
+repository's `requirements-doc.txt` is a docs stack, not what its tests need. What could not be
+used (a git URL, a local path, a computed list) is skipped and said, with why.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Requirements verify pins or brings itself: never taken from the project.
+OWN_REQUIREMENTS = {"jax", "jaxlib", "pytest", "pytest-xdist", "hcmigrate"}
+TEST_EXTRAS = ("test", "tests", "testing", "dev")
+POETRY_TEST_GROUPS = ("test", "tests", "testing")
+METADATA_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+
+
+@dataclass
+class Dependencies:
+    requirements: list[str] = field(default_factory=list)
+    used: list[str] = field(default_factory=list)  # sources read, e.g. "setup.cfg install_requires"
+    skipped: list[str] = field(default_factory=list)  # what was left out, and why
+
+    def add(self, source: str, requirements: list[str]) -> None:
+        """Take `requirements` from `source` (those that pip can install from a registry)."""
+        taken = 0
+        for requirement in requirements:
+            why = _unusable(requirement)
+            if why:
+                self.skipped.append(f"{requirement} ({source}: {why})")
+                continue
+            name = _name(requirement)
+            if not name:
+                self.skipped.append(f"{requirement} ({source}: not a requirement)")
+                continue
+            taken += 1
+            if name not in OWN_REQUIREMENTS and requirement not in self.requirements:
+                self.requirements.append(requirement)
+        if taken:
+            self.used.append(source)
+
+    def notes(self) -> list[str]:
+        used = ", ".join(self.used) or "none found"
+        notes = [f"project dependencies from: {used}"]
+        if self.skipped:
+            notes.append(f"project dependencies skipped: {'; '.join(self.skipped)}")
+        return notes
+
+
+def dependency_root(start: Path) -> Path | None:
+    """The project folder: the nearest folder from `start` up with packaging metadata."""
+    start = start.resolve()
+    for folder in [start if start.is_dir() else start.parent, *start.parents]:
+        if any((folder / name).is_file() for name in METADATA_FILES):
+            return folder
+    return None
+
+
+def project_dependencies(
+    root: Path, chosen_files: tuple[Path, ...] = (), *, dev: bool = False
+) -> Dependencies:
+    """The dependencies of the project in `root` (see the module's docstring). `dev`: poetry's
+    dev group too."""
+    deps = Dependencies()
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as e:
+            deps.skipped.append(f"pyproject.toml (cannot be read: {e})")
+            data = {}
+        _pep621(data, deps)
+        _poetry(data, deps, dev)
+    if (root / "setup.cfg").is_file():
+        _setup_cfg(root / "setup.cfg", deps)
+    if (root / "setup.py").is_file():
+        _setup_py(root / "setup.py", deps)
+    for path in chosen_files:
+        deps.add(str(path), _requirement_file(path, deps))
+    chosen = {p.resolve() for p in chosen_files}
+    for path in sorted(root.glob("requirements*.txt")):
+        if path.resolve() not in chosen:
+            deps.skipped.append(f"{path.name} (not chosen: --project-deps-from {path.name})")
+    return deps
+
+
+def _pep621(data: dict, deps: Dependencies) -> None:
+    project = data.get("project") or {}
+    deps.add("pyproject.toml [project] dependencies", list(project.get("dependencies") or []))
+    if "dependencies" in (project.get("dynamic") or []):
+        deps.skipped.append("pyproject.toml [project] dependencies (dynamic: set by the build)")
+    extras = project.get("optional-dependencies") or {}
+    for extra in TEST_EXTRAS:
+        if extra in extras:
+            deps.add(f"pyproject.toml [project] extra {extra!r}", list(extras[extra] or []))
+
+
+def _poetry(data: dict, deps: Dependencies, dev: bool) -> None:
+    poetry = (data.get("tool") or {}).get("poetry") or {}
+    tables = [("[tool.poetry.dependencies]", poetry.get("dependencies") or {})]
+    groups = poetry.get("group") or {}
+    wanted = POETRY_TEST_GROUPS + (("dev",) if dev else ())
+    for group in wanted:
+        if group in groups:
+            table = (groups[group] or {}).get("dependencies") or {}
+            tables.append((f"[tool.poetry.group.{group}.dependencies]", table))
+    if dev and poetry.get("dev-dependencies"):
+        tables.append(("[tool.poetry.dev-dependencies]", poetry["dev-dependencies"]))
+    if not dev and ("dev" in groups or poetry.get("dev-dependencies")):
+        deps.skipped.append("poetry's dev group (not asked: --project-deps-dev)")
+    for title, table in tables:
+        requirements = []
+        for name, spec in table.items():
+            if name.lower() == "python":
+                continue
+            requirement, why = _from_poetry(name, spec)
+            if why:
+                deps.skipped.append(f"{name} (pyproject.toml {title}: {why})")
+            else:
+                requirements.append(requirement)
+        deps.add(f"pyproject.toml {title}", requirements)
+
+
+def _from_poetry(name: str, spec) -> tuple[str, str | None]:
+    """A PEP 508 requirement for one poetry dependency, or why there is none."""
+    extras = ""
+    if isinstance(spec, list):
+        return "", "several constraints (one per Python version or platform)"
+    if isinstance(spec, dict):
+        for key, why in (("git", "a git URL"), ("path", "a local path"), ("url", "a URL")):
+            if key in spec:
+                return "", why
+        if spec.get("optional"):
+            return "", "optional (installed by an extra)"
+        if spec.get("extras"):
+            extras = f"[{','.join(spec['extras'])}]"
+        spec = spec.get("version", "*")
+    constraint = _poetry_constraint(str(spec))
+    if constraint is None:
+        return "", f"a constraint pip does not read ({spec})"
+    return f"{name}{extras}{constraint}", None
+
+
+def _poetry_constraint(spec: str) -> str | None:
+    """Poetry's version constraint as pip's: `^1.2` is `>=1.2,<2`, `~1.2` is `>=1.2,<1.3`, a bare
+    version is `==`, `*` is any; pip's own operators pass through."""
+    spec = spec.strip()
+    if spec in ("", "*"):
+        return ""
+    if "||" in spec:
+        return None
+    parts = []
+    for piece in spec.split(","):
+        piece = piece.strip()
+        m = re.fullmatch(r"([\^~]=?)?\s*(\d+(?:\.\d+)*)(\.\*)?", piece)
+        if m is None:
+            if not re.fullmatch(r"(==|!=|<=|>=|<|>|~=)\s*[\w.*+!-]+", piece):
+                return None
+            parts.append(piece.replace(" ", ""))
+            continue
+        op, version, star = m.groups()
+        numbers = [int(n) for n in version.split(".")]
+        if op is None:
+            parts.append(f"=={version}{star or ''}")
+            continue
+        if op == "^":
+            bump = next((i for i, n in enumerate(numbers) if n != 0), len(numbers) - 1)
+        else:  # ~ and ~=: the minor version (the major one when only that is given)
+            bump = min(1, len(numbers) - 1)
+        upper = numbers[: bump + 1]
+        upper[-1] += 1
+        parts.append(f">={version},<{'.'.join(map(str, upper))}")
+    return ",".join(parts)
+
+
+def _setup_cfg(path: Path, deps: Dependencies) -> None:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except configparser.Error as e:
+        deps.skipped.append(f"setup.cfg (cannot be read: {e})")
+        return
+    if parser.has_option("options", "install_requires"):
+        value = parser.get("options", "install_requires")
+        if value.strip().startswith(("file:", "attr:")):
+            deps.skipped.append(f"setup.cfg install_requires ({value.strip()}: set by the build)")
+        else:
+            deps.add("setup.cfg install_requires", _lines(value))
+    if parser.has_section("options.extras_require"):
+        for extra in TEST_EXTRAS:
+            if parser.has_option("options.extras_require", extra):
+                value = parser.get("options.extras_require", extra)
+                deps.add(f"setup.cfg extra {extra!r}", _lines(value))
+
+
+def _setup_py(path: Path, deps: Dependencies) -> None:
+    """install_requires (and the test extras) of setup.py's `setup(...)` call, when they are
+    literals (or names bound once to a literal at the module's top level); never executed."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, ValueError) as e:
+        deps.skipped.append(f"setup.py (cannot be parsed: {e})")
+        return
+    literals: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            if isinstance(node.targets[0], ast.Name):
+                literals[node.targets[0].id] = node.value
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "setup"
+    ]
+    for call in calls:
+        for keyword in call.keywords:
+            if keyword.arg not in ("install_requires", "extras_require"):
+                continue
+            value = _literal(keyword.value, literals)
+            if keyword.arg == "install_requires":
+                if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+                    deps.add("setup.py install_requires", list(value))
+                else:
+                    deps.skipped.append("setup.py install_requires (not a literal list)")
+            elif isinstance(value, dict):
+                for extra in TEST_EXTRAS:
+                    if isinstance(value.get(extra), (list, tuple)):
+                        deps.add(f"setup.py extra {extra!r}", list(value[extra]))
+            else:
+                deps.skipped.append("setup.py extras_require (not a literal dict)")
+
+
+def _literal(node: ast.expr, names: dict[str, ast.expr]):
+    if isinstance(node, ast.Name) and node.id in names:
+        node = names[node.id]
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return None
+
+
+def _requirement_file(path: Path, deps: Dependencies) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        deps.skipped.append(f"{path} (cannot be read: {e.strerror})")
+        return []
+    out = []
+    for line in _lines(text):
+        if line.startswith("-"):  # -r other.txt, -e ., --index-url ...: pip options
+            deps.skipped.append(f"{line} ({path}: a pip option)")
+        else:
+            out.append(line)
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    lines = (line.split(" #", 1)[0].split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line]
+
+
+def _unusable(requirement: str) -> str | None:
+    lowered = requirement.lower()
+    if "git+" in lowered or lowered.startswith("git:"):
+        return "a git URL"
+    if "://" in lowered or " @ " in lowered:
+        return "a URL"
+    if lowered.startswith((".", "/", "file:")):
+        return "a local path"
+    return None
+
+
+def _name(requirement: str) -> str:
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        return Requirement(requirement).name.lower().replace("_", "-")
+    except InvalidRequirement:
+        return ""
