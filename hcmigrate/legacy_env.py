@@ -27,6 +27,30 @@ LEGACY_JAX_VERSION = "0.4.30"
 # scipy, tqdm: fixtures and user code call numpy/scipy and drive tqdm bars on the host, as the
 # surveyed projects do. Each is also the name it is imported by (is_ready imports them).
 EXTRA_REQUIREMENTS = ("numpy", "scipy", "tqdm")
+# The numpy a JAX of host_callback's era ran with: jax 0.4.30 came out two days after numpy
+# 2.0, and the projects that still used host_callback ran numpy 1.26 (jax's own metadata only
+# asks for numpy >= 1.23.2 on Python 3.11, so pip alone would pick today's numpy 2.x, an
+# environment that never existed). JAX releases after 0.4.30 get pip's choice.
+LEGACY_NUMPY_VERSION = "1.26.4"
+LAST_JAX_OF_NUMPY_1 = (0, 4, 30)
+
+
+def numpy_pin(jax_version: str) -> str | None:
+    """The numpy version the JAX `jax_version` environment is held at (None: pip's choice)."""
+    try:
+        version = tuple(int(part) for part in jax_version.split(".")[:3])
+    except ValueError:
+        return None
+    return LEGACY_NUMPY_VERSION if version <= LAST_JAX_OF_NUMPY_1 else None
+
+
+def requirements_of(jax_version: str) -> tuple[str, ...]:
+    """What pip installs into the JAX `jax_version` environment."""
+    pin = numpy_pin(jax_version)
+    extras = tuple(
+        f"{name}=={pin}" if name == "numpy" and pin else name for name in EXTRA_REQUIREMENTS
+    )
+    return (f"jax=={jax_version}", f"jaxlib=={jax_version}", *extras)
 
 
 class LegacyEnvError(RuntimeError):
@@ -42,9 +66,12 @@ def cache_dir() -> Path:
 
 
 def env_dir(jax_version: str = LEGACY_JAX_VERSION, kind: str = "legacy") -> Path:
-    return (
-        cache_dir() / f"{kind}-jax-{jax_version}-py{sys.version_info.major}{sys.version_info.minor}"
-    )
+    """The environment's folder, named after what decides its contents (an environment made
+    before numpy was pinned, `legacy-jax-0.4.30-py311`, is never reused)."""
+    pin = numpy_pin(jax_version)
+    numpy = f"-numpy-{pin}" if pin else ""
+    python = f"py{sys.version_info.major}{sys.version_info.minor}"
+    return cache_dir() / f"{kind}-jax-{jax_version}{numpy}-{python}"
 
 
 def _python_in(env: Path) -> Path:
@@ -69,13 +96,19 @@ def is_ready(python: Path, jax_version: str) -> bool:
             str(python),
             "-c",
             f"import jax, jaxlib, sys, {', '.join(EXTRA_REQUIREMENTS)}; "
-            "sys.stdout.write(jax.__version__ + ' ' + jaxlib.__version__)",
+            "sys.stdout.write(' '.join([jax.__version__, jaxlib.__version__, numpy.__version__]))",
         ],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    ready = probe.returncode == 0 and probe.stdout.split() == [jax_version, jax_version]
+    pin = numpy_pin(jax_version)
+    versions = probe.stdout.split()
+    ready = (
+        probe.returncode == 0
+        and versions[:2] == [jax_version, jax_version]
+        and (pin is None or versions[2:] == [pin])
+    )
     if ready:
         try:
             marker.touch()
@@ -141,7 +174,7 @@ def jax_env_python(
 
 
 def _build_jax_env(env: Path, jax_version: str, say: Callable[[str], None]) -> None:
-    requirements = (f"jax=={jax_version}", f"jaxlib=={jax_version}", *EXTRA_REQUIREMENTS)
+    requirements = requirements_of(jax_version)
     say(
         f"hcmigrate: creating the JAX {jax_version} environment in {env} (one time, about a minute)"
     )
@@ -206,7 +239,9 @@ def project_env_python(
     site-packages after its own), so only the project's dependencies are installed, with pip,
     jax and jaxlib held at `jax_version`. One per (JAX version, requirement list)."""
     base = legacy_python(progress, jax_version)
-    key = hashlib.sha256(json.dumps([jax_version, sorted(requirements)]).encode()).hexdigest()[:12]
+    key = hashlib.sha256(
+        json.dumps([jax_version, numpy_pin(jax_version), sorted(requirements)]).encode()
+    ).hexdigest()[:12]
     env = env_dir(jax_version, "project").with_name(f"{env_dir(jax_version, 'project').name}-{key}")
     python = _python_in(env)
     ready = env / ".hcmigrate-requirements.json"
@@ -237,7 +272,9 @@ def _build_project_env(
         _site_packages(base) + "\n", encoding="utf-8"
     )
     constraints = tmp / "constraints.txt"
-    constraints.write_text(f"jax=={jax_version}\njaxlib=={jax_version}\n", encoding="utf-8")
+    # jax, jaxlib and numpy stay as the JAX environment has them
+    held = [r for r in requirements_of(jax_version) if "==" in r]
+    constraints.write_text("".join(f"{r}\n" for r in held), encoding="utf-8")
     install = subprocess.run(
         [
             str(tmp_python),
