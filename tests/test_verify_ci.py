@@ -197,3 +197,88 @@ def test_candidate_interpreter_and_reference_jax_options(ci_python, legacy_pytho
     assert wrong.returncode == 2 and "use --reference legacy" in wrong.stdout
     missing = hcmigrate_verify(PKG, "--pytest", "tests", "--candidate-python", tmp_path / "nope")
     assert missing.returncode == 2 and "--candidate-python" in missing.stdout
+
+
+def ci_job_commands(doc: Path) -> list[str]:
+    """The hcmigrate steps (`- run: ...`) of the GitHub Actions job in `doc`."""
+    job = re.search(r"```yaml\n(verify-host-callback-migration:.*?)```", doc.read_text(), re.S)
+    runs = re.findall(r"^\s*- run: (.*)$", job.group(1), re.M)
+    runs = [re.sub(r"\s+#.*$", "", run) for run in runs]
+    return [run for run in runs if run.startswith(("hcmigrate ", "python -m hcmigrate "))]
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.fixture
+def migration_pull_request(tmp_path) -> Path:
+    """A git repository as a migration pull request leaves it: `main` holds the legacy
+    project (ci_project), the checked-out branch its migration by the codemod."""
+    repo = tmp_path / "ci_project"
+    shutil.copytree(PROJECT, repo)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "legacy")
+    _git(repo, "checkout", "-q", "-b", "migrate-off-host-callback")
+    # the migrated code needs JAX >= 0.4.26 (HCB008): the pull request raises the pin
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"jax>=0.4.20"', '"jax>=0.4.26"'))
+    migrated = subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "src", "tests"], cwd=repo, capture_output=True
+    )
+    assert migrated.returncode == 0, migrated.stdout
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-am", "migrate")
+    return repo
+
+
+def _run_job(commands: list[str], repo: Path) -> list[subprocess.CompletedProcess]:
+    """The job's steps as a CI service runs them: `CI=true`, this interpreter first on PATH."""
+    env = {**os.environ, "CI": "true"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    return [
+        subprocess.run(["bash", "-c", c], cwd=repo, env=env, capture_output=True, text=True)
+        for c in commands
+    ]
+
+
+def test_the_ci_job_verifies_the_migration_pull_request_against_its_base(
+    migration_pull_request, legacy_python
+):
+    repo = migration_pull_request
+    commands = ci_job_commands(DOC)
+    assert commands == ci_job_commands(REPO / "README.md")  # one job, documented twice
+    assert commands[-1].startswith("python -m hcmigrate verify . --pytest tests")
+    base = _git(repo, "rev-parse", "main")
+    check, run = _run_job(commands, repo)
+    assert check.returncode == 0, check.stdout + check.stderr
+    out = run.stdout
+    assert run.returncode == 0, out + run.stderr
+    assert f"note: original: . at {base[:12]} (CI: the merge base with main)" in out, out
+    assert "migrated by the codemod" not in out  # the candidate is the pull request's code
+    assert "EQUIVALENT: 5 test(s) (5 passed)" in out, out
+    assert json.loads((repo / "verify.json").read_text())["verdict"] == "equivalent"
+
+
+def test_the_ci_job_refuses_a_base_with_no_legacy_use(migration_pull_request):
+    """Once the migration is merged, the base has nothing left to verify: exit 2, one line,
+    not a green comparison of the migrated code with itself."""
+    repo = migration_pull_request
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "merge", "-q", "--ff-only", "migrate-off-host-callback")
+    _git(repo, "checkout", "-q", "-b", "later-change")
+    (repo / "NOTES.md").write_text("a later change\n")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", "NOTES.md")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "later")
+    check, run = _run_job(ci_job_commands(DOC), repo)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert run.returncode == 2, run.stdout + run.stderr
+    refusal = [line for line in run.stdout.splitlines() if line.startswith("COULD NOT RUN")]
+    assert refusal == [
+        f"COULD NOT RUN: . at {_git(repo, 'rev-parse', 'main')[:12]}: the original does not use jax.experimental.host_callback, so "
+        "there is nothing to verify (an already-migrated tree compares with itself); take the "
+        "original from the code before the migration: --original-ref REF"
+    ], run.stdout
+    assert "EQUIVALENT" not in run.stdout and "Traceback" not in run.stderr

@@ -65,6 +65,14 @@ class LiveProgress:
     "jax==jaxlib==0.4.30, created on first use) or a path to a Python interpreter with legacy JAX.",
 )
 @click.option(
+    "--original-ref",
+    default=None,
+    metavar="REF",
+    help="Take ORIGINAL from this git revision (e.g. origin/main, the code before a migration "
+    "pull request); the working tree's ORIGINAL is the candidate. Default in CI (CI=true, in a "
+    "git work tree): the merge base with the default branch.",
+)
+@click.option(
     "--reference-trace",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
@@ -196,6 +204,7 @@ def verify(
     script_args,
     candidate,
     reference,
+    original_ref,
     reference_trace,
     rtol,
     atol,
@@ -243,6 +252,7 @@ def verify(
         original=original,
         candidate=candidate,
         reference=reference,
+        original_ref=original_ref,
         reference_trace=reference_trace,
         reference_jax=reference_jax,
         project_deps=project_deps,

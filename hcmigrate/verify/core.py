@@ -25,6 +25,7 @@ from hcmigrate.verify.outcome import (
 from hcmigrate.verify.prng import old_jax, prng_note, second_opinion
 from hcmigrate.verify.reference_env import project_compat_dir
 from hcmigrate.verify.request import VerifyRequest
+from hcmigrate.verify import original_ref
 from hcmigrate.verify.sides import (
     candidate_interpreter,
     in_scratch,
@@ -43,13 +44,25 @@ def verify(original: str | Path, **settings) -> Outcome:
 
 
 def run(req: VerifyRequest) -> Outcome:
-    """One verify run, in the mode the request asks for."""
+    """One verify run, in the mode the request asks for, on the original it names (or takes
+    from git: hcmigrate.verify.original_ref)."""
+    try:
+        req, source = original_ref.from_git(req)
+        original_ref.refuse_without_legacy_use(req, source)
+    except CannotRun as e:
+        mode = "pytest" if req.pytest else "script"
+        return Outcome(CANNOT_RUN, str(req.original), why=str(e), mode=mode, tests=req.pytest_tests)
     if req.pytest:
         from hcmigrate.verify.pytest_mode import verify_pytest
 
-        return verify_pytest(req)
-    out = Outcome(exit_code=CANNOT_RUN, original=str(req.original))
-    return in_scratch(out, req, _verify_script)
+        out = verify_pytest(req)
+    else:
+        out = in_scratch(
+            Outcome(exit_code=CANNOT_RUN, original=str(req.original)), req, _verify_script
+        )
+    if source is not None:
+        out.notes.insert(0, source.note)
+    return out
 
 
 @dataclass

@@ -18,6 +18,7 @@ class VerifyRequest:
     candidate: Path | None = None  # None: a copy of `original` migrated by the codemod
     reference: str = "compat"  # compat | legacy | a Python interpreter's path
     reference_trace: Path | None = None  # compare against this recorded trace instead
+    original_ref: str | None = None  # take the original from this git revision
     reference_jax: str | None = None  # --reference legacy: its JAX version
     project_deps: bool = False  # --reference legacy: with the project's dependencies
     project_deps_from: tuple[Path, ...] = ()  # requirement files chosen for them
