@@ -155,6 +155,11 @@ VMAP_METHOD_SINCE = (0, 4, 35)
 # jax.effects_barrier and jax.tree.map (0.4.25) are all there in 0.4.26, the release that
 # deprecated host_callback. A project pinned lower is told to raise its pin (HCB008).
 NATIVE_OUTPUT_SINCE = (0, 4, 26)
+# The callbacks the native rewrite writes with `ordered=`: in a module migrated already they
+# show the code needs NATIVE_OUTPUT_SINCE too (HCB008 on an already-migrated tree).
+# (one tuple per last name: a trigger's callees share the last part of their name)
+ORDERED_CALLBACK_NAMES = ("jax.debug.callback", "jax.experimental.io_callback")
+ORDERED_PRINT_NAMES = ("jax.debug.print",)
 # The codes of rules that write the modern API (the others remove, keep or point at compat).
 MODERN_API_CODES = frozenset(
     {"HCB101", "HCB201", "HCB301", "HCB302", "HCB304", "HCB401", "HCB403", "HCB601"}

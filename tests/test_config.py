@@ -183,6 +183,37 @@ def test_a_pin_older_than_the_rewritten_code_needs_is_reported(tmp_path):
     assert "HCB008" not in run(["--check", "a.py"], tmp_path).output
 
 
+def test_a_pin_too_old_is_reported_on_a_tree_migrated_already(tmp_path):
+    """The migration's branch has no host_callback left, so no module is rewritten; `--check`
+    still says that its ordered callbacks need JAX >= 0.4.26, at each one, once."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "d"\ndependencies = ["jax>=0.4.20"]\n'
+    )
+    (tmp_path / "a.py").write_text(
+        "import jax\n"
+        "from jax.experimental import io_callback\n\n\n"
+        "def step(x):\n"
+        '    jax.debug.print("{}", x, ordered=True)\n'
+        "    jax.debug.callback(print, x, ordered=False)\n"
+        "    return io_callback(abs, x, x, ordered=True)\n"
+    )
+    res = run(["--check", "a.py"], tmp_path)
+    assert res.exit_code == 0  # nothing would change; the findings are listed
+    found = [line for line in res.output.splitlines() if "HCB008" in line]
+    assert found == [
+        "a.py:6:5: HCB008 [manual] jax.debug.print(..., ordered=True), as the host_callback "
+        "migration writes it, needs JAX >= 0.4.26; the target JAX is 0.4.20: raise the "
+        "project's `jax` requirement",
+        "a.py:8:12: HCB008 [manual] jax.experimental.io_callback(..., ordered=True), as the "
+        "host_callback migration writes it, needs JAX >= 0.4.26; the target JAX is 0.4.20: "
+        "raise the project's `jax` requirement",
+    ], res.output
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "d"\ndependencies = ["jax>=0.4.26"]\n'
+    )
+    assert "HCB008" not in run(["--check", "a.py"], tmp_path).output
+
+
 def test_target_jax_from_requirements_txt(tmp_path):
     (tmp_path / "v.py").write_text(VECTORIZED)
     (tmp_path / "requirements-dev.txt").write_text("numpy\njax[cuda12]==0.4.26  # pinned\n")

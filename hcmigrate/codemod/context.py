@@ -317,3 +317,7 @@ class ModuleContext(NamesContext, StatementsContext):
 
     def target_at_least(self, version: tuple[int, ...]) -> bool:
         return self.options.target_jax is None or tuple(self.options.target_jax) >= version
+
+    @property
+    def target_jax(self) -> tuple[int, ...] | None:
+        return tuple(self.options.target_jax) if self.options.target_jax is not None else None

@@ -300,3 +300,7 @@ class RuleContext(Protocol):
 
     def target_at_least(self, version: tuple[int, ...]) -> bool:
         """May the generated code use what JAX `version` introduced?"""
+
+    @property
+    def target_jax(self) -> tuple[int, ...] | None:
+        """The oldest JAX the project supports (--target-jax or its pin), if known."""

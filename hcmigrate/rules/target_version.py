@@ -1,15 +1,24 @@
 """HCB008: a project whose dependency pins allow a JAX older than the native rewrite's code
-runs on (facts.NATIVE_OUTPUT_SINCE) is told to raise its pin, in each module the rewrite
-changed to the modern API. `--target-jax`, `[tool.hcmigrate] target-jax` or the lowest
-version the project's `jax` requirement allows set the target (hcmigrate.config.pinned_jax).
+runs on (facts.NATIVE_OUTPUT_SINCE) is told to raise its pin: in each module the rewrite
+changed to the modern API, and, in a tree migrated already (what `--check` sees on the
+migration's branch), at each ordered callback the rewrite writes (`jax.debug.callback(...,
+ordered=True)`, `jax.debug.print`, `io_callback`). `--target-jax`, `[tool.hcmigrate]
+target-jax` or the lowest version the project's `jax` requirement allows set the target
+(hcmigrate.config.pinned_jax).
 """
 
 from __future__ import annotations
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.facts import MODERN_API_CODES, NATIVE_OUTPUT_SINCE
-from hcmigrate.rules.context import ModuleSite, ReportContext
-from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
+from hcmigrate.facts import (
+    MODERN_API_CODES,
+    NATIVE_OUTPUT_SINCE,
+    ORDERED_CALLBACK_NAMES,
+    ORDERED_PRINT_NAMES,
+)
+from hcmigrate.rules.context import ModernCallSite, ModuleSite, ReportContext, RuleContext
+from hcmigrate.rules.nodes import literal_value
+from hcmigrate.rules.spec import Example, ModernCall, ModuleEnd, Rule, handles
 
 _SINCE = ".".join(map(str, NATIVE_OUTPUT_SINCE))
 
@@ -44,6 +53,27 @@ def step(x):
             ),
             options={"target_jax": (0, 1, 67)},
         ),
+        Example(
+            title="a module migrated already, the requirement still allows jax 0.4.20",
+            before="""\
+import jax
+
+
+def step(x):
+    jax.debug.print("{}", x, ordered=True)
+""",
+            after="""\
+import jax
+
+
+def step(x):
+    jax.debug.print("{}", x, ordered=True)
+""",
+            diagnostics=(
+                "5:5 HCB008 [manual] jax.debug.print(..., ordered=True), as the host_callback migration writes it, needs JAX >= 0.4.26; the target JAX is 0.4.20: raise the project's `jax` requirement",
+            ),
+            options={"target_jax": (0, 4, 20)},
+        ),
     ),
 )
 
@@ -56,6 +86,7 @@ def report_old_target(site: ModuleSite, ctx: ReportContext) -> None:
         or target is None
         or tuple(target) >= NATIVE_OUTPUT_SINCE
         or not any(d.code in MODERN_API_CODES for d in site.diagnostics)
+        or any(d.code == TARGET_TOO_OLD.code for d in site.diagnostics)
     ):
         return
     ctx.report(
@@ -64,4 +95,34 @@ def report_old_target(site: ModuleSite, ctx: ReportContext) -> None:
         f"the rewritten code needs JAX >= {_SINCE} (ordered jax.debug callbacks, io_callback, "
         f"jax.tree.map); the target JAX is {'.'.join(map(str, target))}: raise the project's "
         "`jax` requirement, or migrate with --strategy compat",
+    )
+
+
+@handles(ModernCall(ORDERED_CALLBACK_NAMES, keyword="ordered"), reports=(TARGET_TOO_OLD,))
+def report_migrated_callback_on_old_target(site: ModernCallSite, ctx: RuleContext) -> None:
+    """An ordered callback in a module migrated already: the module-end report above only sees
+    modules the rewrite changes, and the migration's branch has none left."""
+    _report_migrated_call(site, ctx, ORDERED_CALLBACK_NAMES)
+
+
+@handles(ModernCall(ORDERED_PRINT_NAMES, keyword="ordered"), reports=(TARGET_TOO_OLD,))
+def report_migrated_print_on_old_target(site: ModernCallSite, ctx: RuleContext) -> None:
+    """The same for an ordered jax.debug.print (what the migration writes for id_print)."""
+    _report_migrated_call(site, ctx, ORDERED_PRINT_NAMES)
+
+
+def _report_migrated_call(site: ModernCallSite, ctx: RuleContext, names: tuple[str, ...]) -> None:
+    target = ctx.target_jax
+    ordered = next(
+        a.value for a in site.original.args if a.keyword and a.keyword.value == "ordered"
+    )
+    if target is None or target >= NATIVE_OUTPUT_SINCE or literal_value(ordered) is False:
+        return
+    callee = next(n for n in names if n in site.qualified_names)
+    ctx.report(
+        TARGET_TOO_OLD,
+        site.original,
+        f"{callee}(..., ordered=True), as the host_callback migration writes it, needs JAX >= "
+        f"{_SINCE}; the target JAX is {'.'.join(map(str, target))}: raise the project's `jax` "
+        "requirement",
     )
