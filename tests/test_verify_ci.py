@@ -88,6 +88,10 @@ def test_the_walkthrough_runs_as_written(ci_python, legacy_python, tmp_path):
     assert re.search(r"reference: legacy jax 0\.4\.30, with numpy, tqdm>=4\.60 ", out), out
     assert "note: migrated ci_project/src/stepwise/progress.py" in out
     assert (
+        "note: project dependencies from: pyproject.toml [project] dependencies, "
+        "pyproject.toml [project] extra 'test'\n"
+    ) in out
+    assert (
         "ok   tests/test_integrate.py::test_every_step_ticks_the_bar: passed, 4 host call(s)" in out
     )
     assert "EQUIVALENT: 5 test(s) (5 passed)" in out
