@@ -68,15 +68,13 @@ c04_numpy_random_not_pure f_callbacks_as_parameters f_tap_factories t_grad t_pma
 econpizza_model_context saxml_stream_done c05_device_index_signature
 c09_callback_exception_handler c10_id_print_containers c10_id_print_layout t_vmap
 t_vmap_of_cond j01_tree_clip_round j02_core_primitive j03_random_stream
-c01_host_flips_writeable c07_patches_jvp_rule c08_x64_environ_scalar_shape
+c01_host_flips_writeable c07_patches_jvp_rule c08_x64_environ_scalar_shape t_jit c11_import_groups
 """.split()
 
 
 # The others, each for a reason docs/migration-decisions.md gives and its sites' levels say
 # (none of them labels a site that crashes or differs `fixed`).
 NOT_EQUIVALENT = {
-    "t_jit": "different",  # pure_callback merged by XLA (noted)
-    "c11_import_groups": "different",
     "c11_guarded_import": "different",  # manual: the guard's import fails on current JAX
     # compat-fallback, and manual where it indexes jax.interpreters.batching.primitive_batchers,
     # which current JAX cannot: it fails there, before any tap
