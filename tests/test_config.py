@@ -198,7 +198,7 @@ def test_a_pin_too_old_is_reported_on_a_tree_migrated_already(tmp_path):
         "    return io_callback(abs, x, x, ordered=True)\n"
     )
     res = run(["--check", "a.py"], tmp_path)
-    assert res.exit_code == 0  # nothing would change; the findings are listed
+    assert res.exit_code == 1  # nothing would change, but a human must act
     found = [line for line in res.output.splitlines() if "HCB008" in line]
     assert found == [
         "a.py:6:5: HCB008 [manual] jax.debug.print(..., ordered=True), as the host_callback "
