@@ -49,6 +49,9 @@ class RemovedApi:
     # than some (a dotted name; KEYWORD rows: None, see `position`).
     portable: str | None = None
     position: int | None = None  # KEYWORD rows: the parameter's place, for a positional call
+    # KEYWORD rows: the parameter's default in every release covered (Python source), passed by
+    # position where a later parameter is passed by position and this one was left out.
+    default: str | None = None
     rule: str = ""  # the code of the rule that rewrites or reports it
     advice: str = ""  # what to do, where the rewrite is not mechanical; caveats otherwise
     evidence: str = ""  # what the measurement saw (messages, wheels)
@@ -73,7 +76,9 @@ def _tree(n: str, deprecated_in: str) -> RemovedApi:
     )
 
 
-def _clip(keyword: str, replacement: str | None, position: int) -> RemovedApi:
+def _clip(
+    keyword: str, replacement: str | None, position: int, default: str | None = None
+) -> RemovedApi:
     return RemovedApi(
         "jax.numpy.clip",
         Kind.KEYWORD,
@@ -83,6 +88,7 @@ def _clip(keyword: str, replacement: str | None, position: int) -> RemovedApi:
         replacement=replacement,
         replacement_since="0.4.27" if replacement else None,
         position=position,
+        default=default,
         rule="JAX102",
         advice="positional jnp.clip(x, lo, hi) works on every version"
         if replacement
@@ -146,8 +152,10 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         _tree(n, deprecated_in="0.4.16")
         for n in ("flatten", "leaves", "unflatten", "structure", "transpose")
     ),
-    _clip("a_min", "min", 1),
-    _clip("a_max", "max", 2),
+    # (the bounds default to None from 0.4.16 (`clip(a, a_min=None, a_max=None, out=None)`)
+    # through 0.10.2 (`clip(arr=None, /, min=None, max=None)`): read in the wheels)
+    _clip("a_min", "min", 1, default="None"),
+    _clip("a_max", "max", 2, default="None"),
     _clip("a", None, 0),  # (the array is positional-only from 0.4.27: `clip(x, /, min, max)`)
     RemovedApi("jax.jax", Kind.ATTRIBUTE, removed_in="0.10.1", replacement="jax", rule="JAX103"),
     RemovedApi(

@@ -155,6 +155,42 @@ def test_names_shadowed_in_a_scope_are_left_alone():
     assert result.code.count("jax.tree.map") == 1
 
 
+# ------------------------------------------------------------------------------ jnp.clip
+_ONE_BOUND = textwrap.dedent(
+    """\
+    import jax.numpy as jnp
+
+    ratio = jnp.clip(jnp.exp(jnp.array([-1.0, 0.5])), a_max=1)
+    capped = jnp.clip(
+        jnp.arange(4),  # the counts
+        a_max=2,
+    )
+    print(ratio, capped)
+    """
+)
+
+
+def test_clip_given_only_its_upper_bound_runs_on_every_version(legacy_python):
+    """`jnp.clip(x, a_max=hi)` where the project allows JAX < 0.4.27 (no `max=`): the lower
+    bound left out is passed as None, its default in every release, so `jnp.clip(x, None,
+    hi)` runs on jax 0.4.30 and on the current JAX and prints what the original printed."""
+    result = migrate_source(_ONE_BOUND, Options(target_jax=(0, 4, 16)))
+    assert [(d.code, d.level.value) for d in result.diagnostics] == [("JAX102", "fixed")] * 2
+    assert result.code == _ONE_BOUND.replace("a_max=1)", "None, 1)").replace(
+        "  # the counts\n    a_max=2,", "  # the counts\n    None,\n    2,"
+    )
+
+    def printed(python: str, code: str) -> str:
+        env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}
+        run = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    legacy = printed(str(legacy_python), _ONE_BOUND)
+    assert printed(str(legacy_python), result.code) == legacy
+    assert printed(sys.executable, result.code) == legacy
+
+
 # ------------------------------------------------------------------------------ the CLI
 _PROGRAM = textwrap.dedent(
     """\

@@ -106,15 +106,34 @@ def _positional(call: cst.Call, rows) -> cst.Call | None:
         for a in call.args
         if a.keyword is not None and a.keyword.value in rows
     }
+    defaults = {row.position: row.default for row in rows.values() if row.default is not None}
     args = list(positional)
-    while len(args) in by_position:
-        arg = by_position.pop(len(args))
-        args.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
-    if by_position:
-        return None
+    while by_position:
+        if len(args) in by_position:
+            arg = by_position.pop(len(args))
+            args.append(arg.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT))
+        elif len(args) in defaults:  # (`clip(x, a_max=1)`: `clip(x, None, 1)`)
+            args.append(cst.Arg(cst.parse_expression(defaults[len(args)])))
+        else:
+            return None
     others = [a for a in call.args if a.keyword is not None and a.keyword.value not in rows]
     ordered = args + others
-    last = call.args[-1]
-    ordered = [a.with_changes(comma=c.comma) for a, c in zip(ordered, call.args)]
-    ordered[-1] = ordered[-1].with_changes(comma=last.comma)
-    return call.with_changes(args=ordered)
+    # The call's own commas in order (a filled-in default takes the one before it, less its
+    # comment), the last argument's trailing comma kept.
+    between = [a.comma for a in call.args[:-1]] or [cst.Comma(whitespace_after=_SPACE)]
+    between += [_uncommented(between[-1])] * (len(ordered) - 1 - len(between))
+    commas = between[: len(ordered) - 1] + [call.args[-1].comma]
+    return call.with_changes(args=[a.with_changes(comma=c) for a, c in zip(ordered, commas)])
+
+
+_SPACE = cst.SimpleWhitespace(" ")
+
+
+def _uncommented(comma: cst.Comma) -> cst.Comma:
+    """The comma without the comment that may follow it on its line."""
+    after = comma.whitespace_after
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        return comma.with_changes(
+            whitespace_after=after.with_changes(first_line=cst.TrailingWhitespace())
+        )
+    return comma
