@@ -43,11 +43,12 @@ def test_exclude_from_config(tmp_path):
 def test_select_ignore_and_add_todos_from_config(tmp_path):
     project(tmp_path, 'ignore = ["HCB101"]\nadd-todos = true')
     (tmp_path / "src" / "m.py").write_text(
-        "from jax.experimental import host_callback as hcb\np = hcb.outside_call_p\n"
+        "from jax.experimental import host_callback as hcb\n\n\ndef tap(args):\n"
+        "    hcb.id_tap(*args)\n"
     )
     res = run(["--diff", "src"], tmp_path)
     assert "jax.debug.callback" not in res.stdout
-    assert "TODO(hcmigrate): HCB501" in res.stdout
+    assert "TODO(hcmigrate): HCB003" in res.stdout
     res = run(["--diff", "--no-add-todos", "--ignore", "HCB0", "src"], tmp_path)
     assert "TODO(hcmigrate)" not in res.stdout and "jax.debug.callback" in res.stdout
 

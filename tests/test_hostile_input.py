@@ -177,9 +177,11 @@ def test_a_parser_crash_costs_only_its_file(tmp_path, good, jobs):
 # A valid file whose migration takes many seconds (about 25 s on one free core): it outlasts a
 # small time budget that an ordinary file (good.py) keeps well within, and its worker is still
 # on it when the test stops that worker.
+# (a migration's cost is linear in its sites, about 1 s per 1,000 taps here: this file takes
+# far longer than the 5 s budgets below on any machine)
 SLOW = HEAD + "".join(
     f"\n\ndef f{i}(x):\n    hcb.id_tap(lambda a, t: print(a), x)\n    return x\n"
-    for i in range(1200)
+    for i in range(12000)
 )
 
 
@@ -378,8 +380,10 @@ def test_json_and_sarif_report_standard_input_failures(tmp_path, data):
 
 # --- every failure of output and input: one line, the documented exit code (issue 28) -------
 
+# (`*` arguments cannot be bound statically: HCB003 leaves the call, and its import, alone)
 MANUAL_ONLY = (
-    "from jax.experimental import host_callback as hcb\n\nPRIMITIVE = hcb.outside_call_p\n"
+    "from jax.experimental import host_callback as hcb\n\n\ndef tap(args):\n"
+    "    hcb.id_tap(*args)\n"
 )
 
 
@@ -482,5 +486,5 @@ def test_manual_findings_exit_1_in_every_mode(tmp_path, args, stdin):
     paths = [] if stdin else ["internals.py"]
     res = hcmigrate(*args, *paths, cwd=tmp_path, input=stdin and stdin.encode())
     assert res.returncode == 1, err(res)
-    assert "HCB501 [manual]" in err(res) + res.stdout.decode()
+    assert "HCB003 [manual]" in err(res) + res.stdout.decode()
     assert (tmp_path / "internals.py").read_text() == MANUAL_ONLY

@@ -69,9 +69,9 @@ def tap_note(ctx) -> str:
 # numpy's array2string (callback_facts.json "print_text/"): no format spec of jax.debug.print
 # gives numpy's text of a 0-d float, and a tuple it cannot see is printed by repr().
 PRINT_TEXT_NOTE = (
-    "a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; "
-    "formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as "
-    "`(Array(...), ...)`"
+    "the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy "
+    "printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable "
+    "(`(Array(...), ...)`)"
 )
 
 

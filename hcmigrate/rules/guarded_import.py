@@ -52,7 +52,7 @@ def trace(x):
 """,
             diagnostics=(
                 "8:8 HCB004 [manual] `hcb` tells whether host_callback could be imported: on JAX >= 0.8 it never can, so the code this test guards no longer runs; decide by hand",
-                "9:9 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "9:9 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable (`(Array(...), ...)`)",
             ),
         ),
     ),

@@ -65,7 +65,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable (`(Array(...), ...)`)",
             ),
         ),
         Example(
@@ -90,7 +90,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable (`(Array(...), ...)`)",
             ),
         ),
         Example(
@@ -112,7 +112,7 @@ def show(x, label):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable (`(Array(...), ...)`)",
             ),
         ),
     ),

@@ -43,7 +43,7 @@ jax.debug.print("{}", x, ordered=True)
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",
                 '4:7 JAX110 [fixed-with-behaviour-note] this module draws random numbers: from JAX 0.5.0 they differ for the same key; jax.config.update("jax_threefry_partitionable", False) right after `import jax` restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable became True)',
-                "6:1 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "6:1 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable (`(Array(...), ...)`)",
             ),
         ),
     ),

@@ -48,7 +48,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); a 0-d float prints as Python prints floats (`2.0` where legacy printed numpy's `2.`; formatted, `3.76200008392334` for `3.762`), a tuple or list not written here as `(Array(...), ...)`",
+                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable (`(Array(...), ...)`)",
                 "1:1 HCB008 [manual] the rewritten code needs JAX >= 0.4.26 (ordered jax.debug callbacks, io_callback, jax.tree.map); the target JAX is 0.1.67: raise the project's `jax` requirement, or migrate with --strategy compat",
             ),
             options={"target_jax": (0, 1, 67)},
