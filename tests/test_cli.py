@@ -24,11 +24,11 @@ def step(x):
     hcb.id_tap(lambda a, transforms: print(a), x)
     return x * 2
 """
-# An internal of the legacy implementation: no modern counterpart, left for a human.
+# A private name of the legacy implementation: no modern counterpart, left for a human.
 MANUAL = """\
 from jax.experimental import host_callback as hcb
 
-prim = hcb.outside_call_p
+start = hcb._initialize_outfeed_receiver
 """
 PLAIN = "import jax\n\n\ndef g(x):\n    return x + 1\n"
 

@@ -382,8 +382,7 @@ def test_json_and_sarif_report_standard_input_failures(tmp_path, data):
 
 # (`*` arguments cannot be bound statically: HCB003 leaves the call, and its import, alone)
 MANUAL_ONLY = (
-    "from jax.experimental import host_callback as hcb\n\n\ndef tap(args):\n"
-    "    hcb.id_tap(*args)\n"
+    "from jax.experimental import host_callback as hcb\n\n\ndef tap(args):\n    hcb.id_tap(*args)\n"
 )
 
 
