@@ -26,6 +26,9 @@ from pathlib import Path
 from hcmigrate.files import read_regular
 
 DISTRIBUTION = "hcmigrate-compat"
+# Distributions that ship the compat runtime: a project that is one of them (hcmigrate's own
+# tree, where the README's demo migrates) needs no dependency on it.
+_PROVIDERS = ("hcmigrate", DISTRIBUTION)
 _NAMED = re.compile(r"^\s*hcmigrate[-_.]compat\b", re.IGNORECASE | re.MULTILINE)
 
 
@@ -75,6 +78,8 @@ def _pyproject(root: Path) -> Declaration | None:
         return None
     if not isinstance(project, dict):
         return None
+    if project.get("name") in _PROVIDERS:  # (it ships the compat runtime itself)
+        return Declaration(path, "[project] name")
     where = "[project] dependencies"
     deps = project.get("dependencies")
     if "dependencies" in project.get("dynamic", []) or not isinstance(deps, list):

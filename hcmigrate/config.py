@@ -224,8 +224,8 @@ def pinned_jax(
 ) -> tuple[tuple[int, ...], str] | None:
     """The lowest JAX version the project's dependency pins allow, and where it was found.
 
-    Looks at pyproject.toml ([project] dependencies and optional-dependencies) and
-    requirements*.txt in `root`. Returns None when nothing pins a lower bound. A pyproject.toml
+    Looks at pyproject.toml ([project] dependencies and optional-dependencies, poetry's
+    dependencies), setup.cfg, a literal setup.py list and requirements*.txt in `root`. Returns None when nothing pins a lower bound. A pyproject.toml
     whose [project] values have the wrong shape raises ConfigError; a requirements file that
     cannot be read (a FIFO, a device, too large) is left out and added to `problems` as
     (path, reason)."""
@@ -252,6 +252,16 @@ def pinned_jax(
             m = _PIN.match(line.split(";")[0])
             if m and (v := _lowest_allowed(m.group("spec"))):
                 found.append((v, f"{req.name}: {line.strip()}"))
+    # poetry, setup.cfg and a literal setup.py list too (read as verify --project-deps reads
+    # them; setup.py is never executed)
+    from hcmigrate.verify.project_deps import project_dependencies
+
+    for source, dep in project_dependencies(root).declared:
+        if source.startswith("pyproject.toml [project]"):
+            continue  # (read above)
+        m = _PIN.match(dep.split(";")[0])
+        if m and (v := _lowest_allowed(m.group("spec"))):
+            found.append((v, f"{source}: {dep.strip()}"))
     if not found:
         return None
     return max(found, key=lambda item: item[0])

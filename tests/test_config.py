@@ -271,3 +271,23 @@ def test_written_lines_keep_the_projects_line_length(tmp_path, files):
     run(["a.py"], tmp_path)  # the default, 88: the same call fits on one line
     site = (tmp_path / "a.py").read_text().split("def f(x):")[1]
     assert max(len(line) for line in site.splitlines()) > 60
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        (
+            "pyproject.toml",
+            '[tool.poetry]\nname = "pz"\n\n[tool.poetry.dependencies]\njax = "^0.4.1"\n',
+        ),
+        ("setup.cfg", "[options]\ninstall_requires =\n    jax>=0.4.1\n"),
+        ("setup.py", 'from setuptools import setup\n\nsetup(install_requires=["jax>=0.4.1"])\n'),
+    ],
+)
+def test_the_jax_pin_is_read_from_poetry_setup_cfg_and_setup_py(tmp_path, name, text):
+    """The oldest JAX a project declares picks spellings that exist there (jax.tree_util
+    before 0.4.25), wherever the project declares it (issue 25: apax, jax-tqdm use poetry)."""
+    (tmp_path / name).write_text(text)
+    (tmp_path / "m.py").write_text("import jax\n\n\ndef f(t):\n    return jax.tree_map(abs, t)\n")
+    res = run(["--diff", "m.py"], tmp_path)
+    assert "+    return jax.tree_util.tree_map(abs, t)" in res.stdout, res.output

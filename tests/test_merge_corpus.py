@@ -69,3 +69,15 @@ def test_no_compat_cannot_go_with_the_compat_strategy(tmp_path):
     result = run(["--strategy", "compat", "--no-compat", "a.py"], cwd=tmp_path)
     assert result.exit_code == 2
     assert "not with no-compat" in result.output
+
+
+def test_a_project_that_ships_the_compat_runtime_gets_no_dependency_on_it(tmp_path):
+    """The README's demo migrates a copy of the examples inside hcmigrate's own tree: the
+    nearest pyproject is hcmigrate's, which ships hcmigrate_compat itself."""
+    from hcmigrate.compat_dependency import declare_compat
+
+    pyproject = '[project]\nname = "{}"\ndependencies = ["jax"]\n'
+    (tmp_path / "pyproject.toml").write_text(pyproject.format("hcmigrate"))
+    assert declare_compat(tmp_path) is None
+    (tmp_path / "pyproject.toml").write_text(pyproject.format("mysolver"))
+    assert '"hcmigrate-compat"' in declare_compat(tmp_path).new_text

@@ -30,6 +30,9 @@ class Dependencies:
     requirements: list[str] = field(default_factory=list)
     used: list[str] = field(default_factory=list)  # sources read, e.g. "setup.cfg install_requires"
     skipped: list[str] = field(default_factory=list)  # what was left out, and why
+    # (source, requirement) of every requirement taken, the project's own pins of jax included
+    # (the codemod reads its JAX pin from here: hcmigrate.config.pinned_jax)
+    declared: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, source: str, requirements: list[str]) -> None:
         """Take `requirements` from `source` (those that pip can install from a registry)."""
@@ -44,6 +47,7 @@ class Dependencies:
                 self.skipped.append(f"{requirement} ({source}: not a requirement)")
                 continue
             taken += 1
+            self.declared.append((source, requirement))
             if name not in OWN_REQUIREMENTS and requirement not in self.requirements:
                 self.requirements.append(requirement)
         if taken:
