@@ -54,3 +54,13 @@ def children(pid: int) -> list[int]:
         if fields[1] == str(pid):
             kids.append(int(stat_file.parent.name))
     return kids
+
+
+def site_packages(python) -> str:
+    """Where the interpreter `python` (of a virtualenv) installs packages (its purelib)."""
+    return subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()

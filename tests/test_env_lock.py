@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pip
 
+from cli_helpers import site_packages
+
 LOCKED_CHANGE = """
 import sys
 from pathlib import Path
@@ -60,12 +62,7 @@ def test_two_processes_install_pytest_into_one_environment_once(tmp_path):
     venv.EnvBuilder(with_pip=False).create(env)
     python = env / "bin" / "python"
     # this interpreter's pip, copied (seconds faster than ensurepip)
-    purelib = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    purelib = site_packages(python)
     shutil.copytree(Path(pip.__file__).parent, Path(purelib) / "pip")
     runs = [_python(INSTALL_PYTEST, python) for _ in range(2)]
     results = [run.communicate(timeout=300) for run in runs]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import site_packages
 from verify_helpers import hcmigrate_verify
 
 REPO = Path(__file__).resolve().parent.parent
@@ -42,12 +43,7 @@ def ci_python(tmp_path_factory) -> Path:
     env = tmp_path_factory.mktemp("ci") / "venv"
     venv.EnvBuilder(with_pip=True).create(env)
     python = env / "bin" / "python"
-    purelib = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    purelib = site_packages(python)
     ours = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
     (Path(purelib) / "_this_interpreters_packages.pth").write_text(
         "".join(f"import site; site.addsitedir({p!r})\n" for p in ours), encoding="utf-8"
