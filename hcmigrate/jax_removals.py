@@ -236,6 +236,15 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         replacement_since="0.4.27",
         rule="JAX107",
     ),
+    RemovedApi(
+        "jax.core.closed_call_p",
+        Kind.ATTRIBUTE,
+        removed_in="0.7.0",
+        deprecated_in="0.4.38",
+        replacement="jax.extend.core.primitives.closed_call_p",
+        replacement_since="0.4.27",
+        rule="JAX107",
+    ),
     *(
         _manual(
             f"jax.core.{n}",
@@ -418,6 +427,13 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         "jax.experimental.pjit.pjit_p",
         "0.7.0",
         "JAX internal: use jax.extend.core.primitives.jit_p where it exists, or stop matching on the primitive",
+    ),
+    _manual(
+        "jax.interpreters.pxla.xla_pmap_p",
+        "0.10.0",
+        "JAX internal with no successor: jax.pmap now traces to jit of shard_map and has no "
+        "primitive of its own; stop matching on it",
+        deprecated_in="0.8.2",
     ),
     RemovedApi(
         "jax.random.shuffle",

@@ -81,6 +81,8 @@ SCAN = RemovedApiScan(REMOVED_APIS)
         "import jax\njax.jax.lax.cond(p, f, g, x)\n",
         "import jax\nb = x.device_buffer\n",
         "import jax\nd = x.device()\n",
+        "from jax import core\ncall = core.closed_call_p\n",
+        "from jax.interpreters import pxla\nrules = {pxla.xla_pmap_p: None}\n",
     ],
 )
 def test_scan_finds_every_spelling_of_a_removed_api(text):
@@ -180,15 +182,61 @@ def test_clip_given_only_its_upper_bound_runs_on_every_version(legacy_python):
         "  # the counts\n    a_max=2,", "  # the counts\n    None,\n    2,"
     )
 
-    def printed(python: str, code: str) -> str:
-        env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}
-        run = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
-        assert run.returncode == 0, run.stderr
-        return run.stdout
+    legacy = _printed(str(legacy_python), _ONE_BOUND)
+    assert _printed(str(legacy_python), result.code) == legacy
+    assert _printed(sys.executable, result.code) == legacy
 
-    legacy = printed(str(legacy_python), _ONE_BOUND)
-    assert printed(str(legacy_python), result.code) == legacy
-    assert printed(sys.executable, result.code) == legacy
+
+def _printed(python: str, code: str) -> str:
+    """What `code` prints when run by `python` (on the CPU)."""
+    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}
+    run = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+# ------------------------------------------------------------------------------ primitives
+_CLOSED_CALL = "from jax import core\n\nprint(core.closed_call_p)\n"
+
+
+@pytest.mark.parametrize(
+    "text, after, diagnostics",
+    [
+        (
+            _CLOSED_CALL,
+            "import jax\nimport jax.extend.core.primitives\nfrom jax import core\n\n"
+            "print(jax.extend.core.primitives.closed_call_p)\n",
+            [
+                "3:7 JAX107 [fixed] `core.closed_call_p` -> `jax.extend.core.primitives.closed_call_p`"
+            ],
+        ),
+        (
+            "from jax.interpreters import pxla\n\nRULES = {pxla.xla_pmap_p: None}\n",
+            None,  # unchanged: nothing replaces it
+            [
+                "3:10 JAX109 [manual] `jax.interpreters.pxla.xla_pmap_p` was removed in JAX "
+                "0.10.0: JAX internal with no successor: jax.pmap now traces to jit of shard_map "
+                "and has no primitive of its own; stop matching on it"
+            ],
+        ),
+    ],
+    ids=["closed_call_p", "xla_pmap_p"],
+)
+def test_removed_primitives_are_moved_or_reported(text, after, diagnostics):
+    """Primitives numpyro 0.15.0 matches on (numpyro/ops/provenance.py's shapes)."""
+    result = migrate_source(text, Options(target_jax=(0, 4, 30)))
+    assert result.code == (text if after is None else after)
+    assert [d.brief() for d in result.diagnostics] == diagnostics
+
+
+def test_moved_closed_call_p_runs_on_every_version(legacy_python):
+    """`jax.extend.core.primitives.closed_call_p` names the same primitive on jax 0.4.30 and
+    on the current JAX, where `jax.core.closed_call_p` is gone."""
+    migrated = migrate_source(_CLOSED_CALL, Options(target_jax=(0, 4, 30))).code
+    legacy = _printed(str(legacy_python), _CLOSED_CALL)
+    assert legacy == "closed_call\n"
+    assert _printed(str(legacy_python), migrated) == legacy
+    assert _printed(sys.executable, migrated) == legacy
 
 
 # ------------------------------------------------------------------------------ the CLI
