@@ -402,8 +402,13 @@ def _run_paths(
     declaration, by_hand = _compat_declaration(settings, final, mode)
     if declaration is not None and not quiet:
         say(declaration)
+    pins = _blocking_pins(settings, final)
+    if not quiet:
+        for line in pins:
+            say(line)
     summary = Summary()
-    summary.needs_human = by_hand  # (the dependency to declare by hand is a manual finding)
+    # (the dependency to declare and the pins to raise by hand are manual findings)
+    summary.needs_human = by_hand or bool(pins)
     summary.add_unchanged(plan.passed)
     for r in final:
         summary.add(r)
@@ -432,6 +437,16 @@ def _run_paths(
         if output_format == "github" and not quiet:
             _err(summary.text(mode))
     return _exit_code(mode, summary)
+
+
+def _blocking_pins(settings: Settings, final: list[FileResult]) -> list[str]:
+    """Where a project being migrated pins JAX, or what JAX needs, below current JAX
+    (hcmigrate.project_pins): its migrated code could not be installed beside current JAX."""
+    if not any(r.diagnostics for r in final):
+        return []
+    from hcmigrate.project_pins import blocking_pins
+
+    return blocking_pins(settings.root)
 
 
 def _compat_declaration(
