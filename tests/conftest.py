@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,7 @@ def _own_result_cache(tmp_path_factory, monkeypatch):
     )
 
 
-@pytest.fixture(autouse=True)
-def _not_in_ci(monkeypatch):
-    """The suite runs the same on a CI service: `CI=true` makes `hcmigrate verify` take the
-    original from git (hcmigrate.verify.original_ref), which only the tests of that set."""
-    monkeypatch.delenv("CI", raising=False)
+# The suite runs the same on a CI service: `CI=true` makes `hcmigrate verify` take the
+# original from git (hcmigrate.verify.original_ref), which only the tests of that set. Unset
+# for the whole session, before any fixture (module- and session-scoped ones run verify too).
+os.environ.pop("CI", None)

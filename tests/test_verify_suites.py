@@ -49,6 +49,21 @@ TAPPING_MODULE = textwrap.dedent("""\
     """)
 
 
+def without_jax_rules(original: Path, candidate: Path) -> Path:
+    """The original migrated with the JAX-removal rules switched off (`--ignore JAX`): its
+    candidate still uses the removed JAX API, as a project that chose so would."""
+    from hcmigrate.api import Options, migrate_source
+
+    options = Options(ignore=frozenset({"JAX"}))
+    if original.is_file():
+        candidate.write_text(migrate_source(original.read_text(), options).code)
+        return candidate
+    shutil.copytree(original, candidate)
+    for f in candidate.rglob("*.py"):
+        f.write_text(migrate_source(f.read_text(), options).code)
+    return candidate
+
+
 def test_removed_jax_api_in_the_candidate_is_named_apart(legacy_python, tmp_path):
     pkg = write_package(
         tmp_path / "proj",
@@ -72,7 +87,10 @@ def test_removed_jax_api_in_the_candidate_is_named_apart(legacy_python, tmp_path
         },
     )
     report = tmp_path / "report.json"
-    res = hcmigrate_verify(pkg, "--pytest", "tests", "--reference", "legacy", "--json", report)
+    res = hcmigrate_verify(
+        pkg, "--pytest", "tests", "--candidate", without_jax_rules(pkg, tmp_path / "cand"),
+        "--reference", "legacy", "--json", report,
+    )  # fmt: skip
     assert res.returncode == 3, res.stdout + res.stderr
     out = res.stdout
     assert "ok   tests/test_core.py::test_doubled" in out
@@ -92,7 +110,9 @@ def test_removed_jax_api_in_a_script(legacy_python, tmp_path):
         TAPPING_MODULE
         + "\n\ndef main():\n    doubled(jnp.float32(1.0))\n    return jax.tree_map(lambda v: v * 2, [1.0])\n"
     )
-    res = hcmigrate_verify(script, "--reference", "legacy")
+    (tmp_path / "cand").mkdir()
+    candidate = without_jax_rules(script, tmp_path / "cand" / "train.py")
+    res = hcmigrate_verify(script, "--candidate", candidate, "--reference", "legacy")
     assert res.returncode == 3, res.stdout + res.stderr
     assert "- [<script>] `jax.tree_map` is not in JAX" in res.stdout
 

@@ -473,7 +473,9 @@ def _call_site() -> dict | None:
 # module_helpers.py): they hand the host function numpy copies, so the call lands where they
 # lead, never in them. (This file runs in other interpreters: it cannot import hcmigrate.)
 _CODEMOD_HELPERS = frozenset(
-    {"_with_numpy_args.<locals>.call", "_tap_with_numpy_args.<locals>.call"}
+    f"{helper}.<locals>.{inner}"
+    for helper in ("_with_numpy_args", "_tap_with_numpy_args")
+    for inner in ("call", "numpy_array")  # (numpy_array: the read-only copy of each leaf)
 )
 REACH_DEPTH = 4
 REACH_COUNT = 8

@@ -24,6 +24,8 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from hcmigrate.errors import HcmigrateError
+from hcmigrate.files import read_regular
 from hcmigrate.verify.outcome import CannotRun
 from hcmigrate.verify.request import VerifyRequest
 from hcmigrate.verify.workspace import SKIP_DIRS
@@ -146,8 +148,8 @@ def refuse_without_legacy_use(req: VerifyRequest, source: FromGit | None) -> Non
     proves nothing). Refused unless the user chose both sides (--candidate, no git revision)."""
     if req.candidate is not None and source is None:
         return
-    if not req.original.exists() or uses_legacy(req.original):
-        return
+    if not (req.original.is_file() or req.original.is_dir()) or uses_legacy(req.original):
+        return  # (what is missing or not a file or folder is refused later, unread)
     raise CannotRun(
         f"{source.label if source else req.original}: the original does not use jax.experimental.host_callback, so there "
         "is nothing to verify (an already-migrated tree compares with itself); take the "
@@ -170,6 +172,6 @@ def uses_legacy(original: Path) -> bool:
 
 def _names_legacy(path: Path) -> bool:
     try:
-        return LEGACY_MODULE in path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return LEGACY_MODULE.encode() in read_regular(path)
+    except HcmigrateError:  # (a FIFO, a device, too large: not a source file)
         return False
