@@ -89,6 +89,13 @@ def _output_failed(exc: OutputError) -> int:
     "hcmigrate-compat): sites only it keeps are left unchanged, manual.",
 )
 @click.option(
+    "--raise-jax-pin/--no-raise-jax-pin",
+    "raise_jax_pin",
+    default=None,
+    help="Raise the project's declared `jax` floor (and `jaxlib`'s) where the rewritten code "
+    "needs a newer JAX (default on); off: the floor is left and HCB008 reports it, manual.",
+)
+@click.option(
     "--add-todos/--no-add-todos",
     default=None,
     help="Add a `# TODO(hcmigrate): HCBxxx` comment at sites left for a human.",
@@ -192,6 +199,7 @@ def cli(
     interactive,
     strategy,
     no_compat,
+    raise_jax_pin,
     add_todos,
     select,
     ignore,
@@ -236,6 +244,7 @@ def cli(
                 config_path=config_path,
                 strategy=strategy,
                 no_compat=no_compat,
+                raise_jax_pin=raise_jax_pin,
                 add_todos=add_todos,
                 select=select,
                 ignore=ignore,
@@ -402,6 +411,10 @@ def _run_paths(
     declaration, by_hand = _compat_declaration(settings, final, mode)
     if declaration is not None and not quiet:
         say(declaration)
+    floor_lines, floor_failed = _raise_floor(settings, plan, final, mode)
+    if not quiet:
+        for line in floor_lines:
+            say(line)
     pins = _blocking_pins(settings, final)
     if not quiet:
         for line in pins:
@@ -409,6 +422,7 @@ def _run_paths(
     summary = Summary()
     # (the dependency to declare and the pins to raise by hand are manual findings)
     summary.needs_human = by_hand or bool(pins)
+    summary.failed += floor_failed
     summary.add_unchanged(plan.passed)
     for r in final:
         summary.add(r)
@@ -478,6 +492,38 @@ def _compat_declaration(
         except HcmigrateError as exc:
             return f"error: {printable(declaration.path)}: {exc.message}", True
     return declaration.message(written), declaration.problem is not None
+
+
+def _raise_floor(settings: Settings, plan, final: list[FileResult], mode: str):
+    """When the run wrote code for the raised JAX floor (hcmigrate.jax_floor), the project's
+    metadata says so: edited in place (fix, review), shown as a patch (--diff), said (--check:
+    a module changes with it, which exits 1). (lines to print, files that failed)"""
+    from hcmigrate.config import shown
+    from hcmigrate.facts import MODERN_API_CODES
+    from hcmigrate.files import read_source, write_atomic
+    from hcmigrate.jax_floor import plan_raise
+    from hcmigrate.runner import patch_diff
+
+    if plan.raises_floor_to is None or not any(
+        r.status == CHANGED
+        and any(d.code in MODERN_API_CODES or d.code.startswith("JAX") for d in r.diagnostics)
+        for r in final
+    ):
+        return [], 0
+    raised = plan_raise(settings.root)  # (read again: the compat dependency may be added)
+    if raised is None:
+        return [], 0
+    written = mode in ("fix", "review")
+    for path, text in raised.texts.items():
+        if written:
+            try:
+                write_atomic(read_source(path), text)
+            except HcmigrateError as exc:
+                return [f"error: {printable(path)}: {exc.message}"], 1
+        elif mode == "diff":
+            source = read_source(path)
+            _out(patch_diff(source.raw, source.encode(text), shown(path)), nl=False)
+    return raised.lines(written, shown), 0
 
 
 def _exit_code(mode: str, summary: Summary) -> int:

@@ -155,6 +155,11 @@ VMAP_METHOD_SINCE = (0, 4, 35)
 # jax.effects_barrier and jax.tree.map (0.4.25) are all there in 0.4.26, the release that
 # deprecated host_callback. A project pinned lower is told to raise its pin (HCB008).
 NATIVE_OUTPUT_SINCE = (0, 4, 26)
+# The oldest jaxlib that JAX imports with (its `_minimum_jaxlib_version`, 0.4.20 in the jax
+# 0.4.26 wheel: `pip download jax==0.4.26 --no-deps`, jax/version.py; its metadata requires
+# jaxlib only through extras): a project's `jaxlib` floor below it rises with the `jax` floor
+# (hcmigrate.jax_floor).
+NATIVE_OUTPUT_JAXLIB_SINCE = (0, 4, 20)
 # The callbacks the native rewrite writes with `ordered=`: in a module migrated already they
 # show the code needs NATIVE_OUTPUT_SINCE too (HCB008 on an already-migrated tree).
 # (one tuple per last name: a trigger's callees share the last part of their name)

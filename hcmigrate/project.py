@@ -29,6 +29,9 @@ class RunPlan:
     passed: int  # files the pre-filter passed: unchanged, and given no result of their own
     removed: list[str] = dataclasses.field(default_factory=list)  # stale temp files removed
     file_timeout: float | None = None  # each file's time budget, in seconds (Settings)
+    # The JAX the project's floor is raised to, which the rules target (Settings.raise_floor_to,
+    # when a module of the run uses host_callback); None: the floor is left as declared.
+    raises_floor_to: tuple[int, ...] | None = None
 
     @property
     def targets(self) -> list[Target]:
@@ -44,7 +47,11 @@ def plan_run(
     `mode`: "fix", "check", "diff" or "review"."""
     from hcmigrate.prefilter import scan
     from hcmigrate.project_model.bindings import module_name
-    from hcmigrate.project_model.build import build_run_model, follow_compat_together
+    from hcmigrate.project_model.build import (
+        build_run_model,
+        follow_compat_together,
+        takes_legacy_api,
+    )
     from hcmigrate.runner import Task, load_codemod
 
     selection = settings.selector().select(paths)
@@ -60,6 +67,13 @@ def plan_run(
         on_first_candidate=None if cache is not None and len(cache) else load_codemod,
     )
     model = build_run_model(scanned, targets)
+    # The one decision of the run on the JAX it targets: the declared floor, or the floor the
+    # native rewrite needs when the run raises it (hcmigrate.jax_floor).
+    run_options = settings.options
+    raises_floor_to = None
+    if settings.raise_floor_to and takes_legacy_api(model, scanned, targets):
+        raises_floor_to = settings.raise_floor_to
+        run_options = dataclasses.replace(run_options, target_jax=raises_floor_to)
     # Only the files that need one (generated files, candidates) get a result: the many files
     # the pre-filter passed are only counted (a whole-tree run would otherwise build one object
     # per file for nothing).
@@ -76,7 +90,7 @@ def plan_run(
             )
             continue
         # (the module's own package is isort's first-party section for the imports it gets)
-        options = dataclasses.replace(settings.options, module_name=module_name(target.display))
+        options = dataclasses.replace(run_options, module_name=module_name(target.display))
         view = model.views.get(i)
         if view is not None:
             options = dataclasses.replace(
@@ -103,7 +117,9 @@ def plan_run(
         for i, options in options_of.items()
     ]
     passed = len(targets) - len(results) - len(tasks)
-    return RunPlan(selection, tasks, results, passed, removed, settings.file_timeout)
+    return RunPlan(
+        selection, tasks, results, passed, removed, settings.file_timeout, raises_floor_to
+    )
 
 
 def migrate_files(

@@ -10,6 +10,7 @@ from hcmigrate.options import DEFAULT_LINE_LENGTH, Options
 from hcmigrate.config import ini_line_length, load_config, parse_version, pinned_jax, shown
 from hcmigrate.discover import Selector, check_patterns
 from hcmigrate.errors import ConfigError
+from hcmigrate.facts import NATIVE_OUTPUT_SINCE
 from hcmigrate.import_style import read_import_style
 
 
@@ -31,6 +32,11 @@ class Settings:
     # Files read for the settings that could not be (path, reason): reported, exit 2, while the
     # run goes on without them (a requirements file that is a FIFO).
     problems: list[tuple[str, str]] = field(default_factory=list)
+    # The JAX the project's floor is raised to when the run rewrites code to the native API
+    # (hcmigrate.jax_floor; the project model decides, hcmigrate.project.plan_run); None: the
+    # floor is left as declared (it is high enough, named by --target-jax, cannot be raised
+    # alone, or --no-raise-jax-pin).
+    raise_floor_to: tuple[int, ...] | None = None
 
     def selector(self, force_exclude: bool | None = None) -> Selector:
         return Selector(
@@ -76,6 +82,7 @@ def resolve_settings(
     config_path: str | None = None,
     strategy: str | None = None,
     no_compat: bool | None = None,
+    raise_jax_pin: bool | None = None,
     add_todos: bool | None = None,
     select=(),
     ignore=(),
@@ -116,7 +123,7 @@ def resolve_settings(
             check_codes(codes[key], f"{where} {key}")
     select, ignore = codes["select"], codes["ignore"]
 
-    target = None
+    target = raise_floor_to = None
     if target_jax:
         target = parse_version(target_jax)
         notes.append(f"target JAX {target_jax} (--target-jax)")
@@ -128,6 +135,12 @@ def resolve_settings(
         if pinned:
             target = pinned[0]
             notes.append(f"target JAX {'.'.join(map(str, target))} (from {pinned[1]})")
+            raise_jax_pin = v.get("raise-jax-pin", True) if raise_jax_pin is None else raise_jax_pin
+            if raise_jax_pin and strategy == "native" and target < NATIVE_OUTPUT_SINCE:
+                from hcmigrate.jax_floor import plan_raise
+
+                if plan_raise(root) is not None:
+                    raise_floor_to = NATIVE_OUTPUT_SINCE
 
     exclude_patterns = list(exclude) if exclude else list(v.get("exclude", []))
     exclude_patterns += list(v.get("extend-exclude", []))
@@ -166,4 +179,5 @@ def resolve_settings(
         file_timeout=float(file_timeout or v.get("file-timeout", DEFAULT_FILE_TIMEOUT)),
         notes=notes,
         problems=problems,
+        raise_floor_to=raise_floor_to,
     )

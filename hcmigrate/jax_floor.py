@@ -1,0 +1,350 @@
+"""The project's JAX floor raised where the native rewrite needs it (issue 27).
+
+The code the native rewrite writes (ordered jax.debug callbacks, io_callback, jax.tree.map)
+needs JAX >= facts.NATIVE_OUTPUT_SINCE. A maintainer's migration raises the project's `jax`
+floor in the same pull request; so does a run, where the project declares it (the files
+hcmigrate.compat_dependency edits: pyproject.toml `[project]` and poetry, setup.cfg, a literal
+setup.py list, requirements*.txt): `jax>=0.4.13` -> `jax>=0.4.26`, poetry `^0.4.1` -> `^0.4.26`,
+extras, markers and upper bounds kept. A `jaxlib` floor beside it rises to what that JAX imports
+with (facts.NATIVE_OUTPUT_JAXLIB_SINCE). Nothing is edited where one requirement cannot be
+raised alone: an exact pin, an upper bound below the floor needed, a form whose upper bound
+would move; the rewrite then targets the declared floor and HCB008 stays manual. The run
+decides once (hcmigrate.project.plan_run) and the rules target the raised floor.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from hcmigrate.compat_dependency import _read
+from hcmigrate.facts import NATIVE_OUTPUT_JAXLIB_SINCE, NATIVE_OUTPUT_SINCE
+from hcmigrate.verify.project_deps import _poetry_constraint
+
+_dotted = ".".join
+NEEDS = {
+    "jax": _dotted(map(str, NATIVE_OUTPUT_SINCE)),
+    "jaxlib": _dotted(map(str, NATIVE_OUTPUT_JAXLIB_SINCE)),
+}
+# A PEP 508 requirement: its name and extras, its version specifier, its marker.
+_PEP508 = re.compile(
+    r"^(?P<head>\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*)(?P<spec>[^;]*)"
+)
+_CLAUSE = re.compile(
+    r"(?P<pre>\s*)(?P<op>===|==|>=|~=|>|<=|<|!=)(?P<mid>\s*)(?P<version>\S+?)(?P<post>\s*)"
+)
+
+
+class Unsafe(Exception):
+    """A requirement that cannot be raised alone (the reason is the message)."""
+
+
+@dataclass
+class Change:
+    path: Path
+    line: int
+    col: int
+    old: str
+    new: str
+
+
+@dataclass
+class FloorRaise:
+    """The files to edit (path -> new text) and each requirement raised."""
+
+    texts: dict[Path, str] = field(default_factory=dict)
+    changes: list[Change] = field(default_factory=list)
+
+    def lines(self, written: bool, shown) -> list[str]:
+        """One diagnostic line per requirement raised, on the file that declares it."""
+        verb = "raised" if written else "would raise"
+        return [
+            f"{shown(c.path)}:{c.line}:{c.col}: HCB008 [fixed] {verb} the project's JAX floor `{c.old}` "
+            f"-> `{c.new}`: the rewritten code needs JAX >= {NEEDS['jax']}"
+            + (f" (which imports with jaxlib >= {NEEDS['jaxlib']})" if "jaxlib" in c.old else "")
+            for c in self.changes
+        ]
+
+
+def plan_raise(root: Path) -> FloorRaise | None:
+    """The edits that raise every declared `jax` floor below the one the native rewrite needs
+    (and a `jaxlib` floor below what that JAX needs); None when none is below, or when one
+    cannot be raised safely (then nothing is edited)."""
+    plan = FloorRaise()
+    try:
+        for path in _metadata_files(root):
+            text = _read(path)
+            if text is None:
+                continue
+            new, changes = _raised(path, text)
+            if changes:
+                plan.texts[path] = new
+                plan.changes += changes
+    except Unsafe:
+        return None
+    if not any(_name(c.old) == "jax" for c in plan.changes):
+        return None  # (a jaxlib floor alone is not this migration's business)
+    return plan
+
+
+def _metadata_files(root: Path) -> list[Path]:
+    names = ["pyproject.toml", "setup.cfg", "setup.py"]
+    return [root / n for n in names] + sorted(root.glob("requirements*.txt"))
+
+
+def _name(requirement: str) -> str:
+    m = _PEP508.match(requirement)
+    return canonicalize_name(m.group("head").split("[")[0].strip()) if m else ""
+
+
+# -- one requirement ---------------------------------------------------------------------------
+
+
+def raised_requirement(requirement: str) -> str:
+    """`requirement` with its floor raised to what `NEEDS` says for its name (the same text
+    when it needs nothing); Unsafe when that cannot be done alone."""
+    need = NEEDS.get(_name(requirement))
+    m = _PEP508.match(requirement)
+    if need is None or m is None:
+        return requirement
+    spec = m.group("spec")
+    new_spec = _raised_spec(spec, need)
+    return requirement[: m.start("spec")] + new_spec + requirement[m.end("spec") :]
+
+
+def _raised_spec(spec: str, need: str) -> str:
+    """A pip specifier whose lowest version is raised to `need`, the rest of it kept."""
+    old = _specifier(spec)
+    if not _allows_below(old, need):
+        return spec
+    clauses = spec.split(",")
+    raised = False
+    for i, clause in enumerate(clauses):
+        m = _CLAUSE.fullmatch(clause)
+        if m is None:
+            raise Unsafe(f"`{spec}` is not a specifier pip reads")
+        op, version = m.group("op"), m.group("version")
+        if op in ("==", "==="):
+            raise Unsafe(f"`{op}{version}` is an exact pin")
+        if op in (">=", ">", "~=") and _version(version) < Version(need):
+            new_op = "~=" if op == "~=" else ">="
+            clauses[i] = f"{m.group('pre')}{new_op}{m.group('mid')}{need}{m.group('post')}"
+            raised = True
+    new = ",".join(clauses)
+    if not raised:
+        raise Unsafe(f"`{spec}` has no lower bound to raise")
+    _check_same_above(old, _specifier(new), need, spec)
+    return new
+
+
+def _raised_poetry(constraint: str, need: str) -> str:
+    """Poetry's constraint (`^0.4.1`, `~0.4.1`, `>=0.4.1,<0.5`) with its floor raised."""
+    as_pip = _poetry_constraint(constraint)
+    if as_pip is None:
+        raise Unsafe(f"`{constraint}` is a constraint this run does not read")
+    old = _specifier(as_pip)
+    if not _allows_below(old, need):
+        return constraint
+    m = re.fullmatch(r"(\s*)([\^~]=?)(\s*)(\d+(?:\.\d+)*)(\s*)", constraint)
+    if m is None:
+        if re.fullmatch(r"\s*\d+(?:\.\d+)*(?:\.\*)?\s*", constraint):
+            raise Unsafe(f"`{constraint}` is an exact pin")
+        return _raised_spec(constraint, need)
+    new = f"{m.group(1)}{m.group(2)}{m.group(3)}{need}{m.group(5)}"
+    _check_same_above(old, _specifier(_poetry_constraint(new)), need, constraint)
+    return new
+
+
+def _specifier(spec: str) -> SpecifierSet:
+    try:
+        return SpecifierSet(spec)
+    except InvalidSpecifier:
+        raise Unsafe(f"`{spec}` is not a specifier pip reads") from None
+
+
+def _version(text: str) -> Version:
+    try:
+        return Version(text.rstrip(".*"))
+    except InvalidVersion:
+        raise Unsafe(f"`{text}` is not a version") from None
+
+
+def _allows_below(spec: SpecifierSet, need: str) -> bool:
+    """Does `spec` have a floor, and allow a version below `need`?"""
+    floors = [_version(s.version) for s in spec if s.operator in (">=", ">", "~=", "==", "===")]
+    return bool(floors) and min(floors) < Version(need)
+
+
+def _check_same_above(old: SpecifierSet, new: SpecifierSet, need: str, shown: str) -> None:
+    """The raised specifier allows `need`, and from there on exactly what the old one allowed
+    (its upper bounds and exclusions kept), probed at every version either names and the
+    releases after each."""
+    if not new.contains(need, prereleases=True):
+        raise Unsafe(f"`{shown}` does not allow JAX {need} (an upper bound below it)")
+    probes = {Version(need)}
+    for spec in (*old, *new):
+        v = _version(spec.version).release + (0, 0)
+        for k in range(3):
+            bumped = list(v[:3])
+            bumped[k] += 1
+            bumped[k + 1 :] = [0] * (2 - k)
+            probes |= {Version(_dotted(map(str, v[:3]))), Version(_dotted(map(str, bumped)))}
+    for probe in probes:
+        if probe >= Version(need) and old.contains(probe, True) != new.contains(probe, True):
+            raise Unsafe(f"`{shown}` cannot be raised without changing its upper bound")
+
+
+# -- one file ----------------------------------------------------------------------------------
+
+
+def _raised(path: Path, text: str) -> tuple[str, list[Change]]:
+    """The file's text with its JAX floors raised, and the changes; Unsafe where one cannot
+    be, or where the file read back does not declare what it should."""
+    kind = _kind(path)
+    entries = _entries(kind, text)
+    wanted = [_raised_entry(kind, e) for e in entries]
+    changes, new = [], text
+    for old, replacement in {(o, w) for o, w in zip(entries, wanted) if o != w}:
+        new, places = _replace(kind, new, old, replacement, entries.count(old))
+        changes += [Change(path, *at, _shown(old), _shown(replacement)) for at in places]
+    if changes and _entries(kind, new) != wanted:
+        raise Unsafe(f"{path.name} could not be edited safely")
+    return new, sorted(changes, key=lambda c: (c.line, c.col))
+
+
+def _kind(path: Path) -> str:
+    return {"pyproject.toml": "toml", "setup.cfg": "cfg", "setup.py": "py"}.get(path.name, "txt")
+
+
+def _shown(entry) -> str:
+    return entry if isinstance(entry, str) else f'{entry[0]} = "{entry[1]}"'
+
+
+def _raised_entry(kind: str, entry):
+    if isinstance(entry, tuple):  # (poetry: name, constraint)
+        name, constraint = entry
+        need = NEEDS.get(canonicalize_name(name))
+        return entry if need is None else (name, _raised_poetry(constraint, need))
+    return raised_requirement(entry)
+
+
+def _entries(kind: str, text: str) -> list:
+    """The requirements a file declares, in order (poetry's as (name, constraint))."""
+    try:
+        if kind == "toml":
+            return _toml_entries(tomllib.loads(text))
+        if kind == "cfg":
+            return _cfg_entries(text)
+        if kind == "py":
+            return _py_entries(text)
+    except (tomllib.TOMLDecodeError, configparser.Error, SyntaxError, ValueError):
+        return []
+    return [_requirement_line(line) for line in text.splitlines() if _requirement_line(line)]
+
+
+def _requirement_line(line: str) -> str:
+    line = line.split(" #", 1)[0].split("#", 1)[0].strip()
+    return "" if line.startswith("-") else line
+
+
+def _toml_entries(data: dict) -> list:
+    project = data.get("project") or {}
+    out = [d for d in project.get("dependencies") or [] if isinstance(d, str)]
+    for extra in (project.get("optional-dependencies") or {}).values():
+        out += [d for d in extra or [] if isinstance(d, str)]
+    poetry = (data.get("tool") or {}).get("poetry") or {}
+    tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+    tables += [(g or {}).get("dependencies") for g in (poetry.get("group") or {}).values()]
+    for table in tables:
+        for name, spec in (table or {}).items():
+            if isinstance(spec, dict):
+                spec = spec.get("version")
+            if isinstance(spec, str) and name.lower() != "python":
+                out.append((name, spec))
+    return out
+
+
+def _cfg_entries(text: str) -> list[str]:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+    values = []
+    if parser.has_option("options", "install_requires"):
+        values.append(parser.get("options", "install_requires"))
+    if parser.has_section("options.extras_require"):
+        values += [v for _, v in parser.items("options.extras_require")]
+    return [r for v in values for r in map(_requirement_line, v.splitlines()) if r]
+
+
+def _py_entries(text: str) -> list[str]:
+    tree = ast.parse(text)
+    names = {
+        n.targets[0].id: n.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+    }
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in ("install_requires", "extras_require"):
+            value = (
+                names.get(node.value.id, node.value)
+                if isinstance(node.value, ast.Name)
+                else node.value
+            )
+            out += [
+                n.value
+                for n in ast.walk(value)
+                if isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and _is_requirement(n.value)
+            ]
+    return out
+
+
+def _is_requirement(text: str) -> bool:
+    try:
+        Requirement(text)
+    except InvalidRequirement:
+        return False
+    return True
+
+
+def _replace(kind: str, text: str, old, new, count: int) -> tuple[str, list[tuple[int, int]]]:
+    """`text` with each place that declares `old` declaring `new`, and those places (line,
+    column); Unsafe unless the places found are as many as the requirements read (nothing
+    else, a comment, is touched)."""
+    if isinstance(old, tuple):  # poetry: `jax = "^0.4.1"` or `jax = {version = "^0.4.1", ...}`
+        name = re.escape(old[0])
+        pattern = (
+            rf"^[ \t]*[\"']?{name}[\"']?[ \t]*=[ \t]*(?:\{{[^}}\n]*?\bversion[ \t]*=[ \t]*)?"
+            rf"(?P<q>[\"']){re.escape(old[1])}(?P=q)"
+        )
+        value = f"{new[1]}"
+        span_of = lambda m: (m.end() - 1 - len(old[1]), m.end() - 1)  # noqa: E731
+    elif kind in ("toml", "py"):
+        pattern = rf"(?P<q>[\"']){re.escape(old)}(?P=q)"
+        value = new
+        span_of = lambda m: (m.start() + 1, m.end() - 1)  # noqa: E731
+    else:
+        pattern = rf"^[ \t]*{re.escape(old)}(?=[ \t]*(?:#[^\n]*)?\r?$)"
+        value = new
+        span_of = lambda m: (m.end() - len(old), m.end())  # noqa: E731
+    found = list(re.finditer(pattern, text, re.MULTILINE))
+    if len(found) != count:
+        raise Unsafe(f"`{_shown(old)}` is written {len(found)} times, declared {count}")
+    places = []
+    for m in found:
+        start = span_of(m)[0]
+        places.append((text.count("\n", 0, start) + 1, start - text.rfind("\n", 0, start)))
+    for m in reversed(found):
+        start, end = span_of(m)
+        text = text[:start] + value + text[end:]
+    return text, places

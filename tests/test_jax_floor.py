@@ -1,0 +1,199 @@
+"""The project's JAX floor raised where the native rewrite needs it (hcmigrate.jax_floor, issue
+27): real metadata files in a project's tree, migrated with the real command."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_helpers import run
+
+MODULE = """\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def step(x):
+    hcb.id_print(x)
+    return jax.tree_map(lambda a: a + 1, x)
+"""
+# (the print is rewritten for the raised floor; so is jax.tree_map, which the declared floor
+# would have spelled jax.tree_util.tree_map)
+MIGRATED = """\
+import jax
+
+
+def step(x):
+    jax.debug.print("{}", x, ordered=True)
+    return jax.tree.map(lambda a: a + 1, x)
+"""
+
+RAISED = [
+    pytest.param(
+        "pyproject.toml",
+        '[project]\nname = "p"\ndependencies = [\n    "jax[cpu]>=0.4.1,<0.5",  # the CPU wheel\n'
+        '    "jaxlib >= 0.4.1",\n    "numpy",\n]\n\n[tool.ruff]\nline-length = 100\n',
+        '[project]\nname = "p"\ndependencies = [\n    "jax[cpu]>=0.4.26,<0.5",  # the CPU wheel\n'
+        '    "jaxlib >= 0.4.20",\n    "numpy",\n]\n\n[tool.ruff]\nline-length = 100\n',
+        [
+            "pyproject.toml:4:6: HCB008 [fixed] raised the project's JAX floor "
+            "`jax[cpu]>=0.4.1,<0.5` -> `jax[cpu]>=0.4.26,<0.5`: the rewritten code needs JAX "
+            ">= 0.4.26",
+            "pyproject.toml:5:6: HCB008 [fixed] raised the project's JAX floor "
+            "`jaxlib >= 0.4.1` -> `jaxlib >= 0.4.20`: the rewritten code needs JAX >= 0.4.26 "
+            "(which imports with jaxlib >= 0.4.20)",
+        ],
+        id="pyproject-extras-upper-bound-jaxlib",
+    ),
+    pytest.param(
+        "pyproject.toml",
+        '[tool.poetry]\r\nname = "p"\r\n\r\n[tool.poetry.dependencies]\r\npython = "^3.9"\r\n'
+        'jax = "^0.4.1"\r\noptax = "^0.1"\r\n',
+        '[tool.poetry]\r\nname = "p"\r\n\r\n[tool.poetry.dependencies]\r\npython = "^3.9"\r\n'
+        'jax = "^0.4.26"\r\noptax = "^0.1"\r\n',
+        [
+            "pyproject.toml:6:8: HCB008 [fixed] raised the project's JAX floor "
+            '`jax = "^0.4.1"` -> `jax = "^0.4.26"`: the rewritten code needs JAX >= 0.4.26'
+        ],
+        id="poetry-caret-crlf",
+    ),
+    pytest.param(
+        "setup.cfg",
+        "[metadata]\nname = p\n\n[options]\ninstall_requires =\n    numpy\n"
+        "    jax>=0.4.13  # tree_util\n",
+        "[metadata]\nname = p\n\n[options]\ninstall_requires =\n    numpy\n"
+        "    jax>=0.4.26  # tree_util\n",
+        [
+            "setup.cfg:7:5: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
+            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+        ],
+        id="setup-cfg",
+    ),
+    pytest.param(
+        "setup.py",
+        "from setuptools import setup\n\nsetup(\n    name='p',\n"
+        "    install_requires=['numpy', 'jax>0.4.1'],\n)\n",
+        "from setuptools import setup\n\nsetup(\n    name='p',\n"
+        "    install_requires=['numpy', 'jax>=0.4.26'],\n)\n",
+        [
+            "setup.py:5:33: HCB008 [fixed] raised the project's JAX floor `jax>0.4.1` -> "
+            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+        ],
+        id="setup-py-literal",
+    ),
+    pytest.param(
+        "requirements.txt",
+        "numpy\njax~=0.4.14 ; python_version >= '3.9'\n",
+        "numpy\njax~=0.4.26 ; python_version >= '3.9'\n",
+        [
+            "requirements.txt:2:1: HCB008 [fixed] raised the project's JAX floor "
+            "`jax~=0.4.14 ; python_version >= '3.9'` -> `jax~=0.4.26 ; python_version >= "
+            "'3.9'`: the rewritten code needs JAX >= 0.4.26"
+        ],
+        id="requirements-compatible-release",
+    ),
+]
+
+
+def _project(tmp_path, name: str, text: str):
+    (tmp_path / name).write_bytes(text.encode())
+    (tmp_path / "step.py").write_text(MODULE)
+    return tmp_path
+
+
+def _floor_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if "JAX floor" in line]
+
+
+@pytest.mark.parametrize("name, before, after, lines", RAISED)
+def test_the_floor_is_raised_where_the_project_declares_it(tmp_path, name, before, after, lines):
+    _project(tmp_path, name, before)
+    res = run(["--no-cache", "."], tmp_path)
+    # (an upper bound below current JAX, `<0.5` or poetry's `^0.4`, is a manual finding of its
+    # own: hcmigrate.project_pins)
+    assert res.exit_code == (1 if "excludes JAX" in res.output else 0), res.output
+    assert ("excludes JAX" in res.output) == ("<0.5" in after or "^0.4" in after)
+    assert (tmp_path / name).read_bytes() == after.encode()
+    assert (tmp_path / "step.py").read_text() == MIGRATED
+    assert _floor_lines(res.output) == lines
+    assert "HCB008 [manual]" not in res.output
+    again = run(["--no-cache", "."], tmp_path)  # (idempotent: nothing left to raise)
+    assert (tmp_path / name).read_bytes() == after.encode()
+    assert "HCB008" not in again.output and again.exit_code == 0
+
+
+def test_diff_shows_the_edit_and_check_refuses_it(tmp_path):
+    before = '[project]\nname = "p"\ndependencies = ["jax>=0.4.13"]\n'
+    _project(tmp_path, "pyproject.toml", before)
+    res = run(["--no-cache", "--diff", "."], tmp_path)
+    assert res.exit_code == 0
+    assert (
+        '--- a/pyproject.toml\n+++ b/pyproject.toml\n@@ -1,3 +1,3 @@\n [project]\n name = "p"\n'
+        '-dependencies = ["jax>=0.4.13"]\n+dependencies = ["jax>=0.4.26"]\n'
+    ) in res.stdout
+    assert "+    return jax.tree.map(" in res.stdout
+    res = run(["--no-cache", "--check", "."], tmp_path)
+    assert res.exit_code == 1
+    assert _floor_lines(res.output) == [
+        "pyproject.toml:3:18: HCB008 [fixed] would raise the project's JAX floor `jax>=0.4.13` "
+        "-> `jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+    ]
+    assert (tmp_path / "pyproject.toml").read_text() == before
+    assert (tmp_path / "step.py").read_text() == MODULE
+
+
+LEFT_MANUAL = [
+    pytest.param("requirements.txt", "jax==0.4.20\n", [], id="exact-pin"),
+    pytest.param("requirements.txt", "jax>=0.4.1,<0.4.20\n", [], id="upper-bound-below"),
+    pytest.param(
+        "pyproject.toml",
+        '[project]\nname = "p"\ndependencies = ["jax>=0.4.13"]\n',
+        ["--no-raise-jax-pin"],
+        id="opt-out-flag",
+    ),
+    pytest.param(
+        "pyproject.toml",
+        '[project]\nname = "p"\ndependencies = ["jax>=0.4.13"]\n\n'
+        "[tool.hcmigrate]\nraise-jax-pin = false\n",
+        [],
+        id="opt-out-config",
+    ),
+    pytest.param(
+        "pyproject.toml",
+        '[project]\nname = "p"\ndependencies = ["jax>=0.4.13", "jaxlib==0.4.7"]\n',
+        [],
+        id="jaxlib-pinned-below-what-jax-imports-with",
+    ),
+]
+
+
+@pytest.mark.parametrize("name, text, args", LEFT_MANUAL)
+def test_a_floor_that_cannot_be_raised_alone_stays_manual(tmp_path, name, text, args):
+    """Nothing is edited; the code is written for the declared floor (jax.tree_util), and
+    HCB008 asks a human to raise it (exit 1)."""
+    _project(tmp_path, name, text)
+    res = run(["--no-cache", *args, "."], tmp_path)
+    assert res.exit_code == 1
+    assert (tmp_path / name).read_text() == text
+    assert "step.py:1:1: HCB008 [manual] the rewritten code needs JAX >= 0.4.26" in res.output
+    assert "jax.tree_util.tree_map(" in (tmp_path / "step.py").read_text()
+    assert _floor_lines(res.output) == []
+
+
+def test_a_target_named_by_hand_keeps_the_floor(tmp_path):
+    """--target-jax says which JAX the code must run on: the declared floor is not raised."""
+    _project(tmp_path, "requirements.txt", "jax>=0.4.13\n")
+    res = run(["--no-cache", "--target-jax", "0.4.13", "."], tmp_path)
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.13\n"
+    assert "HCB008 [manual]" in res.output and res.exit_code == 1
+
+
+def test_a_run_without_host_callback_keeps_the_floor(tmp_path):
+    """Only a removed-API rewrite (JAX101): written for the declared floor, which stays."""
+    (tmp_path / "requirements.txt").write_text("jax>=0.4.13\n")
+    (tmp_path / "tree.py").write_text("import jax\n\ny = jax.tree_map(abs, [1])\n")
+    res = run(["--no-cache", "."], tmp_path)
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.13\n"
+    assert (
+        tmp_path / "tree.py"
+    ).read_text() == "import jax\n\ny = jax.tree_util.tree_map(abs, [1])\n"
