@@ -21,6 +21,8 @@ from hcmigrate.codemod.dispatch import Dispatch
 from hcmigrate.codemod.host_functions import (
     Adaptation,
     adapted_function,
+    has_no_leaves,
+    returns_nothing,
     takes_arrays_as_they_come,
 )
 from hcmigrate.codemod.comments import comments_lost
@@ -275,16 +277,36 @@ class ModuleContext(NamesContext, StatementsContext):
         return re.search(rf"\b{re.escape(word)}\b", self.resolver.index.text) is not None
 
     def with_numpy_args(
-        self, func: cst.BaseExpression, original: cst.BaseExpression | None
+        self,
+        func: cst.BaseExpression,
+        original: cst.BaseExpression | None,
+        arg: cst.BaseExpression | None = None,
     ) -> cst.BaseExpression:
-        if original is None or takes_arrays_as_they_come(self.resolver, original):
+        if not self._tells_numpy_apart(original, arg):
             return func
         return cst.Call(cst.Name(self.use_helper("numpy_args")), [cst.Arg(func)])
 
     def tap_with_numpy_args(
-        self, func: cst.BaseExpression, original: cst.BaseExpression | None
+        self,
+        func: cst.BaseExpression,
+        original: cst.BaseExpression | None,
+        arg: cst.BaseExpression | None = None,
     ) -> cst.BaseExpression:
+        if original is not None and not self._tells_numpy_apart(original, arg):
+            if returns_nothing(self.resolver, original):
+                return func  # (no conversion, and no result to drop)
         return cst.Call(cst.Name(self.use_helper("numpy_args_no_result")), [cst.Arg(func)])
+
+    def _tells_numpy_apart(
+        self, original: cst.BaseExpression | None, arg: cst.BaseExpression | None
+    ) -> bool:
+        """May the host function see whether it got numpy arrays or jax.Array? Not when it
+        gets no array (`None`), ignores its arguments, or only hands them to numpy."""
+        return not (
+            original is None
+            or has_no_leaves(arg)
+            or takes_arrays_as_they_come(self.resolver, original)
+        )
 
     @property
     def module_has_ordered_io(self) -> bool:

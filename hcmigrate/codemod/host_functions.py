@@ -386,3 +386,38 @@ def takes_arrays_as_they_come(resolver, func: cst.BaseExpression) -> bool:
         if fdef is not None and not fdef.decorators:
             return converts_its_arguments(fdef.params, fdef.body, agnostic)
     return False
+
+
+def has_no_leaves(arg: cst.BaseExpression | None) -> bool:
+    """Is the argument a literal tree without leaves (`None`, `()`, `[]`, `{}`, nested)? The
+    host function then gets no array at all, numpy or not."""
+    if isinstance(arg, cst.Name):
+        return arg.value == "None"
+    if isinstance(arg, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and has_no_leaves(e.value) for e in arg.elements)
+    if isinstance(arg, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and has_no_leaves(e.value) for e in arg.elements)
+    return False
+
+
+def returns_nothing(resolver, func: cst.BaseExpression) -> bool:
+    """Does the host function visibly return None: a module function without decorators
+    whose `return`s give no value (and that does not yield)?"""
+    fdef = resolver.function_def(func) if isinstance(func, cst.Name) else None
+    if fdef is None or fdef.decorators:
+        return False
+    nested = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+    for node in _own_nodes(fdef.body, nested):
+        if isinstance(node, (cst.Yield, cst.Await)) or (
+            isinstance(node, cst.Return) and node.value is not None
+        ):
+            return False
+    return True
+
+
+def _own_nodes(node: cst.CSTNode, nested):
+    """The nodes under `node`, not those of functions or classes defined inside it."""
+    for child in node.children:
+        yield child
+        if not isinstance(child, nested):
+            yield from _own_nodes(child, nested)

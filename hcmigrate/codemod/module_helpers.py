@@ -43,9 +43,11 @@ _NUMPY_HELPER_IMPORTS = (
 # Legacy host_callback gave host functions numpy arrays that own their data, read-only on CPU,
 # whose flag the host function could switch on (`x.flags.writeable = True` before handing x to
 # a C library); modern callbacks give jax.Array, and np.asarray of one is a read-only view that
-# refuses the flag (callback_facts.json "writeable/"). A read-only copy behaves as legacy's did.
+# refuses the flag (callback_facts.json "writeable/"). A read-only copy behaves as legacy's did;
+# a writable one (`np.array` alone) would not: a host function that reads the flag, or writes
+# without switching it on (which raised), sees the difference (fixtures/fidelity/c01_*).
 _LEGACY_ARRAY = """\
-    def numpy_array(leaf):
+    def numpy_copy(leaf):
         array = {np}.array(leaf)
         array.flags.writeable = False
         return array
@@ -55,15 +57,11 @@ HELPERS: dict[str, HelperDef] = {
     "numpy_args": HelperDef(
         name="_with_numpy_args",
         source=f'''\
-def _with_numpy_args(host_function):
-    """Call `host_function` with numpy arrays, as the legacy host callbacks did."""
+def _with_numpy_args(f):
+    """Call `f` with read-only numpy copies of its arguments, as legacy did."""
 
 {_LEGACY_ARRAY}
-    @{{wraps}}(host_function)
-    def call(*args):
-        return host_function(*{{jax}}.tree.map(numpy_array, args))
-
-    return call
+    return {{wraps}}(f)(lambda *a: f(*{{jax}}.tree.map(numpy_copy, a)))
 ''',
         imports=_NUMPY_HELPER_IMPORTS,
     ),
@@ -73,12 +71,12 @@ def _with_numpy_args(host_function):
         name="_tap_with_numpy_args",
         source=f'''\
 def _tap_with_numpy_args(tap):
-    """Call `tap` with numpy arrays, as legacy host callbacks did; drop its result."""
+    """Call `tap` with read-only numpy copies (as legacy did); return None."""
 
 {_LEGACY_ARRAY}
     @{{wraps}}(tap)
     def call(*args):
-        tap(*{{jax}}.tree.map(numpy_array, args))
+        tap(*{{jax}}.tree.map(numpy_copy, args))
 
     return call
 ''',

@@ -105,19 +105,15 @@ import numpy as np
 from jax.experimental import io_callback
 
 
-def _with_numpy_args(host_function):
-    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
+def _with_numpy_args(f):
+    \"\"\"Call `f` with read-only numpy copies of its arguments, as legacy did.\"\"\"
 
-    def numpy_array(leaf):
+    def numpy_copy(leaf):
         array = np.array(leaf)
         array.flags.writeable = False
         return array
 
-    @functools.wraps(host_function)
-    def call(*args):
-        return host_function(*jax.tree.map(numpy_array, args))
-
-    return call
+    return functools.wraps(f)(lambda *a: f(*jax.tree.map(numpy_copy, a)))
 
 
 def save(x):
@@ -181,19 +177,15 @@ import jax
 import numpy as np
 
 
-def _with_numpy_args(host_function):
-    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
+def _with_numpy_args(f):
+    \"\"\"Call `f` with read-only numpy copies of its arguments, as legacy did.\"\"\"
 
-    def numpy_array(leaf):
+    def numpy_copy(leaf):
         array = np.array(leaf)
         array.flags.writeable = False
         return array
 
-    @functools.wraps(host_function)
-    def call(*args):
-        return host_function(*jax.tree.map(numpy_array, args))
-
-    return call
+    return functools.wraps(f)(lambda *a: f(*jax.tree.map(numpy_copy, a)))
 
 
 def check(x):
@@ -305,7 +297,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
 
     original_func = site.original_args.get("callback_func")
     adapted = ctx.adapted_function(site, adaptation, pass_transforms=False)
-    func = ctx.with_numpy_args(adapted, original_func)
+    func = ctx.with_numpy_args(adapted, original_func, site.original_args.get("arg"))
     value = site.args.get("arg", cst.Name("None"))
     if not _result_used(site) and ctx.taps_join_ordered_io:
         why = "it returns no result" if _no_result(site) else "its result is unused"
@@ -316,7 +308,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             level=Level.FIXED_WITH_NOTE,
         )
         if _no_result(site):
-            func, shape_expr = ctx.tap_with_numpy_args(adapted, original_func), cst.Name("None")
+            func = ctx.tap_with_numpy_args(adapted, original_func, site.original_args.get("arg"))
+            shape_expr = cst.Name("None")
         else:  # (the host function's result is still checked against result_shape, as legacy did)
             shape_expr = ctx.shapes.convert(site.original_args.get("result_shape")).expr
         return site.call_like(

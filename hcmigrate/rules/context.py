@@ -249,10 +249,14 @@ class RuleContext(Protocol):
         """Is the host function visibly free of side effects?"""
 
     def tap_with_numpy_args(
-        self, func: cst.BaseExpression, original: cst.BaseExpression | None
+        self,
+        func: cst.BaseExpression,
+        original: cst.BaseExpression | None,
+        arg: cst.BaseExpression | None = None,
     ) -> cst.BaseExpression:
         """`func` called with numpy arrays, its result dropped (for an io_callback with no
-        result)."""
+        result); `func` itself when it cannot tell numpy from jax.Array (see
+        `with_numpy_args`) and visibly returns None."""
 
     @property
     def taps_join_ordered_io(self) -> bool:
@@ -275,10 +279,15 @@ class RuleContext(Protocol):
         """Does the module's text name `word` (a whole word)?"""
 
     def with_numpy_args(
-        self, func: cst.BaseExpression, original: cst.BaseExpression | None
+        self,
+        func: cst.BaseExpression,
+        original: cst.BaseExpression | None,
+        arg: cst.BaseExpression | None = None,
     ) -> cst.BaseExpression:
         """`func` (the adapted form of the site's `original` host function) called with numpy
-        arrays, as legacy called it, unless it takes jax.Array the same way (numpy, scipy)."""
+        arrays (read-only copies), as legacy called it, unless it cannot tell them from
+        jax.Array: it only hands them to numpy or scipy, ignores its arguments, or the site's
+        `arg` is a literal without leaves (`None`)."""
 
     @property
     def module_has_ordered_io(self) -> bool:

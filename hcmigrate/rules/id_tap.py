@@ -60,19 +60,15 @@ import jax
 import numpy as np
 
 
-def _with_numpy_args(host_function):
-    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
+def _with_numpy_args(f):
+    \"\"\"Call `f` with read-only numpy copies of its arguments, as legacy did.\"\"\"
 
-    def numpy_array(leaf):
+    def numpy_copy(leaf):
         array = np.array(leaf)
         array.flags.writeable = False
         return array
 
-    @functools.wraps(host_function)
-    def call(*args):
-        return host_function(*jax.tree.map(numpy_array, args))
-
-    return call
+    return functools.wraps(f)(lambda *a: f(*jax.tree.map(numpy_copy, a)))
 
 
 def show(x):
@@ -104,19 +100,15 @@ import jax
 import numpy as np
 
 
-def _with_numpy_args(host_function):
-    \"\"\"Call `host_function` with numpy arrays, as the legacy host callbacks did.\"\"\"
+def _with_numpy_args(f):
+    \"\"\"Call `f` with read-only numpy copies of its arguments, as legacy did.\"\"\"
 
-    def numpy_array(leaf):
+    def numpy_copy(leaf):
         array = np.array(leaf)
         array.flags.writeable = False
         return array
 
-    @functools.wraps(host_function)
-    def call(*args):
-        return host_function(*jax.tree.map(numpy_array, args))
-
-    return call
+    return functools.wraps(f)(lambda *a: f(*jax.tree.map(numpy_copy, a)))
 
 
 def step(i):
@@ -400,7 +392,9 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         site, adaptation, pass_transforms=site.literal("tap_with_transform", True) is not False
     )
     if ctx.taps_join_ordered_io:
-        tap = ctx.tap_with_numpy_args(adapted, site.original_args.get("tap_func"))
+        tap = ctx.tap_with_numpy_args(
+            adapted, site.original_args.get("tap_func"), site.original_args.get("arg")
+        )
         io_callback = parse(ctx.modern("io_callback"))
         ctx.report(
             NATIVE,
@@ -419,7 +413,9 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
                 (arg(cst.Name("True"), "ordered"), "result"),
             ),
         )
-    tap = ctx.with_numpy_args(adapted, site.original_args.get("tap_func"))
+    tap = ctx.with_numpy_args(
+        adapted, site.original_args.get("tap_func"), site.original_args.get("arg")
+    )
     callback = parse(ctx.modern("debug_callback"))
     ctx.report(
         NATIVE,

@@ -475,7 +475,9 @@ def _call_site() -> dict | None:
 _CODEMOD_HELPERS = frozenset(
     f"{helper}.<locals>.{inner}"
     for helper in ("_with_numpy_args", "_tap_with_numpy_args")
-    for inner in ("call", "numpy_array")  # (numpy_array: the read-only copy of each leaf)
+    # (numpy_copy: the read-only copy of each leaf; `<lambda>` the call of _with_numpy_args;
+    # `call` and numpy_array as earlier hcmigrate versions wrote them)
+    for inner in ("call", "<lambda>", "numpy_copy", "numpy_array")
 )
 REACH_DEPTH = 4
 REACH_COUNT = 8
