@@ -60,7 +60,9 @@ def declare_compat(root: Path) -> Declaration | None:
     return None
 
 
-def _read(path: Path) -> str | None:
+def read_metadata(path: Path) -> str | None:
+    """The text of a metadata file (a regular UTF-8 file); None where there is none, or it
+    cannot be read (hcmigrate.jax_floor reads the same files)."""
     try:
         return read_regular(path).decode("utf-8") if path.is_file() else None
     except Exception:  # (unreadable: not a declaration this run can edit)
@@ -69,7 +71,7 @@ def _read(path: Path) -> str | None:
 
 def _pyproject(root: Path) -> Declaration | None:
     path = root / "pyproject.toml"
-    text = _read(path)
+    text = read_metadata(path)
     if text is None:
         return None
     try:
@@ -172,7 +174,7 @@ def _closing_bracket(text: str, start: int) -> int | None:
 
 def _setup_cfg(root: Path) -> Declaration | None:
     path = root / "setup.cfg"
-    text = _read(path)
+    text = read_metadata(path)
     if text is None:
         return None
     deps = _cfg_deps(text)
@@ -202,7 +204,7 @@ def _cfg_deps(text: str) -> list[str] | None:
 
 def _setup_py(root: Path) -> Declaration | None:
     path = root / "setup.py"
-    text = _read(path)
+    text = read_metadata(path)
     if text is None or "install_requires" not in text:
         return None
     where = "install_requires"
@@ -274,7 +276,7 @@ def _setup_py_deps(text: str) -> list[str]:
 
 def _requirements(root: Path, name: str = "requirements.txt") -> Declaration | None:
     path = root / name
-    text = _read(path)
+    text = read_metadata(path)
     if text is None:
         return None
     if _NAMED.search(text):

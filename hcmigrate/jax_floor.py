@@ -26,9 +26,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from hcmigrate.compat_dependency import _read
+from hcmigrate.compat_dependency import read_metadata
 from hcmigrate.facts import NATIVE_OUTPUT_JAXLIB_SINCE, NATIVE_OUTPUT_SINCE
-from hcmigrate.verify.project_deps import _poetry_constraint
+from hcmigrate.verify.project_deps import poetry_constraint
 
 _dotted = ".".join
 NEEDS = {
@@ -68,8 +68,8 @@ class FloorRaise:
         """One diagnostic line per requirement raised, on the file that declares it."""
         verb = "raised" if written else "would raise"
         return [
-            f"{shown(c.path)}:{c.line}:{c.col}: HCB008 [fixed] {verb} the project's JAX floor `{c.old}` "
-            f"-> `{c.new}`: the rewritten code needs JAX >= {NEEDS['jax']}"
+            f"{shown(c.path)}:{c.line}:{c.col}: HCB008 [fixed] {verb} the project's JAX floor "
+            f"`{c.old}` -> `{c.new}`: the rewritten code needs JAX >= {NEEDS['jax']}"
             + (f" (which imports with jaxlib >= {NEEDS['jaxlib']})" if "jaxlib" in c.old else "")
             for c in self.changes
         ]
@@ -82,7 +82,7 @@ def plan_raise(root: Path) -> FloorRaise | None:
     plan = FloorRaise()
     try:
         for path in _metadata_files(root):
-            text = _read(path)
+            text = read_metadata(path)
             if text is None:
                 continue
             new, changes = _raised(path, text)
@@ -148,7 +148,7 @@ def _raised_spec(spec: str, need: str) -> str:
 
 def _raised_poetry(constraint: str, need: str) -> str:
     """Poetry's constraint (`^0.4.1`, `~0.4.1`, `>=0.4.1,<0.5`) with its floor raised."""
-    as_pip = _poetry_constraint(constraint)
+    as_pip = poetry_constraint(constraint)
     if as_pip is None:
         raise Unsafe(f"`{constraint}` is a constraint this run does not read")
     old = _specifier(as_pip)
@@ -160,7 +160,7 @@ def _raised_poetry(constraint: str, need: str) -> str:
             raise Unsafe(f"`{constraint}` is an exact pin")
         return _raised_spec(constraint, need)
     new = f"{m.group(1)}{m.group(2)}{m.group(3)}{need}{m.group(5)}"
-    _check_same_above(old, _specifier(_poetry_constraint(new)), need, constraint)
+    _check_same_above(old, _specifier(poetry_constraint(new)), need, constraint)
     return new
 
 
@@ -334,7 +334,9 @@ def _replace(kind: str, text: str, old, new, count: int) -> tuple[str, list[tupl
         value = new
         span_of = lambda m: (m.start() + 1, m.end() - 1)  # noqa: E731
     else:
-        pattern = rf"^[ \t]*{re.escape(old)}(?=[ \t]*(?:#[^\n]*)?\r?$)"
+        # (a line of its own, or setup.cfg's first value after `key =`)
+        key = r"(?:[\w.-]+[ \t]*=[ \t]*)?" if kind == "cfg" else ""
+        pattern = rf"^[ \t]*{key}{re.escape(old)}(?=[ \t]*(?:#[^\n]*)?\r?$)"
         value = new
         span_of = lambda m: (m.end() - len(old), m.end())  # noqa: E731
     found = list(re.finditer(pattern, text, re.MULTILINE))

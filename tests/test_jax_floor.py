@@ -59,12 +59,16 @@ RAISED = [
     pytest.param(
         "setup.cfg",
         "[metadata]\nname = p\n\n[options]\ninstall_requires =\n    numpy\n"
-        "    jax>=0.4.13  # tree_util\n",
+        "    jax>=0.4.13  # tree_util\n\n"
+        "[options.extras_require]\ncuda = jax[cuda12]>=0.4.13\n",
         "[metadata]\nname = p\n\n[options]\ninstall_requires =\n    numpy\n"
-        "    jax>=0.4.26  # tree_util\n",
+        "    jax>=0.4.26  # tree_util\n\n"
+        "[options.extras_require]\ncuda = jax[cuda12]>=0.4.26\n",
         [
             "setup.cfg:7:5: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
-            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
+            "setup.cfg:10:8: HCB008 [fixed] raised the project's JAX floor `jax[cuda12]>=0.4.13` "
+            "-> `jax[cuda12]>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
         ],
         id="setup-cfg",
     ),

@@ -149,13 +149,13 @@ def _from_poetry(name: str, spec) -> tuple[str, str | None]:
         if spec.get("extras"):
             extras = f"[{','.join(spec['extras'])}]"
         spec = spec.get("version", "*")
-    constraint = _poetry_constraint(str(spec))
+    constraint = poetry_constraint(str(spec))
     if constraint is None:
         return "", f"a constraint pip does not read ({spec})"
     return f"{name}{extras}{constraint}", None
 
 
-def _poetry_constraint(spec: str) -> str | None:
+def poetry_constraint(spec: str) -> str | None:
     """Poetry's version constraint as pip's: `^1.2` is `>=1.2,<2`, `~1.2` is `>=1.2,<1.3`, a bare
     version is `==`, `*` is any; pip's own operators pass through."""
     spec = spec.strip()
