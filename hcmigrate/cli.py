@@ -506,6 +506,7 @@ def _raise_floor(settings: Settings, plan, final: list[FileResult], mode: str):
 
     if plan.raises_floor_to is None or not any(
         r.status == CHANGED
+        and (r.written or mode != "review")  # (--interactive: the changes accepted)
         and any(d.code in MODERN_API_CODES or d.code.startswith("JAX") for d in r.diagnostics)
         for r in final
     ):

@@ -201,3 +201,18 @@ def test_a_run_without_host_callback_keeps_the_floor(tmp_path):
     assert (
         tmp_path / "tree.py"
     ).read_text() == "import jax\n\ny = jax.tree_util.tree_map(abs, [1])\n"
+
+
+def test_interactive_raises_the_floor_only_with_an_accepted_change(tmp_path):
+    before = "jax>=0.4.13\n"
+    _project(tmp_path, "requirements.txt", before)
+    run(["--no-cache", "--interactive", "."], tmp_path, input="n\n" * 20)
+    assert (tmp_path / "requirements.txt").read_text() == before
+    assert (tmp_path / "step.py").read_text() == MODULE
+    res = run(["--no-cache", "--interactive", "."], tmp_path, input="a\n")
+    assert (tmp_path / "step.py").read_text() == MIGRATED
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.26\n"
+    assert _floor_lines(res.output) == [
+        "requirements.txt:1:1: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
+        "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+    ]
