@@ -24,10 +24,11 @@ filled), so nothing in it is trusted:
   * every entry must have the right shape and be bound to the text it was found for (the hash
     of that text is stored in it and compared with the file's current text); a new text must
     compile (a notebook's must be JSON), as a fresh rewrite must;
-  * a new text is never written from the cache: the modes that write or show a rewrite (fix,
-    --diff, --interactive) migrate a file again whenever its cached outcome is a change, so what
-    they write is what the rules produce from the file's current bytes. The cache spares them
-    the files that would not change; it spares `--check` every file.
+  * the modes that write or show a rewrite (fix, --diff, --interactive) read nothing from the
+    cache: they migrate every file the pre-filter lets through, so what they write is what the
+    rules produce from the file's current bytes, and an entry saying "no change" or "syntax
+    error" cannot keep a file from being migrated. They add what they find, for `--check`,
+    which the cache spares every file.
 
 A damaged, foreign or tampered cache is ignored (wholly, or the entry that fails a check), the
 files are migrated afresh and the run says so in one warning (`problem`). A cache of another
@@ -218,11 +219,10 @@ class ResultCache:
             "files are migrated afresh)"
         )
 
-    def get(self, key: str, text: str, notebook: bool, *, changes: bool = True) -> Outcome | None:
+    def get(self, key: str, text: str, notebook: bool) -> Outcome | None:
         """The outcome stored for `key` (that of migrating `text`), once it has passed every
         check (entry_problem); None when there is none, or when it fails one (the cache's
-        `problem` then says so), or when it is a change and `changes` is False (a mode that
-        writes or shows the rewrite derives it afresh)."""
+        `problem` then says so)."""
         outcome = self._entries.get(key)
         if outcome is None:
             return None
@@ -230,8 +230,6 @@ class ResultCache:
         if problem is not None:
             self.problem = self.problem or f"holds {problem}"
             del self._entries[key]  # (not kept: the fresh outcome takes its place)
-            return None
-        if outcome["new"] is not None and not changes:
             return None
         self._used[key] = outcome
         self.hits += 1

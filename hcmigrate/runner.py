@@ -143,9 +143,8 @@ def _process(task: Task, cache: ResultCache | None = None) -> FileResult | None:
     options = _migration_options(task)
     key = task_key(task.cache_tool, src.text, options, task.notebook) if task.cache_tool else None
     if cache is not None:
-        # A rewrite is written or shown only as the rules produce it from these bytes: never
-        # from the cache (hcmigrate.cache).
-        outcome = cache.get(key, src.text, task.notebook, changes=task.mode == "check")
+        # (only --check reads the cache: run_tasks)
+        outcome = cache.get(key, src.text, task.notebook)
         if outcome is None:
             return None
     else:
@@ -265,7 +264,7 @@ def run_tasks(
     tasks: list[Task], jobs: int, cache: ResultCache | None = None, budget: float | None = None
 ) -> Iterator[FileResult]:
     """Yield one FileResult per task, in task order. Uses worker processes when it pays. With a
-    cache, the files whose outcome it holds are finished here (read, but not migrated: no
+    cache, under --check the files whose outcome it holds are finished here (read, but not migrated: no
     codemod import, no worker), the others go to workers and what they find is added to it.
     `budget`: each file's time budget in seconds (None: none), see hcmigrate.workers."""
     if cache is None:
@@ -274,6 +273,12 @@ def run_tasks(
     tasks = [dataclasses.replace(task, cache_tool=cache.fingerprint) for task in tasks]
     cached: dict[int, FileResult] = {}
     for index, task in enumerate(tasks):
+        if task.mode != "check":
+            # A mode that writes or shows a rewrite reads nothing from the cache: an entry that
+            # says "no change" or "syntax error" for a file that needs a rewrite (a cache filled
+            # elsewhere, or tampered with) must not keep it from being migrated. What it finds
+            # is still added, for the next --check.
+            continue
         try:
             found = _process(task, cache)
         except Exception:  # (the worker will report it)

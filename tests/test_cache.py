@@ -63,8 +63,8 @@ def test_second_run_reuses_results_and_reports_exactly_the_same(tree, default_ca
         fresh = run([*args, "-v", "--no-cache", "pkg"], tree)
         if args == ["--check"]:  # (machine formats print no timing line)
             assert _from_cache(second) == len(NAMES) + 1  # (the syntax error is an outcome too)
-        if args == ["--diff"]:  # (a rewrite shown is derived afresh: only the error is reused)
-            assert _from_cache(second) == 1
+        if args == ["--diff"]:  # (a mode that shows a rewrite reads nothing from the cache)
+            assert _from_cache(second) == 0
         assert first.exit_code == second.exit_code == fresh.exit_code == 2
         assert (
             _without_timing(second.output)
@@ -84,7 +84,7 @@ def test_a_rewrite_after_a_cached_check_writes_what_a_fresh_rewrite_writes(
     shutil.copytree(tree, twin)
     run(["--check", "pkg"], tree)  # fills tree's cache
     fixed = run(["-v", "pkg"], tree)
-    assert _from_cache(fixed) == 1  # (the syntax error; what is written is never cached text)
+    assert _from_cache(fixed) == 0  # (a writing mode reads no entry)
     run(["--no-cache", "pkg"], twin)
     for name in NAMES:
         written = (tree / "pkg" / f"{name}.py").read_text()
@@ -184,22 +184,32 @@ def _warnings(result) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "new",
-    ["def (:\n", "import os; os.system('touch pwned')\n"],
-    ids=["does-not-compile", "compiles"],
+    "tampering",
+    [
+        {"new": "def (:\n"},
+        {"new": "import os; os.system('touch pwned')\n"},
+        {"new": None, "diagnostics": []},  # "no change"
+        {"new": None, "error": ["fake syntax error", 1, 0]},
+    ],
+    ids=["does-not-compile", "compiles", "says-unchanged", "says-syntax-error"],
 )
-def test_a_tampered_new_text_is_never_written(tree, tmp_path, default_cache, new):
+def test_a_tampered_cache_never_decides_what_is_written(tree, tmp_path, default_cache, tampering):
     twin = tmp_path / "twin"
     shutil.copytree(tree, twin)
     run(["--check", "pkg"], tree)
-    _tamper(tree, lambda entry: entry["new"] is not None and entry.update(new=new))
+    _tamper(tree, lambda entry: entry["new"] is not None and entry.update(tampering))
     fixed = run(["-v", "pkg"], tree)
     run(["--no-cache", "pkg"], twin)
     for name in NAMES:
         written = (tree / "pkg" / f"{name}.py").read_text()
-        assert written == (twin / "pkg" / f"{name}.py").read_text() and "os.system" not in written
-    # A text that does not compile marks the cache as tampered: one warning, naming it.
-    assert len(_warnings(fixed)) == (1 if new.startswith("def") else 0)
+        assert (
+            written
+            == (twin / "pkg" / f"{name}.py").read_text()
+            != (FIXTURES / f"{name}.in.py").read_text()
+        )
+        assert "os.system" not in written
+    # A writing run reads no entry, so it has nothing to warn about; it is --check that reads.
+    assert not _warnings(fixed) and _from_cache(fixed) == 0
     assert fixed.exit_code == 2  # (pkg/broken.py, as in a fresh run)
 
 
