@@ -187,9 +187,10 @@ def test_clip_given_only_its_upper_bound_runs_on_every_version(legacy_python):
     assert _printed(sys.executable, result.code) == legacy
 
 
-def _printed(python: str, code: str) -> str:
-    """What `code` prints when run by `python` (on the CPU)."""
-    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}
+def _printed(python: str, code: str, pythonpath: str = "") -> str:
+    """What `code` prints when run by `python` (on the CPU; `pythonpath`: where the compat
+    runtime is)."""
+    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath}
     run = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     return run.stdout
@@ -281,3 +282,57 @@ def test_on_by_default_and_switched_off_like_every_rule(tmp_path):
     code, output = _migrated(tmp_path, "config", config='[tool.hcmigrate]\nignore = ["JAX"]\n')
     assert "a_min=1" in code and "jax.tree_map" in code and "jax.debug.print" in code
     assert "JAX1" not in output
+
+
+# ------------------------------------------------------------------------------ --strategy compat
+_KEPT_ON_COMPAT = textwrap.dedent(
+    """\
+    import jax
+    import jax.numpy as jnp
+    from jax import tree_map as tmap
+    from jax.experimental import host_callback as hcb
+
+
+    def show(value, transforms):
+        print("tap", value)
+
+
+    @jax.jit
+    def step(x):
+        x = jnp.clip(x, a_min=0.0, a_max=2.0)
+        x = hcb.id_tap(show, x)
+        return jax.tree_map(lambda v: v * 2, x)
+
+
+    out = tmap(lambda v: v + 1, step(jnp.arange(4.0)))
+    hcb.barrier_wait()
+    print(out)
+    """
+)
+
+
+def test_compat_strategy_runs_the_jax_rules_too(tmp_path, legacy_python):
+    """A project that keeps host_callback on the compat runtime still needs `jax.tree_map`,
+    `jnp.clip(a_max=...)`, `from jax import tree_map` fixed to run on the current JAX: under
+    `--strategy compat` the JAX1xx rules run as under the native strategy, and the migrated
+    program prints on the current JAX what the original printed on jax 0.4.30."""
+    (tmp_path / "prog.py").write_text(_KEPT_ON_COMPAT)
+    result = run(["--strategy", "compat", "prog.py"], tmp_path)
+    assert result.exit_code == 0, result.output
+    code = (tmp_path / "prog.py").read_text()
+    assert code == (
+        _KEPT_ON_COMPAT.replace("from jax import tree_map", "from jax.tree_util import tree_map")
+        .replace(
+            "from jax.experimental import host_callback",
+            "from hcmigrate_compat import host_callback",
+        )
+        .replace("a_min=0.0, a_max=2.0", "min=0.0, max=2.0")
+        .replace("jax.tree_map(", "jax.tree.map(")
+    )
+    for code_ in ("HCB701", "JAX101", "JAX102"):
+        assert code_ in result.output
+    assert run(["--strategy", "compat", "prog.py"], tmp_path).output.count("JAX1") == 0
+
+    legacy = _printed(str(legacy_python), _KEPT_ON_COMPAT)
+    assert legacy == "tap [0. 1. 2. 2.]\n[1. 3. 5. 5.]\n"
+    assert _printed(sys.executable, code, pythonpath=str(REPO)) == legacy
