@@ -6,9 +6,10 @@ The host_callback rules' files all spell `host_callback`; a removed JAX name has
 imports of JAX the way Python binds them (`import jax.numpy as jnp` binds `jnp` to
 `jax.numpy`; `from jax import core` binds `core` to `jax.core`) and looks for a removed name
 after a name bound to its module (`jnp.round_`, `core.Primitive`, `jax.tree_map`), or
-imported itself (`from jax import tree_map`, `from jax.config import config`). A use through
-an alias made by assignment (`np2 = jnp`) or a star import is not seen; a use in a comment or
-string passes (the codemod then finds nothing): a superset of the files with a rewritable use,
+imported itself (`from jax import tree_map`, `from jax.config import config`), or as a bare
+word after a star import of its module (`from jax.numpy import *`, then `round_(x)`). A use
+through an alias made by assignment (`np2 = jnp`) is not seen; a use in a comment or string
+passes (the codemod then finds nothing): a superset of the files with a rewritable use,
 at the cost of a few regular-expression searches on the files that import JAX.
 
 The rows come from the rules' triggers (hcmigrate.rules.spec.RemovedJaxApi), so the
@@ -31,6 +32,7 @@ _IMPORT = re.compile(
     rb"(?m)^[ \t]*(?:from[ \t]+(\.*[\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n\\]*(?:\\\r?\n[^\n\\]*)*)"
 )
 _ALIAS = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
+_STAR_IMPORT = re.compile(rb"(?m)^[ \t]*from[ \t]+(jax(?:[ \t]*\.[ \t]*\w+)*)[ \t]+import[ \t]+\*")
 
 
 def import_bindings(data: bytes) -> list[tuple[str, str, bool]]:
@@ -102,6 +104,11 @@ class RemovedApiScan:
         """The rows' names below `module`, relative to it ("jax.numpy" -> "round_", ...)."""
         return _rests(self.attributes, module)
 
+    def star_names(self, module: str) -> tuple[str, ...]:
+        """The rows' names a star import of `module` may bind (`from jax.numpy import *`:
+        "round_", "clip", ...; `from jax import *`: "tree_map", "jax", ...)."""
+        return tuple(r for r in self.rests_under(module) if "." not in r)
+
     def is_removed(self, real: str, from_import: bool = False) -> bool:
         """Is `real` (what an import takes) a removed name, or inside a removed module?
         (`from jax import config` takes the attribute, which lives on.)"""
@@ -121,6 +128,10 @@ class RemovedApiScan:
             if self.is_removed(real, from_import):
                 return True
             pattern = _uses_pattern(bound, self.rests_under(real))
+            if pattern is not None and pattern.search(data):
+                return True
+        for module in _STAR_IMPORT.findall(data):
+            pattern = _bare_pattern(self.star_names(re.sub(rb"\s", b"", module).decode()))
             if pattern is not None and pattern.search(data):
                 return True
         return False
@@ -147,6 +158,14 @@ def is_call(row: RemovedApi) -> bool:
 def _rests(names: frozenset[str], module: str) -> tuple[str, ...]:
     prefix = module + "."
     return tuple(sorted(n[len(prefix) :] for n in names if n.startswith(prefix)))
+
+
+@lru_cache(maxsize=256)
+def _bare_pattern(names: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    """Any of `names` as a word of its own (not an attribute)."""
+    if not names:
+        return None
+    return re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
 
 
 @lru_cache(maxsize=4096)

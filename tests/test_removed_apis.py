@@ -336,3 +336,122 @@ def test_compat_strategy_runs_the_jax_rules_too(tmp_path, legacy_python):
     legacy = _printed(str(legacy_python), _KEPT_ON_COMPAT)
     assert legacy == "tap [0. 1. 2. 2.]\n[1. 3. 5. 5.]\n"
     assert _printed(sys.executable, code, pythonpath=str(REPO)) == legacy
+
+
+# ------------------------------------------------------------------------------ star imports
+_FILLER = "".join(f"def helper_{i}(v):\n    return v + {i}\n\n\n" for i in range(20))
+_STAR_NUMPY = (
+    "from jax.numpy import *\n\n\n"
+    + _FILLER
+    + "def bounded(v):\n    return clip(round_(v), a_min=0.5, a_max=2.0)\n\n\n"
+    + "print(bounded(array([0.4, 1.6, 2.5])))\n"
+)
+_STAR_JAX = textwrap.dedent(
+    """\
+    from jax import *
+
+    print(jax.lax.cond(True, lambda v: v + 1, lambda v: v, numpy.arange(3)))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "text, after, briefs",
+    [
+        (
+            _STAR_NUMPY,
+            "import jax\n"
+            + _STAR_NUMPY.replace(
+                "round_(v), a_min=0.5, a_max=2.0", "jax.numpy.round(v), min=0.5, max=2.0"
+            ).replace(", NaN)", ", jax.numpy.nan)"),
+            [
+                "85:12 JAX102 [fixed] `clip(round_(v), a_min=0.5, a_max=2.0)` -> `clip(jax.numpy.round(v), min=0.5, max=2.0)`",
+                "85:17 JAX106 [fixed] `round_` (bound by `from jax.numpy import *`) -> `jax.numpy.round`",
+            ],
+        ),
+        (
+            _STAR_JAX,
+            "import jax\n" + _STAR_JAX,
+            ["3:7 JAX103 [fixed] `jax` (bound by `from jax import *`) -> `jax`"],
+        ),
+    ],
+    ids=["jax.numpy", "jax"],
+)
+def test_names_a_star_import_binds_are_rewritten_and_run(text, after, briefs, legacy_python):
+    """`from jax.numpy import *` then `round_(v)`, `clip(v, a_min=...)`, `NaN`; `from jax import
+    *` then `jax.lax` (the `jax.jax` alias the star bound): where nothing else binds the name,
+    it was the star-imported module's, and the migrated program prints on the current JAX what
+    the original printed on jax 0.4.30."""
+    result = migrate_source(text, Options())
+    assert result.code == after
+    assert [d.brief() for d in result.diagnostics] == briefs
+    assert migrate_source(result.code, Options()).code == result.code
+    legacy = _printed(str(legacy_python), text)
+    assert _printed(str(legacy_python), result.code) == legacy
+    assert _printed(sys.executable, result.code) == legacy
+
+
+def test_names_a_star_import_binds_are_rewritten_where_legacy_cannot_run():
+    """Names gone before jax 0.4.30 (`PRNGKeyArray`) or that its `from jax import *` does not
+    bind (`tree_map`, deprecated there): rewritten all the same (they ran on the project's
+    older JAX), and the result runs on the current JAX."""
+    text = textwrap.dedent(
+        """\
+        from jax.random import *
+
+
+        def fresh(k: PRNGKeyArray) -> bool:
+            return isinstance(k, PRNGKeyArray)
+
+
+        print(fresh(PRNGKey(0)))
+        """
+    )
+    result = migrate_source(text, Options())
+    assert result.code == "import jax\n" + text.replace("PRNGKeyArray", "jax.Array")
+    assert _printed(sys.executable, result.code) == "True\n"
+    text = "from jax import *\n\nprint(tree_map(lambda v: v + 1, [1, 2]))\n"
+    result = migrate_source(text, Options())
+    assert result.code == "import jax\n" + text.replace("tree_map", "jax.tree.map")
+    assert _printed(sys.executable, result.code) == "[2, 3]\n"
+    text = "from jax.numpy import *\n\nprint(isnan(NaN), NINF)\n"
+    result = migrate_source(text, Options())
+    assert result.code == "import jax\n" + text.replace("NaN", "jax.numpy.nan").replace(
+        "NINF", "-jax.numpy.inf"
+    )
+    assert _printed(sys.executable, result.code) == "True -inf\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # another star import may bind the same names
+        "from jax.numpy import *\nfrom numpy import *\n\ny = clip(round_(x), a_min=0)\n",
+        # bound by the module itself, or a parameter
+        "from jax.numpy import *\n\n\ndef clip(x, a_min=0):\n    return x\n\n\n"
+        "round_ = round\ny = clip(round_(x), a_min=0)\n",
+        "from jax.numpy import *\n\n\ndef h(NINF):\n    return NINF\n",
+        # attributes of other values, numpy's own
+        "from jax.numpy import *\nimport numpy as np\n\ny = np.clip(x, a_min=0)\n"
+        "z = x.clip(a_min=0)\nw = x.round_\n",
+        # a star import of numpy alone
+        "from numpy import *\n\ny = clip(round_(x), a_min=0)\n",
+        # bound by an import of its own: the import is the site, not the use
+        "from jax.random import *\nfrom mylib import PRNGKeyArray\n\nk: PRNGKeyArray\n",
+    ],
+    ids=["two-stars", "own-bindings", "parameter", "attributes", "numpy-star", "own-import"],
+)
+def test_names_a_star_import_may_not_bind_are_left_alone(text):
+    result = migrate_source(text, Options())
+    assert result.code == text
+    assert result.diagnostics == []
+
+
+def test_scan_selects_files_using_names_of_a_jax_star_import(tmp_path):
+    uses = tmp_path / "uses.py"
+    uses.write_text("from jax.numpy import *\n\nx = round_(1.5)\n")
+    modern = tmp_path / "modern.py"
+    modern.write_text("from jax.numpy import *\n\nx = round(1.5)\n")
+    numpy = tmp_path / "numpy_star.py"
+    numpy.write_text("from numpy import *\n\nx = round_(1.5)\n")
+    assert scan([uses, modern, numpy]).candidates == {0}

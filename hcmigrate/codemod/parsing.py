@@ -85,6 +85,8 @@ def seed_words(
         seeds.add(LEGACY_MODULE.split(".", 1)[0])  # `jax.experimental.host_callback.id_tap(...)`
     if _STAR_IMPORT.search(text):
         seeds |= LEGACY_PUBLIC_NAMES  # `from jax.experimental.host_callback import *`
+    for module in scopes.star_imports:  # `from jax.numpy import *`, then `round_(x)`
+        seeds.update(words.removed.star_names(module))
     return seeds
 
 
