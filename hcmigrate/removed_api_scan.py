@@ -12,6 +12,11 @@ through an alias made by assignment (`np2 = jnp`) is not seen; a use in a commen
 passes (the codemod then finds nothing): a superset of the files with a rewritable use,
 at the cost of a few regular-expression searches on the files that import JAX.
 
+A module whose behaviour changed with no name removed (`jax.random`: JAX110's note) is
+looked for the same way, as the rule sees a use: a call of an attribute of it through a name
+bound to it or to its parent (`jax.random.normal(`, `jr.split(`, `random.uniform(` after
+`from jax import random`).
+
 The rows come from the rules' triggers (hcmigrate.rules.spec.RemovedJaxApi), so the
 pre-filter (which must not import the rules) and the codemod test the same names.
 """
@@ -64,6 +69,7 @@ class RemovedApiScan:
         # A module whose behaviour changed (`jax.random`) makes no file a candidate (every
         # numerical file would be one): its uses are reported in the files migrated anyway.
         self.behaviour = tuple(r for r in rows if r.kind is Kind.BEHAVIOUR)
+        self.changed_modules = frozenset(r.name for r in self.behaviour)
         self.names = frozenset(r.name for r in self.rows if r.kind is not Kind.METHOD)
         # Names that a use spells as an attribute (`jax.tree_map`): not modules that live on as
         # an attribute of their parent (`jax.config.update` is fine; `import jax.config` is not).
@@ -117,7 +123,28 @@ class RemovedApiScan:
         return any(real.startswith(m + ".") for m in self.modules)
 
     def may_use(self, data: bytes | str) -> bool:
-        """Could the text use one of the rows? (A superset test, see the module docstring.)"""
+        """Could the text use one of the rows, or call into a module whose behaviour changed?
+        (A superset test, see the module docstring.)"""
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        if ROOT.encode() not in data:
+            return False
+        return self.may_use_removed(data) or self.may_call_changed(data)
+
+    def may_call_changed(self, data: bytes) -> bool:
+        """Could the text call into a module whose behaviour changed (`jax.random.normal(`)?"""
+        if not self.changed_modules:
+            return False
+        for real, bound, _ in import_bindings(data):
+            for module in self.changed_modules:
+                if module == real or module.startswith(real + "."):
+                    pattern = _calls_pattern(bound, module[len(real) + 1 :])
+                    if pattern.search(data):
+                        return True
+        return False
+
+    def may_use_removed(self, data: bytes | str) -> bool:
+        """Could the text use one of the removed names?"""
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogateescape")
         if not self.rows or ROOT.encode() not in data:
@@ -158,6 +185,14 @@ def is_call(row: RemovedApi) -> bool:
 def _rests(names: frozenset[str], module: str) -> tuple[str, ...]:
     prefix = module + "."
     return tuple(sorted(n[len(prefix) :] for n in names if n.startswith(prefix)))
+
+
+@lru_cache(maxsize=4096)
+def _calls_pattern(bound: str, rest: str) -> re.Pattern[bytes]:
+    """A call of an attribute of `bound.rest` (`rest` "": of `bound` itself)."""
+    parts = [bound, *rest.split(".")] if rest else [bound]
+    dotted = rb"\s*\.\s*".join(re.escape(p.encode()) for p in parts)
+    return re.compile(rb"(?<![\w.])" + dotted + rb"\s*\.\s*\w+\s*\(")
 
 
 @lru_cache(maxsize=256)

@@ -116,16 +116,88 @@ def test_prefilter_selects_files_with_removed_apis_and_no_legacy_name(tmp_path):
 
 def test_scan_accepts_every_example_and_fixture_with_a_jax_finding():
     """The pre-filter's test is a superset: no file the codemod has a JAX1xx finding for is
-    dropped before it (the random-stream note rides on files selected for other reasons)."""
+    dropped before it, the random-stream note (JAX110) included."""
     texts = [e.before for rule in registry().rules for e in rule.examples]
     texts += [p.read_text() for p in FIXTURES.glob("**/*.in.py")]
-    seen = 0
+    seen, notes = 0, 0
     for text in texts:
         codes = _codes(text)
-        if any(c.startswith("JAX") and c != "JAX110" for c in codes):
+        if any(c.startswith("JAX") for c in codes):
             seen += 1
+            notes += "JAX110" in codes
             assert registry().words.removed.may_use(text), text
-    assert seen >= 15
+    assert seen >= 15 and notes >= 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import jax\nx = jax.random.normal(key, (3,))\n",
+        "import jax.random as jr\nkeys = jr.split(key)\n",
+        "from jax import random\nx = random.uniform(key)\n",
+        "from jax import (\n    numpy as jnp,\n    random,\n)\nx = random . bits(key)\n",
+    ],
+)
+def test_scan_finds_every_spelling_of_a_call_into_jax_random(text):
+    assert SCAN.may_use(text)
+    assert not SCAN.may_use_removed(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import numpy as np\nimport jax\nx = np.random.rand(3)\n",
+        "import random\nimport jax\nx = random.random()\n",
+        "import jax\nimport jax.random\n",  # an import, no call
+        "from jax.random import PRNGKey\nk = PRNGKey(0)\n",  # a bare name: the rule sees none
+    ],
+)
+def test_scan_passes_over_files_that_call_no_jax_random(text):
+    assert not SCAN.may_use(text)
+
+
+_DRAWS = "import jax\n\nkey = jax.random.PRNGKey(0)\nprint(jax.random.normal(key, (3,)))\n"
+
+
+def test_the_random_stream_note_reaches_files_with_nothing_else_to_migrate(tmp_path):
+    """A module that only draws random numbers (no legacy name, no removed API) is selected by
+    the pre-filter and gets its JAX110 note, left byte for byte as it was; a module that calls
+    numpy's random is passed over."""
+    (tmp_path / "draw.py").write_text(_DRAWS)
+    (tmp_path / "plain.py").write_text("import numpy as np\n\nprint(np.random.rand(3))\n")
+    assert scan([tmp_path / "draw.py", tmp_path / "plain.py"]).candidates == {0}
+    result = run(["--check", "."], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (
+        "draw.py:3:7: JAX110 [fixed-with-behaviour-note] this module draws random" in result.output
+    )
+    assert "plain.py" not in result.output
+    assert "1 fixed-with-behaviour-note" in result.output
+    run(["."], tmp_path)
+    assert (tmp_path / "draw.py").read_text() == _DRAWS
+
+
+def test_the_random_stream_note_of_a_module_with_nothing_else_is_placed_as_in_any_module():
+    """Such a module has only its random calls parsed by libcst (found from the scope
+    analysis): the note lands where a whole-module migration puts it, after a `# noqa: JAX110`
+    on the first call too; a shadowed `jax` is no call into JAX."""
+    filler = "".join(f"def helper_{i}(v):\n    return v + {i}\n\n\n" for i in range(5))
+    text = (
+        "import jax\n\n\n"
+        + filler
+        + "def local(jax):\n    return jax.random.normal(1)\n\n\n"
+        + "def draw(key):\n    return jax.random.normal(key, (3,))  # noqa: JAX110\n\n\n"
+        + "def other(key):\n    return jax.random.uniform(key)\n"
+    )
+    found = migrate_source(text, Options())
+    assert found.code == text
+    assert [(d.line, d.col, d.code) for d in found.diagnostics] == [(33, 12, "JAX110")]
+    # with a removed name beside it, the whole module is read: the same note
+    both = migrate_source(text + "y = jax.tree_map(abs, [1])\n", Options())
+    assert [(d.line, d.col, d.code) for d in both.diagnostics] == [
+        (33, 12, "JAX110"),
+        (34, 5, "JAX101"),
+    ]
 
 
 # ------------------------------------------------------------------------------ resolution

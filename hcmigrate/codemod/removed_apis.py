@@ -35,6 +35,29 @@ def is_jax(real: str) -> bool:
     return real == ROOT or real.startswith(_JAX_PREFIX)
 
 
+def calls_into(scopes, modules: frozenset[str]) -> list[int]:
+    """Offsets of the calls of an attribute of one of `modules` (`jax.random.normal(...)`),
+    read from the scope analysis (hcmigrate.codemod.scopes.ScopeAnalysis) alone: the sites of
+    a module's behaviour note, as `RemovedApis.use` finds them, before libcst parses anything."""
+    found = []
+    for node in ast.walk(scopes.tree):
+        if type(node) is not ast.Call or type(node.func) is not ast.Attribute:
+            continue
+        parts, root = [], node.func
+        while type(root) is ast.Attribute:
+            parts.append(root.attr)
+            root = root.value
+        if type(root) is not ast.Name:
+            continue
+        dotted = ".".join([root.id, *reversed(parts)])
+        names = scopes.qualified_names(scopes.offset(root), dotted)
+        if len(names) == 1:
+            (name,) = names
+            if name.source == IMPORT and name.name.rpartition(".")[0] in modules:
+                found.append(scopes.offset(node))
+    return found
+
+
 class RemovedApis:
     def __init__(self, resolver, scan: RemovedApiScan):
         self._resolver = resolver  # hcmigrate.codemod.resolution.Resolver
@@ -53,7 +76,7 @@ class RemovedApis:
         self._star_names = frozenset(scan.star_names(self._star)) if self._star else frozenset()
         # A module the scan finds no removed name in (one with host_callback only) is walked
         # for calls into the modules whose behaviour changed alone (`jax.random.normal`).
-        self.may_use = scan.may_use(resolver.index.text)
+        self.may_use = scan.may_use_removed(resolver.index.text)
         self.roots = self._jax_roots()
 
     def _jax_roots(self) -> set[str]:
