@@ -527,3 +527,57 @@ def test_scan_selects_files_using_names_of_a_jax_star_import(tmp_path):
     numpy = tmp_path / "numpy_star.py"
     numpy.write_text("from numpy import *\n\nx = round_(1.5)\n")
     assert scan([uses, modern, numpy]).candidates == {0}
+
+
+# ------------------------------------------------------------------------------ JAX internals
+_INTERNALS = textwrap.dedent(
+    """\
+    from jax import util
+    from jax.experimental.pjit import pjit_p
+
+
+    def calls_jit(eqn):
+        return eqn.primitive is pjit_p
+
+
+    def pairs(xs, ys):
+        return util.safe_map(lambda a, b: a + b, xs, ys)
+    """
+)
+
+_JIT_EQN = """
+import jax
+closed = jax.make_jaxpr(lambda x: jax.jit(lambda y: y + 1)(x))(1.0)
+print(closed.jaxpr.eqns[0].primitive is {primitive})
+"""
+
+
+def test_internals_numpyro_used_are_manual_findings_naming_their_replacement(legacy_python):
+    """`pjit_p` and `jax.util` (numpyro 0.15.0's provenance.py): no spelling spans a project's
+    range, so each is a manual finding that says what to write; what it says holds on real
+    JAX: a jitted call's equation carries `pjit_p` on jax 0.4.30 and
+    `jax.extend.core.primitives.jit_p` on the current JAX, and `safe_map` gave what
+    `list(map(...))` gives."""
+    result = migrate_source(_INTERNALS, Options(target_jax=(0, 4, 14)))
+    assert result.code == _INTERNALS
+    assert [d.brief() for d in result.diagnostics] == [
+        "1:17 JAX109 [manual] `jax.util` was removed in JAX 0.8.0: jax.util was internal: "
+        "safe_map(f, *xs) is list(map(f, *xs)) and safe_zip(*xs) is list(zip(*xs, "
+        "strict=True)) where the lengths agree (they raised ValueError where not); copy any "
+        "other helper you need",
+        "2:35 JAX109 [manual] `jax.experimental.pjit.pjit_p` was removed in JAX 0.7.0: JAX "
+        "internal: the jit primitive is jax.extend.core.primitives.jit_p from JAX 0.7.0 "
+        "(before, only this name): match on the one the installed JAX has, or stop matching "
+        "on the primitive",
+    ]
+    legacy = "from jax.experimental.pjit import pjit_p\n" + _JIT_EQN.format(primitive="pjit_p")
+    assert _printed(str(legacy_python), legacy) == "True\n"
+    current = "from jax.extend.core.primitives import jit_p\n" + _JIT_EQN.format(primitive="jit_p")
+    assert _printed(sys.executable, current) == "True\n"
+    same = (
+        "from jax.util import safe_map, safe_zip\nxs, ys = [1, 2], [3, 4]\n"
+        "f = lambda a, b: a * b\n"
+        "print(safe_map(f, xs, ys) == list(map(f, xs, ys)), "
+        "safe_zip(xs, ys) == list(zip(xs, ys, strict=True)))\n"
+    )
+    assert _printed(str(legacy_python), same) == "True True\n"
