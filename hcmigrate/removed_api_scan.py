@@ -66,8 +66,8 @@ class RemovedApiScan:
 
     def __init__(self, rows: tuple[RemovedApi, ...]):
         self.rows = tuple(r for r in rows if r.kind is not Kind.BEHAVIOUR)
-        # A module whose behaviour changed (`jax.random`) makes no file a candidate (every
-        # numerical file would be one): its uses are reported in the files migrated anyway.
+        # A module whose behaviour changed (`jax.random`): a file that calls into it is a
+        # candidate too (JAX110's note), found by its calls, not by the module's name alone.
         self.behaviour = tuple(r for r in rows if r.kind is Kind.BEHAVIOUR)
         self.changed_modules = frozenset(r.name for r in self.behaviour)
         self.names = frozenset(r.name for r in self.rows if r.kind is not Kind.METHOD)
