@@ -17,6 +17,10 @@ Measured (medians of --repeat runs):
 
     python bench/bench_tree.py --out /tmp/hcbench            # build + measure, print markdown
     python bench/bench_tree.py --out /tmp/hcbench --quick    # fewer repeats, smaller sample
+
+With `--no-legacy BEFORE` only the cost of a tree with no legacy names is measured: `--check`
+over the 1x tree without the fixture copies, this checkout and the checkout BEFORE (e.g. a
+`git archive` of an earlier commit) in turns, wall and CPU seconds (children's user + system).
 """
 
 from __future__ import annotations
@@ -106,6 +110,57 @@ def timed(cmd, cwd=None, repeat=3) -> tuple[float, int]:
             raise SystemExit(f"benchmark command failed with exit {rc}: {' '.join(map(str, cmd))}")
         peak = max(peak, int(rss))
     return statistics.median(times), peak
+
+
+def timed_cpu(cmd, env) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and its children) of one run of `cmd`."""
+    wrapper = [
+        sys.executable,
+        "-c",
+        "import resource, subprocess, sys; rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
+        " stderr=subprocess.DEVNULL).returncode; u = resource.getrusage(resource.RUSAGE_CHILDREN);"
+        " print(rc, u.ru_utime + u.ru_stime)",
+        *cmd,
+    ]
+    t0 = time.perf_counter()
+    p = subprocess.run(wrapper, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    rc, cpu = p.stdout.split()
+    if int(rc) not in (0, 1):
+        raise SystemExit(f"benchmark command failed with exit {rc}: {' '.join(map(str, cmd))}")
+    return wall, float(cpu)
+
+
+def no_legacy_ab(out: Path, before: Path, repeat: int) -> None:
+    """`--check` over a tree with no legacy names, BEFORE and this checkout in turns."""
+    tree = out / "tree1x-no-legacy"
+    info = build_tree(tree, 1, fixture_sets=0)
+    print(
+        f"Corpus: {info['files']} .py files, {info['lines']:,} lines, "
+        f"{info['host_callback_files']} mention host_callback"
+    )
+    cmd = [sys.executable, "-m", "hcmigrate", "--check", "-q", "--no-cache", str(tree)]
+    sides = {"before": before.resolve(), "after": REPO}
+    runs: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
+    for side, checkout in sides.items():  # (an untimed run each: bytecode written)
+        timed_cpu(cmd, dict(os.environ, PYTHONPATH=str(checkout)))
+    for _ in range(repeat):
+        for side, checkout in sides.items():
+            runs[side].append(timed_cpu(cmd, dict(os.environ, PYTHONPATH=str(checkout))))
+    wall = {s: statistics.median(w for w, _ in r) for s, r in runs.items()}
+    cpu = {s: statistics.median(c for _, c in r) for s, r in runs.items()}
+    print(
+        "| `hcmigrate --check` (all cores, no cache), seconds | before | after | after / before |"
+    )
+    print("|---|---|---|---|")
+    print(
+        f"| wall, median of {repeat} | {wall['before']:.2f} | {wall['after']:.2f} | "
+        f"{wall['after'] / wall['before']:.2f} |"
+    )
+    print(
+        f"| CPU (user + system), median of {repeat} | {cpu['before']:.2f} | {cpu['after']:.2f} | "
+        f"{cpu['after'] / cpu['before']:.2f} |"
+    )
 
 
 def libcst_noop_sample(tree: Path, sample: int) -> tuple[float, int]:
@@ -260,8 +315,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--libcst-sample", type=int, default=300)
+    ap.add_argument("--no-legacy", type=Path, metavar="BEFORE", default=None)
     args = ap.parse_args()
     repeat = 1 if args.quick else args.repeat
+    if args.no_legacy is not None:
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(args.out / "pycache")
+        no_legacy_ab(args.out, args.no_legacy, repeat)
+        return
     hcm = [sys.executable, "-m", "hcmigrate"]
     # hcmigrate runs as an installed package does: from compiled bytecode. (An environment with
     # PYTHONDONTWRITEBYTECODE set, as the one this was developed in, would otherwise make every

@@ -79,7 +79,7 @@ def _output_failed(exc: OutputError) -> int:
     "--strategy",
     type=click.Choice(STRATEGIES),
     default=None,
-    help="native: rewrite onto modern JAX (default). compat: point imports at hcmigrate_compat.host_callback (the compat runtime).",
+    help="native: rewrite onto modern JAX (default). compat: point host_callback imports at hcmigrate_compat.host_callback (the compat runtime). The JAX1xx rules run under both.",
 )
 @click.option(
     "--no-compat/--compat",

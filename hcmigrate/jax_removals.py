@@ -62,6 +62,10 @@ class RemovedApi:
         return f"{self.name}:{self.keyword}" if self.keyword else self.name
 
 
+# the first release with jax.extend.core.primitives.jit_p (measured: the wheels)
+_JIT_P_SINCE = "0.7.0"
+
+
 def _tree(n: str, deprecated_in: str) -> RemovedApi:
     return RemovedApi(
         f"jax.tree_{n}",
@@ -423,10 +427,19 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         rule="JAX108",
         advice="x.devices() is a set of devices on every version; the x.device property exists from 0.4.31",
     ),
-    _manual(
+    RemovedApi(
         "jax.experimental.pjit.pjit_p",
-        "0.7.0",
-        "JAX internal: use jax.extend.core.primitives.jit_p where it exists, or stop matching on the primitive",
+        Kind.ATTRIBUTE,
+        removed_in="0.7.0",
+        # the same primitive, renamed `jit`, in its public home; no release has both spellings
+        # (0.6.2 alone has jax.extend.core.primitives.pjit_p), so no rewrite spans the range
+        replacement="jax.extend.core.primitives.jit_p",
+        replacement_since=_JIT_P_SINCE,
+        mechanical=False,
+        rule="JAX109",
+        advice=f"JAX internal: the jit primitive is jax.extend.core.primitives.jit_p from JAX "
+        f"{_JIT_P_SINCE} (before, only this name): match on the one the installed JAX has, or "
+        "stop matching on the primitive",
     ),
     _manual(
         "jax.interpreters.pxla.xla_pmap_p",
@@ -477,7 +490,14 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         Kind.MODULE,
         deprecated_in="0.4.33",
     ),
-    _manual("jax.util", "0.8.0", "jax.util was internal: copy the helper you need", Kind.MODULE),
+    _manual(
+        "jax.util",
+        "0.8.0",
+        "jax.util was internal: safe_map(f, *xs) is list(map(f, *xs)) and safe_zip(*xs) is "
+        "list(zip(*xs, strict=True)) where the lengths agree (they raised ValueError where "
+        "not); copy any other helper you need",
+        Kind.MODULE,
+    ),
     RemovedApi(
         "jax.lib.xla_bridge",
         Kind.MODULE,

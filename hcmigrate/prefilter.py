@@ -1,6 +1,6 @@
 """Two-phase text pre-filter: which files could touch jax.experimental.host_callback at all
-(or a removed JAX API: the JAX1xx rules' own test, hcmigrate.removed_api_scan, on the files
-the host_callback test passes over).
+(or a removed JAX API, or call into `jax.random`: the JAX1xx rules' own test,
+hcmigrate.removed_api_scan, on the files the host_callback test passes over).
 
 Phase 1 (bytes only, costs about what reading costs): a file is a candidate when it contains
 ``host_callback`` (or both ``pure_callback`` and ``vectorized``, for the clean-up rule). Any direct
@@ -220,6 +220,10 @@ class ScanResult:
     # Candidates Python's own parser did not accept (or did not see: not UTF-8, or an error);
     # their text is checked by it again before libcst parses it (hcmigrate.runner).
     unparsed: set[int] = field(default_factory=set)
+    # Candidates only the JAX1xx rules' test selected (no host_callback word, no re-exported
+    # legacy name): the project model, which answers host_callback's questions, does not
+    # start from them (it reads one only if it imports a module that does).
+    removed_only: set[int] = field(default_factory=set)
 
 
 _READ_CHUNK = 1 << 18  # nearly every source file in one read; bigger ones in a few
@@ -251,8 +255,9 @@ def read_bytes(path: str | Path) -> bytes | None:
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
-# Phase 1 outcome of one file (_UNPARSED: a candidate that Python's parser did not accept).
-_PASS, _CANDIDATE, _GENERATED, _UNPARSED = 0, 1, 2, 3
+# Phase 1 outcome of one file (_UNPARSED: a candidate that Python's parser did not accept;
+# _REMOVED: a candidate of the JAX1xx rules alone, not parsed yet).
+_PASS, _CANDIDATE, _GENERATED, _UNPARSED, _REMOVED = 0, 1, 2, 3, 4
 
 
 def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
@@ -278,7 +283,7 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
         return _removed_api_outcome(data), {}
     tree = _parse(data)
     if tree is not None and not _tree_uses_api(tree):
-        return (_CANDIDATE if WORDS.removed.may_use(data) else _PASS), {}
+        return _removed_api_outcome(data), {}
     outcome = _UNPARSED if tree is None else _CANDIDATE
     if NEEDLE not in data or b"import" not in data:
         return outcome, {}
@@ -288,10 +293,10 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
 
 
 def _removed_api_outcome(data: bytes) -> int:
-    """A file that may use a removed JAX API (hcmigrate.removed_api_scan: a few regular
-    expressions over the imports of JAX, no parse) is a candidate that Python has not parsed
-    yet; any other is passed over."""
-    return _UNPARSED if WORDS.removed.may_use(data) else _PASS
+    """A file that may use a removed JAX API or call into `jax.random` (JAX110)
+    (hcmigrate.removed_api_scan: a few regular expressions over the imports of JAX, no parse)
+    is a candidate of the JAX1xx rules alone; any other is passed over."""
+    return _REMOVED if WORDS.removed.may_use(data) else _PASS
 
 
 class _Probe:
@@ -431,8 +436,10 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
             if not res.candidates and on_first_candidate is not None:
                 on_first_candidate()
             res.candidates.add(i)
-            if outcome == _UNPARSED:
+            if outcome == _UNPARSED or outcome == _REMOVED:
                 res.unparsed.add(i)
+            if outcome == _REMOVED:
+                res.removed_only.add(i)
             if bound:
                 pending[i] = bound
     # Phase 2: follow re-exports until a fixpoint.
@@ -456,6 +463,7 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
         pending = {}
         for i, found, bound in phase2(probe):
             res.reexport_hits.setdefault(i, []).extend(found)
+            res.removed_only.discard(i)
             if i not in res.candidates:
                 res.candidates.add(i)
                 res.unparsed.add(i)  # (phase 1 did not parse it)

@@ -6,10 +6,16 @@ The host_callback rules' files all spell `host_callback`; a removed JAX name has
 imports of JAX the way Python binds them (`import jax.numpy as jnp` binds `jnp` to
 `jax.numpy`; `from jax import core` binds `core` to `jax.core`) and looks for a removed name
 after a name bound to its module (`jnp.round_`, `core.Primitive`, `jax.tree_map`), or
-imported itself (`from jax import tree_map`, `from jax.config import config`). A use through
-an alias made by assignment (`np2 = jnp`) or a star import is not seen; a use in a comment or
-string passes (the codemod then finds nothing): a superset of the files with a rewritable use,
+imported itself (`from jax import tree_map`, `from jax.config import config`), or as a bare
+word after a star import of its module (`from jax.numpy import *`, then `round_(x)`). A use
+through an alias made by assignment (`np2 = jnp`) is not seen; a use in a comment or string
+passes (the codemod then finds nothing): a superset of the files with a rewritable use,
 at the cost of a few regular-expression searches on the files that import JAX.
+
+A module whose behaviour changed with no name removed (`jax.random`: JAX110's note) is
+looked for the same way, as the rule sees a use: a call of an attribute of it through a name
+bound to it or to its parent (`jax.random.normal(`, `jr.split(`, `random.uniform(` after
+`from jax import random`).
 
 The rows come from the rules' triggers (hcmigrate.rules.spec.RemovedJaxApi), so the
 pre-filter (which must not import the rules) and the codemod test the same names.
@@ -31,6 +37,7 @@ _IMPORT = re.compile(
     rb"(?m)^[ \t]*(?:from[ \t]+(\.*[\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n\\]*(?:\\\r?\n[^\n\\]*)*)"
 )
 _ALIAS = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
+_STAR_IMPORT = re.compile(rb"(?m)^[ \t]*from[ \t]+(jax(?:[ \t]*\.[ \t]*\w+)*)[ \t]+import[ \t]+\*")
 
 
 def import_bindings(data: bytes) -> list[tuple[str, str, bool]]:
@@ -59,9 +66,10 @@ class RemovedApiScan:
 
     def __init__(self, rows: tuple[RemovedApi, ...]):
         self.rows = tuple(r for r in rows if r.kind is not Kind.BEHAVIOUR)
-        # A module whose behaviour changed (`jax.random`) makes no file a candidate (every
-        # numerical file would be one): its uses are reported in the files migrated anyway.
+        # A module whose behaviour changed (`jax.random`): a file that calls into it is a
+        # candidate too (JAX110's note), found by its calls, not by the module's name alone.
         self.behaviour = tuple(r for r in rows if r.kind is Kind.BEHAVIOUR)
+        self.changed_modules = frozenset(r.name for r in self.behaviour)
         self.names = frozenset(r.name for r in self.rows if r.kind is not Kind.METHOD)
         # Names that a use spells as an attribute (`jax.tree_map`): not modules that live on as
         # an attribute of their parent (`jax.config.update` is fine; `import jax.config` is not).
@@ -102,6 +110,11 @@ class RemovedApiScan:
         """The rows' names below `module`, relative to it ("jax.numpy" -> "round_", ...)."""
         return _rests(self.attributes, module)
 
+    def star_names(self, module: str) -> tuple[str, ...]:
+        """The rows' names a star import of `module` may bind (`from jax.numpy import *`:
+        "round_", "clip", ...; `from jax import *`: "tree_map", "jax", ...)."""
+        return tuple(r for r in self.rests_under(module) if "." not in r)
+
     def is_removed(self, real: str, from_import: bool = False) -> bool:
         """Is `real` (what an import takes) a removed name, or inside a removed module?
         (`from jax import config` takes the attribute, which lives on.)"""
@@ -110,7 +123,28 @@ class RemovedApiScan:
         return any(real.startswith(m + ".") for m in self.modules)
 
     def may_use(self, data: bytes | str) -> bool:
-        """Could the text use one of the rows? (A superset test, see the module docstring.)"""
+        """Could the text use one of the rows, or call into a module whose behaviour changed?
+        (A superset test, see the module docstring.)"""
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        if ROOT.encode() not in data:
+            return False
+        return self.may_use_removed(data) or self.may_call_changed(data)
+
+    def may_call_changed(self, data: bytes) -> bool:
+        """Could the text call into a module whose behaviour changed (`jax.random.normal(`)?"""
+        if not self.changed_modules:
+            return False
+        for real, bound, _ in import_bindings(data):
+            for module in self.changed_modules:
+                if module == real or module.startswith(real + "."):
+                    pattern = _calls_pattern(bound, module[len(real) + 1 :])
+                    if pattern.search(data):
+                        return True
+        return False
+
+    def may_use_removed(self, data: bytes | str) -> bool:
+        """Could the text use one of the removed names?"""
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogateescape")
         if not self.rows or ROOT.encode() not in data:
@@ -121,6 +155,10 @@ class RemovedApiScan:
             if self.is_removed(real, from_import):
                 return True
             pattern = _uses_pattern(bound, self.rests_under(real))
+            if pattern is not None and pattern.search(data):
+                return True
+        for module in _STAR_IMPORT.findall(data):
+            pattern = _bare_pattern(self.star_names(re.sub(rb"\s", b"", module).decode()))
             if pattern is not None and pattern.search(data):
                 return True
         return False
@@ -147,6 +185,22 @@ def is_call(row: RemovedApi) -> bool:
 def _rests(names: frozenset[str], module: str) -> tuple[str, ...]:
     prefix = module + "."
     return tuple(sorted(n[len(prefix) :] for n in names if n.startswith(prefix)))
+
+
+@lru_cache(maxsize=4096)
+def _calls_pattern(bound: str, rest: str) -> re.Pattern[bytes]:
+    """A call of an attribute of `bound.rest` (`rest` "": of `bound` itself)."""
+    parts = [bound, *rest.split(".")] if rest else [bound]
+    dotted = rb"\s*\.\s*".join(re.escape(p.encode()) for p in parts)
+    return re.compile(rb"(?<![\w.])" + dotted + rb"\s*\.\s*\w+\s*\(")
+
+
+@lru_cache(maxsize=256)
+def _bare_pattern(names: tuple[str, ...]) -> re.Pattern[bytes] | None:
+    """Any of `names` as a word of its own (not an attribute)."""
+    if not names:
+        return None
+    return re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
 
 
 @lru_cache(maxsize=4096)

@@ -53,7 +53,7 @@ def test_fixture_second_run_is_a_no_op(source: Path):
 
 
 @pytest.mark.parametrize("source", PAIRS, ids=_name)
-def test_compat_strategy_changes_imports_only(source: Path):
+def test_compat_strategy_repoints_imports_and_is_idempotent(source: Path):
     text = source.read_text()
     result = migrate_source(text, Options(strategy="compat"))
     cst.parse_module(result.code)

@@ -292,3 +292,46 @@ def test_the_jax_pin_is_read_from_poetry_setup_cfg_and_setup_py(tmp_path, name, 
     (tmp_path / "m.py").write_text("import jax\n\n\ndef f(t):\n    return jax.tree_map(abs, t)\n")
     res = run(["--diff", "m.py"], tmp_path)
     assert "+    return jax.tree_util.tree_map(abs, t)" in res.stdout, res.output
+
+
+_COMPUTED_PIN = """\
+from setuptools import setup
+
+_JAX_VERSION = "0.4.16"
+_JAX_CONSTRAINTS = ">=0.4.16"
+
+setup(name="p", install_requires=[EXPRESSION, "numpy"])
+"""
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'f"jax>={_JAX_VERSION}"',
+        'f"jax{_JAX_CONSTRAINTS}"',  # numpyro 0.15.0's shape
+        '"jax>=" + _JAX_VERSION',
+        '"jax>={}".format(_JAX_VERSION)',
+        '"jax>=%s" % _JAX_VERSION',
+    ],
+)
+def test_a_jax_pin_computed_from_a_constant_of_setup_py_is_read(tmp_path, expression):
+    """`install_requires=[f"jax>={_JAX_VERSION}"]` with `_JAX_VERSION = "0.4.16"` a literal of
+    the same file: the pin is read (setup.py is never run), so the rewrite picks spellings
+    that exist in jax 0.4.16."""
+    setup = _COMPUTED_PIN.replace("EXPRESSION", expression)
+    (tmp_path / "setup.py").write_text(setup)
+    (tmp_path / "m.py").write_text("import jax\n\n\ndef f(t):\n    return jax.tree_map(abs, t)\n")
+    res = run(["--diff", "m.py"], tmp_path)
+    assert "+    return jax.tree_util.tree_map(abs, t)" in res.stdout, res.output
+
+
+def test_a_computed_pin_whose_constant_is_rebound_is_not_read(tmp_path):
+    """A name bound twice (here: a loop rebinds it) is no constant: nothing is read, the
+    target is the current JAX."""
+    setup = _COMPUTED_PIN.replace("EXPRESSION", 'f"jax>={_JAX_VERSION}"').replace(
+        '_JAX_CONSTRAINTS = ">=0.4.16"', 'for _JAX_VERSION in ["0.6.0"]:\n    pass'
+    )
+    (tmp_path / "setup.py").write_text(setup)
+    (tmp_path / "m.py").write_text("import jax\n\n\ndef f(t):\n    return jax.tree_map(abs, t)\n")
+    res = run(["--diff", "m.py"], tmp_path)
+    assert "+    return jax.tree.map(abs, t)" in res.stdout, res.output

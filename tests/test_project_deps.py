@@ -206,3 +206,41 @@ def main():
     assert missing.returncode == 2, missing.stdout + missing.stderr
     assert "--project-deps-from nope.txt: no such file" in missing.stdout
     assert "Traceback" not in missing.stdout + missing.stderr
+
+
+def test_setup_py_requirements_computed_from_its_constants_are_read(tmp_path):
+    """numpyro 0.15.0's shape: `f"jax{_jax_version_constraints}"` with the constraint a literal
+    bound once at the top of setup.py; the same reader gives hcmigrate its JAX pin
+    (tests/test_config.py). A string computed from anything else is still no literal."""
+    root = _project(
+        tmp_path / "p",
+        {
+            "setup.py": """
+from setuptools import setup
+_jax_version_constraints = ">=0.4.14"
+_jaxlib_version_constraints = ">=0.4.14"
+setup(
+    name="p",
+    install_requires=[
+        f"jax{_jax_version_constraints}",
+        f"jaxlib{_jaxlib_version_constraints}",
+        "tqdm",
+    ],
+    extras_require={"test": ["pytest>=" + "4.1"], "cpu": f"jax[cpu]{_jax_version_constraints}"},
+)
+""",
+        },
+    )
+    deps = project_dependencies(root)
+    assert deps.declared == [
+        ("setup.py install_requires", "jax>=0.4.14"),
+        ("setup.py install_requires", "jaxlib>=0.4.14"),
+        ("setup.py install_requires", "tqdm"),
+        ("setup.py extra 'test'", "pytest>=4.1"),
+    ]
+    assert deps.requirements == ["tqdm"]  # (verify brings its own JAX and pytest)
+    (root / "setup.py").write_text(
+        "import os\nfrom setuptools import setup\n"
+        "setup(install_requires=[f\"jax{os.environ['PIN']}\"])\n"
+    )
+    assert project_dependencies(root).skipped == ["setup.py install_requires (not a literal list)"]

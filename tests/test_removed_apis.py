@@ -116,16 +116,88 @@ def test_prefilter_selects_files_with_removed_apis_and_no_legacy_name(tmp_path):
 
 def test_scan_accepts_every_example_and_fixture_with_a_jax_finding():
     """The pre-filter's test is a superset: no file the codemod has a JAX1xx finding for is
-    dropped before it (the random-stream note rides on files selected for other reasons)."""
+    dropped before it, the random-stream note (JAX110) included."""
     texts = [e.before for rule in registry().rules for e in rule.examples]
     texts += [p.read_text() for p in FIXTURES.glob("**/*.in.py")]
-    seen = 0
+    seen, notes = 0, 0
     for text in texts:
         codes = _codes(text)
-        if any(c.startswith("JAX") and c != "JAX110" for c in codes):
+        if any(c.startswith("JAX") for c in codes):
             seen += 1
+            notes += "JAX110" in codes
             assert registry().words.removed.may_use(text), text
-    assert seen >= 15
+    assert seen >= 15 and notes >= 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import jax\nx = jax.random.normal(key, (3,))\n",
+        "import jax.random as jr\nkeys = jr.split(key)\n",
+        "from jax import random\nx = random.uniform(key)\n",
+        "from jax import (\n    numpy as jnp,\n    random,\n)\nx = random . bits(key)\n",
+    ],
+)
+def test_scan_finds_every_spelling_of_a_call_into_jax_random(text):
+    assert SCAN.may_use(text)
+    assert not SCAN.may_use_removed(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "import numpy as np\nimport jax\nx = np.random.rand(3)\n",
+        "import random\nimport jax\nx = random.random()\n",
+        "import jax\nimport jax.random\n",  # an import, no call
+        "from jax.random import PRNGKey\nk = PRNGKey(0)\n",  # a bare name: the rule sees none
+    ],
+)
+def test_scan_passes_over_files_that_call_no_jax_random(text):
+    assert not SCAN.may_use(text)
+
+
+_DRAWS = "import jax\n\nkey = jax.random.PRNGKey(0)\nprint(jax.random.normal(key, (3,)))\n"
+
+
+def test_the_random_stream_note_reaches_files_with_nothing_else_to_migrate(tmp_path):
+    """A module that only draws random numbers (no legacy name, no removed API) is selected by
+    the pre-filter and gets its JAX110 note, left byte for byte as it was; a module that calls
+    numpy's random is passed over."""
+    (tmp_path / "draw.py").write_text(_DRAWS)
+    (tmp_path / "plain.py").write_text("import numpy as np\n\nprint(np.random.rand(3))\n")
+    assert scan([tmp_path / "draw.py", tmp_path / "plain.py"]).candidates == {0}
+    result = run(["--check", "."], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (
+        "draw.py:3:7: JAX110 [fixed-with-behaviour-note] this module draws random" in result.output
+    )
+    assert "plain.py" not in result.output
+    assert "1 fixed-with-behaviour-note" in result.output
+    run(["."], tmp_path)
+    assert (tmp_path / "draw.py").read_text() == _DRAWS
+
+
+def test_the_random_stream_note_of_a_module_with_nothing_else_is_placed_as_in_any_module():
+    """Such a module has only its random calls parsed by libcst (found from the scope
+    analysis): the note lands where a whole-module migration puts it, after a `# noqa: JAX110`
+    on the first call too; a shadowed `jax` is no call into JAX."""
+    filler = "".join(f"def helper_{i}(v):\n    return v + {i}\n\n\n" for i in range(5))
+    text = (
+        "import jax\n\n\n"
+        + filler
+        + "def local(jax):\n    return jax.random.normal(1)\n\n\n"
+        + "def draw(key):\n    return jax.random.normal(key, (3,))  # noqa: JAX110\n\n\n"
+        + "def other(key):\n    return jax.random.uniform(key)\n"
+    )
+    found = migrate_source(text, Options())
+    assert found.code == text
+    assert [(d.line, d.col, d.code) for d in found.diagnostics] == [(33, 12, "JAX110")]
+    # with a removed name beside it, the whole module is read: the same note
+    both = migrate_source(text + "y = jax.tree_map(abs, [1])\n", Options())
+    assert [(d.line, d.col, d.code) for d in both.diagnostics] == [
+        (33, 12, "JAX110"),
+        (34, 5, "JAX101"),
+    ]
 
 
 # ------------------------------------------------------------------------------ resolution
@@ -187,9 +259,10 @@ def test_clip_given_only_its_upper_bound_runs_on_every_version(legacy_python):
     assert _printed(sys.executable, result.code) == legacy
 
 
-def _printed(python: str, code: str) -> str:
-    """What `code` prints when run by `python` (on the CPU)."""
-    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin"}
+def _printed(python: str, code: str, pythonpath: str = "") -> str:
+    """What `code` prints when run by `python` (on the CPU; `pythonpath`: where the compat
+    runtime is)."""
+    env = {"JAX_PLATFORMS": "cpu", "PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath}
     run = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     return run.stdout
@@ -281,3 +354,230 @@ def test_on_by_default_and_switched_off_like_every_rule(tmp_path):
     code, output = _migrated(tmp_path, "config", config='[tool.hcmigrate]\nignore = ["JAX"]\n')
     assert "a_min=1" in code and "jax.tree_map" in code and "jax.debug.print" in code
     assert "JAX1" not in output
+
+
+# ------------------------------------------------------------------------------ --strategy compat
+_KEPT_ON_COMPAT = textwrap.dedent(
+    """\
+    import jax
+    import jax.numpy as jnp
+    from jax import tree_map as tmap
+    from jax.experimental import host_callback as hcb
+
+
+    def show(value, transforms):
+        print("tap", value)
+
+
+    @jax.jit
+    def step(x):
+        x = jnp.clip(x, a_min=0.0, a_max=2.0)
+        x = hcb.id_tap(show, x)
+        return jax.tree_map(lambda v: v * 2, x)
+
+
+    out = tmap(lambda v: v + 1, step(jnp.arange(4.0)))
+    hcb.barrier_wait()
+    print(out)
+    """
+)
+
+
+def test_compat_strategy_runs_the_jax_rules_too(tmp_path, legacy_python):
+    """A project that keeps host_callback on the compat runtime still needs `jax.tree_map`,
+    `jnp.clip(a_max=...)`, `from jax import tree_map` fixed to run on the current JAX: under
+    `--strategy compat` the JAX1xx rules run as under the native strategy, and the migrated
+    program prints on the current JAX what the original printed on jax 0.4.30."""
+    (tmp_path / "prog.py").write_text(_KEPT_ON_COMPAT)
+    result = run(["--strategy", "compat", "prog.py"], tmp_path)
+    assert result.exit_code == 0, result.output
+    code = (tmp_path / "prog.py").read_text()
+    assert code == (
+        _KEPT_ON_COMPAT.replace("from jax import tree_map", "from jax.tree_util import tree_map")
+        .replace(
+            "from jax.experimental import host_callback",
+            "from hcmigrate_compat import host_callback",
+        )
+        .replace("a_min=0.0, a_max=2.0", "min=0.0, max=2.0")
+        .replace("jax.tree_map(", "jax.tree.map(")
+    )
+    for code_ in ("HCB701", "JAX101", "JAX102"):
+        assert code_ in result.output
+    assert run(["--strategy", "compat", "prog.py"], tmp_path).output.count("JAX1") == 0
+
+    legacy = _printed(str(legacy_python), _KEPT_ON_COMPAT)
+    assert legacy == "tap [0. 1. 2. 2.]\n[1. 3. 5. 5.]\n"
+    assert _printed(sys.executable, code, pythonpath=str(REPO)) == legacy
+
+
+# ------------------------------------------------------------------------------ star imports
+_FILLER = "".join(f"def helper_{i}(v):\n    return v + {i}\n\n\n" for i in range(20))
+_STAR_NUMPY = (
+    "from jax.numpy import *\n\n\n"
+    + _FILLER
+    + "def bounded(v):\n    return clip(round_(v), a_min=0.5, a_max=2.0)\n\n\n"
+    + "print(bounded(array([0.4, 1.6, 2.5])))\n"
+)
+_STAR_JAX = textwrap.dedent(
+    """\
+    from jax import *
+
+    print(jax.lax.cond(True, lambda v: v + 1, lambda v: v, numpy.arange(3)))
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "text, after, briefs",
+    [
+        (
+            _STAR_NUMPY,
+            "import jax\n"
+            + _STAR_NUMPY.replace(
+                "round_(v), a_min=0.5, a_max=2.0", "jax.numpy.round(v), min=0.5, max=2.0"
+            ).replace(", NaN)", ", jax.numpy.nan)"),
+            [
+                "85:12 JAX102 [fixed] `clip(round_(v), a_min=0.5, a_max=2.0)` -> `clip(jax.numpy.round(v), min=0.5, max=2.0)`",
+                "85:17 JAX106 [fixed] `round_` (bound by `from jax.numpy import *`) -> `jax.numpy.round`",
+            ],
+        ),
+        (
+            _STAR_JAX,
+            "import jax\n" + _STAR_JAX,
+            ["3:7 JAX103 [fixed] `jax` (bound by `from jax import *`) -> `jax`"],
+        ),
+    ],
+    ids=["jax.numpy", "jax"],
+)
+def test_names_a_star_import_binds_are_rewritten_and_run(text, after, briefs, legacy_python):
+    """`from jax.numpy import *` then `round_(v)`, `clip(v, a_min=...)`, `NaN`; `from jax import
+    *` then `jax.lax` (the `jax.jax` alias the star bound): where nothing else binds the name,
+    it was the star-imported module's, and the migrated program prints on the current JAX what
+    the original printed on jax 0.4.30."""
+    result = migrate_source(text, Options())
+    assert result.code == after
+    assert [d.brief() for d in result.diagnostics] == briefs
+    assert migrate_source(result.code, Options()).code == result.code
+    legacy = _printed(str(legacy_python), text)
+    assert _printed(str(legacy_python), result.code) == legacy
+    assert _printed(sys.executable, result.code) == legacy
+
+
+def test_names_a_star_import_binds_are_rewritten_where_legacy_cannot_run():
+    """Names gone before jax 0.4.30 (`PRNGKeyArray`) or that its `from jax import *` does not
+    bind (`tree_map`, deprecated there): rewritten all the same (they ran on the project's
+    older JAX), and the result runs on the current JAX."""
+    text = textwrap.dedent(
+        """\
+        from jax.random import *
+
+
+        def fresh(k: PRNGKeyArray) -> bool:
+            return isinstance(k, PRNGKeyArray)
+
+
+        print(fresh(PRNGKey(0)))
+        """
+    )
+    result = migrate_source(text, Options())
+    assert result.code == "import jax\n" + text.replace("PRNGKeyArray", "jax.Array")
+    assert _printed(sys.executable, result.code) == "True\n"
+    text = "from jax import *\n\nprint(tree_map(lambda v: v + 1, [1, 2]))\n"
+    result = migrate_source(text, Options())
+    assert result.code == "import jax\n" + text.replace("tree_map", "jax.tree.map")
+    assert _printed(sys.executable, result.code) == "[2, 3]\n"
+    text = "from jax.numpy import *\n\nprint(isnan(NaN), NINF)\n"
+    result = migrate_source(text, Options())
+    assert result.code == "import jax\n" + text.replace("NaN", "jax.numpy.nan").replace(
+        "NINF", "-jax.numpy.inf"
+    )
+    assert _printed(sys.executable, result.code) == "True -inf\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # another star import may bind the same names
+        "from jax.numpy import *\nfrom numpy import *\n\ny = clip(round_(x), a_min=0)\n",
+        # bound by the module itself, or a parameter
+        "from jax.numpy import *\n\n\ndef clip(x, a_min=0):\n    return x\n\n\n"
+        "round_ = round\ny = clip(round_(x), a_min=0)\n",
+        "from jax.numpy import *\n\n\ndef h(NINF):\n    return NINF\n",
+        # attributes of other values, numpy's own
+        "from jax.numpy import *\nimport numpy as np\n\ny = np.clip(x, a_min=0)\n"
+        "z = x.clip(a_min=0)\nw = x.round_\n",
+        # a star import of numpy alone
+        "from numpy import *\n\ny = clip(round_(x), a_min=0)\n",
+        # bound by an import of its own: the import is the site, not the use
+        "from jax.random import *\nfrom mylib import PRNGKeyArray\n\nk: PRNGKeyArray\n",
+    ],
+    ids=["two-stars", "own-bindings", "parameter", "attributes", "numpy-star", "own-import"],
+)
+def test_names_a_star_import_may_not_bind_are_left_alone(text):
+    result = migrate_source(text, Options())
+    assert result.code == text
+    assert result.diagnostics == []
+
+
+def test_scan_selects_files_using_names_of_a_jax_star_import(tmp_path):
+    uses = tmp_path / "uses.py"
+    uses.write_text("from jax.numpy import *\n\nx = round_(1.5)\n")
+    modern = tmp_path / "modern.py"
+    modern.write_text("from jax.numpy import *\n\nx = round(1.5)\n")
+    numpy = tmp_path / "numpy_star.py"
+    numpy.write_text("from numpy import *\n\nx = round_(1.5)\n")
+    assert scan([uses, modern, numpy]).candidates == {0}
+
+
+# ------------------------------------------------------------------------------ JAX internals
+_INTERNALS = textwrap.dedent(
+    """\
+    from jax import util
+    from jax.experimental.pjit import pjit_p
+
+
+    def calls_jit(eqn):
+        return eqn.primitive is pjit_p
+
+
+    def pairs(xs, ys):
+        return util.safe_map(lambda a, b: a + b, xs, ys)
+    """
+)
+
+_JIT_EQN = """
+import jax
+closed = jax.make_jaxpr(lambda x: jax.jit(lambda y: y + 1)(x))(1.0)
+print(closed.jaxpr.eqns[0].primitive is {primitive})
+"""
+
+
+def test_internals_numpyro_used_are_manual_findings_naming_their_replacement(legacy_python):
+    """`pjit_p` and `jax.util` (numpyro 0.15.0's provenance.py): no spelling spans a project's
+    range, so each is a manual finding that says what to write; what it says holds on real
+    JAX: a jitted call's equation carries `pjit_p` on jax 0.4.30 and
+    `jax.extend.core.primitives.jit_p` on the current JAX, and `safe_map` gave what
+    `list(map(...))` gives."""
+    result = migrate_source(_INTERNALS, Options(target_jax=(0, 4, 14)))
+    assert result.code == _INTERNALS
+    assert [d.brief() for d in result.diagnostics] == [
+        "1:17 JAX109 [manual] `jax.util` was removed in JAX 0.8.0: jax.util was internal: "
+        "safe_map(f, *xs) is list(map(f, *xs)) and safe_zip(*xs) is list(zip(*xs, "
+        "strict=True)) where the lengths agree (they raised ValueError where not); copy any "
+        "other helper you need",
+        "2:35 JAX109 [manual] `jax.experimental.pjit.pjit_p` was removed in JAX 0.7.0: JAX "
+        "internal: the jit primitive is jax.extend.core.primitives.jit_p from JAX 0.7.0 "
+        "(before, only this name): match on the one the installed JAX has, or stop matching "
+        "on the primitive",
+    ]
+    legacy = "from jax.experimental.pjit import pjit_p\n" + _JIT_EQN.format(primitive="pjit_p")
+    assert _printed(str(legacy_python), legacy) == "True\n"
+    current = "from jax.extend.core.primitives import jit_p\n" + _JIT_EQN.format(primitive="jit_p")
+    assert _printed(sys.executable, current) == "True\n"
+    same = (
+        "from jax.util import safe_map, safe_zip\nxs, ys = [1, 2], [3, 4]\n"
+        "f = lambda a, b: a * b\n"
+        "print(safe_map(f, xs, ys) == list(map(f, xs, ys)), "
+        "safe_zip(xs, ys) == list(zip(xs, ys, strict=True)))\n"
+    )
+    assert _printed(str(legacy_python), same) == "True True\n"

@@ -111,7 +111,8 @@ class Dispatch:
     # ---------------------------------------------------------------- removed JAX APIs
     def _removed_site(self, row, original, updated, qualified: str = "", aliases=()):
         handlers = self._registry.removed.get(row.rule, [])
-        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases))
+        star = self.removed.star_of(original) if qualified else ""
+        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases), star)
         return self._ctx.run_site(handlers, site, original, updated)
 
     def removed_use(self, original: cst.BaseExpression, updated: cst.BaseExpression):

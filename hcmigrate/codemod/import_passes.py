@@ -3,8 +3,9 @@
 `CleanUpImports` (both strategies) gives each import statement to the `LegacyImport` handlers
 and drops a guard (`try: import ...host_callback / except ImportError: hcb = None`) whose
 import went and whose fallback name nobody reads. `PointAtCompat` (--strategy compat) gives
-imports and spelled-out uses of the legacy module to the `CompatStrategy` handlers. The
-`ImportRulesContext` is what those handlers may ask (hcmigrate.rules.context.ImportContext).
+imports and spelled-out uses of the legacy module to the `CompatStrategy` handlers, in the pass
+that also runs the removed-JAX-API rules. The `ImportRulesContext` is what those handlers may
+ask (hcmigrate.rules.context.ImportContext).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from hcmigrate.codemod.comments import KeepCommentsOfRemovedLines
 from hcmigrate.codemod.context import ModuleContext, no_compat_diagnostic
 from hcmigrate.codemod.context_parts import COMPAT_PARENT
 from hcmigrate.codemod.usage import Usage
+from hcmigrate.codemod.rewrite import Rewriter
 from hcmigrate.codemod.walk import Transformer
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import LEGACY_MODULE
@@ -109,29 +111,54 @@ class CleanUpImports(KeepCommentsOfRemovedLines, Transformer):
         return cst.RemovalSentinel.REMOVE
 
 
-class PointAtCompat(Transformer):
-    def __init__(self, ctx: ImportRulesContext, handlers: list[Handler]):
-        super().__init__()
-        self._ctx = ctx
+class PointAtCompat(Rewriter):
+    """--strategy compat: the imports and spelled-out uses of the legacy module go to the
+    `CompatStrategy` handlers, and every other site to the removed-JAX-API rules, as under the
+    native strategy (a module kept on the compat runtime still has to run on the current JAX).
+    The host_callback rules' calls and references are not dispatched."""
+
+    def __init__(self, ctx: ModuleContext, imports: ImportRulesContext, handlers: list[Handler]):
+        index = ctx.resolver.index
+        removed = ctx.dispatch.removed
+        hot = ctx.resolver.with_ancestors(
+            [
+                *index.import_nodes,
+                *(name for name in index.name_nodes if name.value in index.legacy_roots),
+                *(removed.hot_nodes() if removed is not None else ()),
+            ]
+        )
+        super().__init__(ctx, hot)
+        self._imports = imports
         self._handlers = handlers
 
-    # Import nodes are not descended into: they stay the very nodes the scope analysis saw.
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False
+    def visit_Call(self, node: cst.Call) -> None:
+        pass  # (no legacy call is rewritten)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        return dotted_name(node) != LEGACY_MODULE  # (handled whole at leave_Attribute)
 
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
-        return self._ctx.run(self._handlers, original_node, updated_node)
+        return self._import(original_node, updated_node)
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
-        return self._ctx.run(self._handlers, original_node, updated_node)
+        return self._import(original_node, updated_node)
+
+    def _import(self, original_node, updated_node):
+        result = self._ctx.dispatch.removed_import(original_node, updated_node)
+        if result is not updated_node:
+            return result
+        return self._imports.run(self._handlers, original_node, updated_node)
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call):
+        return self._ctx.dispatch.removed_call(original_node, updated_node)
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute):
-        if dotted_name(original_node) != LEGACY_MODULE:
-            return updated_node
-        return self._ctx.run(self._handlers, original_node, updated_node)
+        if dotted_name(original_node) == LEGACY_MODULE:
+            return self._imports.run(self._handlers, original_node, updated_node)
+        return self._ctx.dispatch.removed_use(original_node, updated_node)
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
+        return updated_node  # (a bare name is never a removed API's site: its import is)
 
 
 def _names_compat(node) -> bool:

@@ -12,6 +12,7 @@ from hcmigrate.options import Options
 from hcmigrate.codemod.legacy_names import reexported_module
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.partial_parse import identifiers, parse_needed
+from hcmigrate.codemod.removed_apis import calls_into
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.errors import MigrationError
 from hcmigrate.facts import LEGACY_MODULE, LEGACY_PUBLIC_NAMES
@@ -24,9 +25,12 @@ _STAR_IMPORT = re.compile(r"import[\s\\(]*\*")
 def might_use_host_callback(text: str, options: Options, words: TriggerWords) -> bool:
     """False only when `text` cannot hold a site of any rule (directly, or through a module of
     `options.reexports` that re-exports legacy names)."""
-    return words.may_apply(text) or any(
-        name.rsplit(".", 1)[-1] in text for name, _ in options.reexports
-    )
+    return words.may_apply(text) or might_use_reexports(text, options)
+
+
+def might_use_reexports(text: str, options: Options) -> bool:
+    """Could `text` use a legacy name another module of the run re-exports?"""
+    return any(name.rsplit(".", 1)[-1] in text for name, _ in options.reexports)
 
 
 def parse_whole(text: str, filename: str) -> cst.Module:
@@ -57,7 +61,12 @@ def parse_partially(
     scopes = ScopeAnalysis(text, tree)
     reexports = dict(options.reexports)
     seeds = seed_words(text, scopes, reexports, words)
-    partial = parse_needed(text, tree, scopes.line_starts, seeds)
+    sites = None
+    if not words.may_apply(text, with_changed_modules=False) and not might_use_reexports(
+        text, options
+    ):  # only JAX110's note can apply: its sites, found from the scopes, are all libcst reads
+        sites = calls_into(scopes, words.removed.changed_modules)
+    partial = parse_needed(text, tree, scopes.line_starts, seeds, sites)
     if partial is not None:
         index = NodeIndex(
             partial.module, reexports, unparsed_names=lambda: identifiers(partial.verbatim)
@@ -85,6 +94,8 @@ def seed_words(
         seeds.add(LEGACY_MODULE.split(".", 1)[0])  # `jax.experimental.host_callback.id_tap(...)`
     if _STAR_IMPORT.search(text):
         seeds |= LEGACY_PUBLIC_NAMES  # `from jax.experimental.host_callback import *`
+    for module in scopes.star_imports:  # `from jax.numpy import *`, then `round_(x)`
+        seeds.update(words.removed.star_names(module))
     return seeds
 
 

@@ -164,16 +164,25 @@ class PartialModule:
 
 
 def parse_needed(
-    text: str, tree: ast.Module, starts: list[int], seeds: Iterable[str]
+    text: str,
+    tree: ast.Module,
+    starts: list[int],
+    seeds: Iterable[str],
+    sites: Iterable[int] | None = None,
 ) -> PartialModule | None:
     """The module with only the regions `needed_regions` picks parsed by libcst; None when the
     whole module should be parsed instead (see the module docstring). `starts`: the offset of
-    each line (hcmigrate.codemod.scopes.ScopeAnalysis.line_starts)."""
+    each line (hcmigrate.codemod.scopes.ScopeAnalysis.line_starts). `sites`: instead of
+    seeds, the offsets of every site (a site needs no def it names: the import header and
+    the regions holding them are parsed)."""
     newline = _single_newline(text)
     if newline is None or "barry_as_FLUFL" in text:
         return None
     regions = top_level_regions(text, tree, starts)
-    needed = needed_regions(text, regions, tuple(seeds))
+    if sites is None:
+        needed = needed_regions(text, regions, tuple(seeds))
+    else:
+        needed = _regions_holding(regions, sorted(sites))
     if len(needed) == len(regions):
         return None  # (one parse of the whole is cheaper than one per region)
     try:
@@ -238,17 +247,7 @@ def needed_regions(text: str, regions: list[Region], seeds: tuple[str, ...]) -> 
     """Indexes of the regions the codemod reads (see the module docstring). Seeds are matched
     as plain substrings and def names as words (comments and strings included): supersets of
     the uses, so never fewer regions than needed."""
-    needed: set[int] = set()
-    for index, region in enumerate(regions):  # hcmigrate.codemod.add_imports' part of the module
-        first = region.statements[0]
-        if (
-            _is_import_line(region)
-            or isinstance(first, (ast.Try, ast.If))
-            or (index == 0 and _is_docstring(first))
-        ):
-            needed.add(index)
-        else:
-            break
+    needed = _header_regions(regions)
     chunks = [text[region.start : region.end] for region in regions]
     sites = [index for index, chunk in enumerate(chunks) if any(seed in chunk for seed in seeds)]
     needed.update(sites)
@@ -275,6 +274,33 @@ def needed_regions(text: str, regions: list[Region], seeds: tuple[str, ...]) -> 
         for index in found:
             del defs[index]
             needed.add(index)
+    return needed
+
+
+def _header_regions(regions: list[Region]) -> set[int]:
+    """The regions at the module's top that hcmigrate.codemod.add_imports reads."""
+    needed: set[int] = set()
+    for index, region in enumerate(regions):
+        first = region.statements[0]
+        if (
+            _is_import_line(region)
+            or isinstance(first, (ast.Try, ast.If))
+            or (index == 0 and _is_docstring(first))
+        ):
+            needed.add(index)
+        else:
+            break
+    return needed
+
+
+def _regions_holding(regions: list[Region], offsets: list[int]) -> set[int]:
+    """The regions that hold these offsets (sorted)."""
+    needed, at = set(), 0
+    for offset in offsets:
+        while at < len(regions) and regions[at].end <= offset:
+            at += 1
+        if at < len(regions) and regions[at].start <= offset:
+            needed.add(at)
     return needed
 
 

@@ -14,7 +14,8 @@
    codemod wrote are laid out as the project's formatter would (hcmigrate.codemod.layout); a
    rewrite that does not compile is refused.
 
-With --strategy compat, stages 2-3 are replaced by pointing imports at the compat runtime.
+With --strategy compat, stages 2-3 are replaced by one pass that points imports at the compat
+runtime and runs the removed-JAX-API rules (which apply under every strategy).
 """
 
 from __future__ import annotations
@@ -190,7 +191,7 @@ def migrate_module(
     imports = ImportRulesContext(ctx, Usage(ctx.resolver, ctx.replaced, options, module))
     cleanup = CleanUpImports(imports, registry.imports)
     if options.strategy == "compat":
-        result = module.visit(PointAtCompat(imports, registry.compat))
+        result = module.visit(PointAtCompat(ctx, imports, registry.compat))
         # (the compat pass rebuilt the tree without noting what from: the clean-up walks it all)
         return add_imports(result.visit(cleanup), ctx.imports, style), ctx.diagnostics
     ctx.plan = make_plan(ctx.resolver, ctx.reporter, ctx.dispatch)

@@ -8,6 +8,12 @@ use of `jax.numpy.round_` only when the scope analysis says `jnp` was bound by a
 (its rewrite keeps every use of the name). Methods have no import: a removed method is a use
 only where its name is JAX's alone (`x.device_buffer`) or, for a name other libraries use too
 (`x.device()`), where the receiver is visibly a JAX array (the value of a call into `jax`).
+
+A star import (`from jax.numpy import *`) binds nothing the scope analysis can see: a bare
+name (`round_`, `clip`, `tree_map`, `jax`) is taken for the star-imported module's only where
+nothing else can bind it: no binding in any enclosing scope, not a builtin, and that star
+import the module's only one (another, `from numpy import *`, may bind the same name: then
+the name is left alone). Where the code ran on its legacy JAX, such a name was that module's.
 """
 
 from __future__ import annotations
@@ -29,6 +35,29 @@ def is_jax(real: str) -> bool:
     return real == ROOT or real.startswith(_JAX_PREFIX)
 
 
+def calls_into(scopes, modules: frozenset[str]) -> list[int]:
+    """Offsets of the calls of an attribute of one of `modules` (`jax.random.normal(...)`),
+    read from the scope analysis (hcmigrate.codemod.scopes.ScopeAnalysis) alone: the sites of
+    a module's behaviour note, as `RemovedApis.use` finds them, before libcst parses anything."""
+    found = []
+    for node in ast.walk(scopes.tree):
+        if type(node) is not ast.Call or type(node.func) is not ast.Attribute:
+            continue
+        parts, root = [], node.func
+        while type(root) is ast.Attribute:
+            parts.append(root.attr)
+            root = root.value
+        if type(root) is not ast.Name:
+            continue
+        dotted = ".".join([root.id, *reversed(parts)])
+        names = scopes.qualified_names(scopes.offset(root), dotted)
+        if len(names) == 1:
+            (name,) = names
+            if name.source == IMPORT and name.name.rpartition(".")[0] in modules:
+                found.append(scopes.offset(node))
+    return found
+
+
 class RemovedApis:
     def __init__(self, resolver, scan: RemovedApiScan):
         self._resolver = resolver  # hcmigrate.codemod.resolution.Resolver
@@ -41,9 +70,13 @@ class RemovedApis:
         self._keyword_tails = tuple({name.rsplit(".", 1)[1] for name in self._keywords})
         self._methods = {method_name(r): r for r in scan.rows if r.kind is Kind.METHOD}
         self._behaviour = {r.name: r for r in scan.behaviour}
+        stars = resolver.scopes.star_imports
+        # the module of the one star import that may bind a removed name (see the docstring)
+        self._star = stars[0] if len(stars) == 1 and is_jax(stars[0]) else None
+        self._star_names = frozenset(scan.star_names(self._star)) if self._star else frozenset()
         # A module the scan finds no removed name in (one with host_callback only) is walked
         # for calls into the modules whose behaviour changed alone (`jax.random.normal`).
-        self.may_use = scan.may_use(resolver.index.text)
+        self.may_use = scan.may_use_removed(resolver.index.text)
         self.roots = self._jax_roots()
 
     def _jax_roots(self) -> set[str]:
@@ -72,27 +105,55 @@ class RemovedApis:
             return [name for name in index.name_nodes if name.value in self.roots]
         methods = self._methods
         nodes: list[cst.CSTNode] = [
-            name for name in index.name_nodes if name.value in self.roots or name.value in methods
+            name
+            for name in index.name_nodes
+            if name.value in self.roots or name.value in methods or name.value in self._star_names
         ]
         nodes += [node for node in index.import_nodes if self.import_rows(node)]
         return nodes
 
     # ---------------------------------------------------------------- uses
     def _qualified(self, node: cst.CSTNode) -> str | None:
-        """The one name `node` refers to through imports (None: none, a local, or several)."""
+        """The one name `node` refers to through imports (None: none, a local, or several),
+        a star import included."""
         names = self._resolver.qualified_names(node)
+        if not names:
+            return self._through_star(node)
         if len(names) != 1:
             return None
         (name,) = names
         return name.name if name.source == IMPORT else None
 
+    def star_of(self, node: cst.CSTNode) -> str:
+        """The module of the star import that binds `node`'s root name ("": none does)."""
+        return self._star or "" if self._through_star(node) else ""
+
+    def _through_star(self, node: cst.CSTNode) -> str | None:
+        """`round_(x)` after `from jax.numpy import *`: "jax.numpy.round_", where the root
+        name is one of the rows' names the module's only star import may bind and nothing
+        else binds it (the scope analysis found no binding, not even a builtin)."""
+        while isinstance(node, cst.Call):
+            node = node.func
+        full = dotted_name(node)
+        if self._star is None or full is None or full.split(".", 1)[0] not in self._star_names:
+            return None
+        if self._resolver.qualified_names(node):
+            return None  # (bound by an import, a definition, an assignment, or a builtin)
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        parent = self._resolver.parent(root)
+        if isinstance(parent, cst.Attribute) and parent.attr is root:
+            return None  # (`x.clip`: an attribute, not a name)
+        return f"{self._star}.{full}"
+
     def use(self, node: cst.CSTNode) -> tuple[RemovedApi, str] | None:
         """(row, what the node refers to) for an attribute that is a removed name
         (`jax.tree_map`), a call into a module whose behaviour changed (`jax.random.normal`
         called), or a removed method (`x.device_buffer`)."""
-        if not isinstance(node, cst.Attribute):
-            return None  # (a bare name is bound by a `from` import: the import is the site)
-        if node.attr.value in self._methods:
+        if isinstance(node, cst.Name) and not self.star_of(node):
+            return None  # (a bare name bound by a `from` import: the import is the site)
+        if isinstance(node, cst.Attribute) and node.attr.value in self._methods:
             found = self._method(node)
             if found is not None:
                 return found

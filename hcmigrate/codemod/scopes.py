@@ -137,6 +137,9 @@ class ScopeAnalysis:
         self.module = Scope("module", None, "")
         self.scope_at: dict[int, Scope] = {}  # offset of a name (use or binding) -> its scope
         self.imports: dict[int, list[Binding]] = {}  # import statement offset -> its bindings
+        # the modules of `from M import *` (".m" for a relative one), in the order written: a
+        # name nothing binds statically may be bound by one of them
+        self.star_imports: list[str] = []
         self._referents: dict[int, tuple[str, list]] = {}  # use offset -> (name it uses, bindings)
         self.tree = tree or ast.parse(text)  # (also read by the layout and module-end rules)
         _Walk(self).body(self.tree.body, self.module)
@@ -201,6 +204,7 @@ class _Walk:
         self.offset = analysis.offset
         self.scope_at = analysis.scope_at
         self.imports = analysis.imports
+        self.star_imports = analysis.star_imports
         self._referents = analysis._referents
         self._accesses: list[_Access] = []
 
@@ -362,7 +366,8 @@ class _Walk:
         module = "." * node.level + (node.module or "")
         for alias in node.names:
             if alias.name == "*":
-                continue  # binds nothing that can be seen statically
+                self.star_imports.append(module)  # binds nothing that can be seen statically
+                continue
             real = (
                 f"{module}{alias.name}"
                 if module.endswith(".") or not module

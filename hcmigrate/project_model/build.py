@@ -81,7 +81,8 @@ def build_run_model(scanned, targets) -> RunModel:
             root = root.parent
         roots.add(root)
 
-    for i in sorted(scanned.candidates):
+    seeds = scanned.candidates - scanned.removed_only  # (see hcmigrate.prefilter.ScanResult)
+    for i in sorted(seeds):
         if not targets[i].notebook:
             path = Path(targets[i].path)
             name, facts, text = read(path)
@@ -98,7 +99,7 @@ def build_run_model(scanned, targets) -> RunModel:
         others = [
             i
             for i, target in enumerate(targets)
-            if i not in scanned.candidates and i not in scanned.generated and not target.notebook
+            if i not in seeds and i not in scanned.generated and not target.notebook
         ]
         wanted, seen = set(model.modules), set()
         model.followed = set(model.modules)

@@ -110,6 +110,9 @@ class RemovedApiSite:
     qualified: str = ""  # what the name refers to ("jax.numpy.round_"); "" for imports
     # imports: (alias, row, what it imports) for each name taken from a removed name or module
     aliases: tuple = ()
+    # the module of the star import that bound the site's bare name ("jax.numpy" for `round_`
+    # after `from jax.numpy import *`); "" where an import statement names it
+    star_import: str = ""
 
     @property
     def row_group(self) -> tuple[RemovedApi, ...]:

@@ -2,9 +2,9 @@
 default): one note per module that calls into `jax.random`, naming the flag that restores
 the old stream. Nothing is rewritten: the new stream is what the project runs on from now.
 
-Only modules the codemod reads for another reason (host_callback, a removed API) get the
-note: the pre-filter does not select files for it, since every file that draws random
-numbers would be one (docs/jax-removals.md).
+Every module that calls into `jax.random` gets it: the pre-filter selects such files by the
+same rows (hcmigrate.removed_api_scan), and a module where only this note can apply has only
+its random calls parsed (docs/jax-removals.md).
 """
 
 from __future__ import annotations

@@ -121,7 +121,10 @@ def rename(
     if not row.mechanical or replacement is None:
         return report_manual(site, ctx, rule)
     new = spelled(site, ctx, replacement)
-    message = f"`{code_of(site.original)}` -> `{code_of(new)}`" + (f": {note}" if note else "")
+    old = f"`{code_of(site.original)}`"
+    if site.star_import:  # (a bare name: say where it came from)
+        old += f" (bound by `from {site.star_import} import *`)"
+    message = f"{old} -> `{code_of(new)}`" + (f": {note}" if note else "")
     ctx.report(rule, site.original, message, level=level)
     return new
 

@@ -209,17 +209,15 @@ def _setup_cfg(path: Path, deps: Dependencies) -> None:
 
 def _setup_py(path: Path, deps: Dependencies) -> None:
     """install_requires (and the test extras) of setup.py's `setup(...)` call, when they are
-    literals (or names bound once to a literal at the module's top level); never executed."""
+    literals, or strings computed from module-level constants (`f"jax>={_JAX_VERSION}"`,
+    `"jax>=" + V`, `"jax>={}".format(V)`, `_JAX_VERSION = "0.4.25"` bound once, at the top
+    level, to a literal); never executed."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except (OSError, SyntaxError, ValueError) as e:
         deps.skipped.append(f"setup.py (cannot be parsed: {e})")
         return
-    literals: dict[str, ast.expr] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            if isinstance(node.targets[0], ast.Name):
-                literals[node.targets[0].id] = node.value
+    literals = _constants(tree)
     calls = [
         node
         for node in ast.walk(tree)
@@ -244,12 +242,93 @@ def _setup_py(path: Path, deps: Dependencies) -> None:
                 deps.skipped.append("setup.py extras_require (not a literal dict)")
 
 
-def _literal(node: ast.expr, names: dict[str, ast.expr]):
-    if isinstance(node, ast.Name) and node.id in names:
-        node = names[node.id]
+def _constants(tree: ast.Module) -> dict[str, ast.expr]:
+    """The names a module binds once, by a top-level `NAME = value` (a name bound anywhere
+    else too, by an assignment, a loop, an import or a def, is not a constant)."""
+    bound: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names = [node.id]
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names = list(node.names)
+        for name in names:
+            bound[name] = bound.get(name, 0) + 1
+    return {
+        node.targets[0].id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and bound.get(node.targets[0].id) == 1
+    }
+
+
+def _literal(node: ast.expr, names: dict[str, ast.expr], depth: int = 0):
+    """The value of a literal, or of a string computed from `names`' literals (an f-string,
+    `+`, `%`, `str.format`); None for anything else."""
+    if depth > 20:
+        return None
+
+    def again(inner: ast.expr):
+        return _literal(inner, names, depth + 1)
+
+    if isinstance(node, ast.Name):
+        return again(names[node.id]) if node.id in names else None
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [again(e) for e in node.elts]
+        if any(i is None for i in items):
+            return None
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, ast.Dict):
+        keys, values = [again(k) for k in node.keys if k], [again(v) for v in node.values]
+        if len(keys) != len(node.keys) or None in keys or any(v is None for v in values):
+            return None
+        return dict(zip(keys, values))
+    if isinstance(node, ast.JoinedStr):
+        parts = [again(v) for v in node.values]
+        return "".join(parts) if all(isinstance(p, str) for p in parts) else None
+    if isinstance(node, ast.FormattedValue):
+        value = again(node.value)
+        if node.format_spec is not None or node.conversion not in (-1, ord("s")):
+            return None
+        return str(value) if isinstance(value, (str, int, float)) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Mod)):
+        left, right = again(node.left), again(node.right)
+        if not isinstance(left, str):
+            return None
+        if isinstance(node.op, ast.Add):
+            return left + right if isinstance(right, str) else None
+        return _formatted(left.__mod__, right)
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "format"
+        and not node.keywords
+    ):
+        template, args = again(node.func.value), [again(a) for a in node.args]
+        if isinstance(template, str):
+            return _formatted(lambda a: template.format(*a), args)
+        return None
     try:
         return ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, RecursionError):
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+        return None
+
+
+def _formatted(format_with, args):
+    """A string formatted from literal arguments (None: an argument is not one, or the
+    format does not apply)."""
+    values = args if isinstance(args, (list, tuple)) else [args]
+    if any(not isinstance(v, (str, int, float)) for v in values):
+        return None
+    try:
+        return format_with(args)
+    except (ValueError, TypeError, KeyError, IndexError):
         return None
 
 
