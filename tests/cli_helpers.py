@@ -4,6 +4,7 @@ the real program in a subprocess."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,14 @@ from click.testing import CliRunner
 from hcmigrate.cli import cli
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def default_signals() -> None:
+    """A `preexec_fn` giving the program under test the default disposition of the signals a
+    user stops a run with. A suite started in the background (`&`, `nohup`) inherits SIGINT or
+    SIGHUP ignored, and Python keeps an inherited SIG_IGN, as it should (nohup's promise)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
 
 
 def run(args, cwd, input=None):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import children
+from cli_helpers import children, default_signals
 from hcmigrate import files as fileio
 from hcmigrate.api import migrate_source
 
@@ -105,8 +105,7 @@ def test_killed_run_leaves_every_file_wholly_old_or_new(tmp_path, sig, jobs):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,
-        # A shell may start us with SIGINT ignored; the child must see Ctrl-C.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=default_signals,
     )
     # Wait until the run is well under way (some files rewritten), then kill it.
     _wait_until_writing(proc, expected)
@@ -217,6 +216,7 @@ def test_sigterm_and_sighup_stop_the_workers_and_remove_temp_files(tmp_path, sig
         stderr=subprocess.PIPE,
         start_new_session=True,
         env=dict(os.environ, PYTHONPATH=str(REPO)),
+        preexec_fn=default_signals,
     )
     _wait_until_writing(proc, expected)
     workers = children(proc.pid)

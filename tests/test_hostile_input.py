@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import children, program
+from cli_helpers import children, default_signals, program
 from hcmigrate.api import migrate_source
 from hcmigrate.files import MAX_FILE_BYTES
 
@@ -462,9 +462,7 @@ def test_a_signal_at_the_interactive_prompt(tmp_path, good, sig, code):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=dict(os.environ, PYTHONPATH=str(REPO)),
-        # (a suite started in the background inherits SIGINT ignored, and Python then keeps
-        # ignoring it, as it should: the program under test gets the default disposition)
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=default_signals,
     )
     shown = b""
     while b"Apply this change?" not in shown:  # (the prompt: it waits for an answer)
