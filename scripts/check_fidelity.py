@@ -105,6 +105,7 @@ class Result:
     verdict: str
     differences: list[str] = field(default_factory=list)
     text_exact: bool | None = None
+    text_difference: str = ""  # the first lines that differ (legacy's, then the migrated one's)
     sites: list[Site] = field(default_factory=list)
     layout: Layout = field(default_factory=Layout)
     note: str = ""
@@ -197,11 +198,23 @@ def line_map(original: list[str], migrated: list[str]) -> list[set[int]]:
     old_statements, new_statements = _statements(original), _statements(migrated)
     for tag, i1, i2, j1, j2 in _blocks(original, migrated):
         candidates = {old_statements[i] for i in range(i1 + 1, i2 + 1) if i in old_statements}
+        # a block rewritten statement for statement (each call in another spelling, as many
+        # statements as before): the n-th new statement comes from the n-th old one, however
+        # few words the two spellings share
+        rewritten = sorted(
+            {new_statements[j] for j in range(j1 + 1, j2 + 1) if j in new_statements}
+        )
+        in_turn = (
+            dict(zip(rewritten, sorted(candidates))) if len(rewritten) == len(candidates) else {}
+        )
         for j in range(j1, j2):
             if tag == "equal" or i2 - i1 == j2 - j1:
                 mapping[j] = {i1 + (j - j1) + 1}
             elif i1 == i2:
                 mapping[j] = {i1 + 1}
+            elif new_statements.get(j + 1) in in_turn:
+                first, last, _ = in_turn[new_statements[j + 1]]
+                mapping[j] = set(range(first, last + 1))
             elif candidates and j + 1 in new_statements:
                 text = new_statements[j + 1][2]
                 words = set(WORD.findall(text))
@@ -325,30 +338,15 @@ def measure_layout(layout: Layout, original: str, migrated: str) -> None:
 # Running and comparing
 
 
-NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
-
-
 def printed_text(trace: dict) -> str:
     """Everything the program printed, callbacks' output in event order, then the rest."""
     return "".join(ev.get("stdout", "") for ev in trace.get("events", [])) + trace.get("stdout", "")
 
 
-def same_text(a: str, b: str, tol: Tolerance = Tolerance()) -> bool:
-    """Stricter than the verify comparison, which forgives id_print's layout: the text around
-    the numbers must be the same (runs of spaces aside), and each number equal within the
-    tolerance and printed to about the same precision (at most two characters longer or
-    shorter: `0.03952295` is not `0.03952295238034601`)."""
-
-    def skeleton(text: str) -> str:
-        return re.sub(r"[ \t]+", " ", NUMBER.sub("#", text)).strip()
-
-    if skeleton(a) != skeleton(b):
-        return False
-    for x, y in zip(NUMBER.findall(a), NUMBER.findall(b)):
-        fx, fy = float(x), float(y)
-        if abs(len(x) - len(y)) > 2 or abs(fx - fy) > tol.atol + tol.rtol * abs(fy):
-            return False
-    return True
+def first_difference(legacy: str, migrated: str) -> str:
+    """The first printed lines that differ, as a short diff ("" when the texts are equal)."""
+    diff = difflib.unified_diff(legacy.splitlines(), migrated.splitlines(), "legacy", "migrated")
+    return "\n".join(list(diff)[2:8])
 
 
 def _relative(path: str, roots: list[str]) -> str | None:
@@ -430,7 +428,9 @@ def check_program(path: Path, keep: Path | None) -> Result:
         else:
             comparison = compare_traces(golden, trace, Tolerance())
             result.differences = [d.message for d in comparison.differences]
-            result.text_exact = same_text(printed_text(golden), printed_text(trace))
+            # the printed text, character for character (id_print's text and the program's own)
+            result.text_exact = printed_text(golden) == printed_text(trace)
+            result.text_difference = first_difference(printed_text(golden), printed_text(trace))
             result.verdict = (
                 EQUIVALENT if comparison.equivalent else CRASHES if crashed else DIFFERENT
             )

@@ -69,6 +69,7 @@ econpizza_model_context saxml_stream_done c05_device_index_signature
 c09_callback_exception_handler c10_id_print_containers c10_id_print_layout t_vmap
 t_vmap_of_cond j01_tree_clip_round j02_core_primitive j03_random_stream
 c01_host_flips_writeable c07_patches_jvp_rule c08_x64_environ_scalar_shape t_jit c11_import_groups
+c10_id_print_kinds c10_id_print_io_chain
 """.split()
 
 
@@ -104,6 +105,14 @@ def _assert_all_equivalent(report: dict, not_equivalent: dict = NOT_EQUIVALENT) 
     assert sorted(verdicts) == sorted([*EQUIVALENT, *NOT_EQUIVALENT]) == sorted(every_program)
     assert {n: v for n, v in verdicts.items() if v != "equivalent"} == not_equivalent
     assert report["summary"]["fixed_sites_crashing_or_different"] == 0
+    # What each equivalent program printed (its id_prints, its own prints) is legacy's text,
+    # character for character.
+    text_differences = {
+        p["name"]: p["text_difference"]
+        for p in report["programs"]
+        if p["verdict"] == "equivalent" and not p["text_exact"]
+    }
+    assert text_differences == {}
 
 
 def test_migrated_programs_do_what_legacy_did():
@@ -126,12 +135,24 @@ def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax():
 
 
 def test_id_print_prints_legacy_text_for_every_argument_kind():
-    """c10_id_print_containers: each print becomes jax.debug.print and prints legacy's text (a
-    dict or tuple held in a name, a dict under a header, a list, a nested container, a value
-    under a header); a format that starts with an escaped brace (`{ max=2. ... }`) is
-    formatted too (JAX 0.10's jax.debug.print prints such a format as it is)."""
-    report = _check_fidelity_of("c10_id_print_containers")
-    [program] = report["programs"]
-    verdicts = {s["line"]: s["verdict"] for s in program["sites"] if s["code"] == "HCB201"}
-    assert verdicts == {line: "equivalent" for line in (19, 20, 21, 22, 23, 24)}
-    assert program["verdict"] == "equivalent"
+    """The c10 programs: every id_print becomes a jax.debug.callback (or, beside impure calls
+    whose results are used, an io_callback) of the module's `_print_like_id_print`, and
+    prints legacy's text exactly: a dict, tuple or list written out, held in a name or passed
+    as a parameter, nested, named tuples, a container wider than 80 columns (broken over
+    lines), 0-d float16/bfloat16/float32/float64/complex/int/bool values, keywords (computed
+    at run time, bytes), under jit, scan and grad, outside jit, with numpy print options the
+    program set."""
+    programs = (
+        "c10_id_print_containers",
+        "c10_id_print_kinds",
+        "c10_id_print_io_chain",
+        "c10_id_print_float64",
+    )
+    report = _check_fidelity_of(*programs)
+    assert sorted(p["name"] for p in report["programs"]) == sorted(programs)
+    for program in report["programs"]:
+        prints = [s for s in program["sites"] if s["code"] == "HCB201"]
+        assert prints, program["name"]
+        assert {s["verdict"] for s in prints} == {"equivalent"}, (program["name"], prints)
+        assert program["verdict"] == "equivalent", program["differences"]
+        assert program["text_exact"], program["text_difference"]

@@ -103,6 +103,15 @@ def test_tolerance_and_dtype():
     ).differences
 
 
+def test_values_of_a_dtype_numpy_does_not_know_compare_as_floats():
+    """A bfloat16 value (ml_dtypes, which numpy alone does not name) in both traces: compared
+    as floats, not a crash of the comparison."""
+    ref = trace([ev("f", [arr(3.76562, "bfloat16", ())])])
+    assert compare_traces(ref, trace([ev("f", [arr(3.76562, "bfloat16", ())])])).equivalent
+    [d] = compare_traces(ref, trace([ev("f", [arr(2.5, "bfloat16", ())])])).differences
+    assert "value 3.76562 vs 2.5 at argument 1" in d.message
+
+
 def test_unordered_events_match_as_a_multiset_ordered_ones_in_order():
     a, b = ev("a", [arr(1, "int32")]), ev("b", [arr(2, "int32")])
     ref = trace([a, b])

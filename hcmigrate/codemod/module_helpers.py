@@ -82,6 +82,53 @@ def _tap_with_numpy_args(tap):
 ''',
         imports=_NUMPY_HELPER_IMPORTS,
     ),
+    # Legacy id_print printed each array with numpy's array2string (a 0-d float32 `2.`, `3.762`)
+    # and containers in its own layout, broken over lines at 80 columns (jax 0.4.30's
+    # pretty printer: a container that does not fit puts each element on a line of its own);
+    # jax.debug.print formats a 0-d array as Python formats the float (`2.0`,
+    # `3.76200008392334`) and a container it cannot see by repr() (callback_facts.json
+    # "print_text/"): no format of it prints legacy's text.
+    "id_print": HelperDef(
+        name="_print_like_id_print",
+        source='''\
+def _print_like_id_print(value, /, **header):
+    """Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs,
+    then the value, arrays by numpy's array2string, tuples, lists and dicts as `( a b )`,
+    `[ a b ]`, `{{ k=v }}`, on several lines (indent 2) where wider than 80 columns."""
+
+    def parts(v):
+        if isinstance(v, dict):
+            return "{{ ", [(f"{{k}}=", e) for k, e in sorted(v.items())], " }}"
+        if isinstance(v, (tuple, list)):
+            opening, closing = ("( ", " )") if isinstance(v, tuple) else ("[ ", " ]")
+            return opening, [("", e) for e in v], closing
+        return None
+
+    def flat(v):
+        if parts(v) is None:
+            return {np}.array2string(v) if isinstance(v, {np}.ndarray) else str(v)
+        opening, items, closing = parts(v)
+        return opening + " ".join(key + flat(e) for key, e in items) + closing
+
+    def laid_out(v, column, indent):  # the text, and the column after it
+        text = flat(v)
+        if parts(v) is None or column + len(text) <= 80:
+            return text, column + len(text)
+        opening, items, closing = parts(v)
+        text, column = opening, column + len(opening)
+        for n, (key, e) in enumerate(items):
+            if n:
+                text, column = text + "\\n" + " " * (indent + 2), indent + 2
+            shown, column = laid_out(e, column + len(key), indent + 2)
+            text += key + shown
+        return text + closing, column + len(closing)
+
+    if header:
+        print(" ".join(f"{{k}}: {{v}}" for k, v in sorted(header.items())))
+    print(laid_out({jax}.tree.map({np}.asarray, value), 0, 0)[0])
+''',
+        imports=(("jax", "jax", None, None), ("np", "numpy", "np", None)),
+    ),
     # Legacy `call` took any tree of arrays, ShapeDtypeStructs and Python scalars as
     # result_shape and canonicalised its dtypes; modern callbacks need canonical dtypes
     # (float64 is refused without x64) and shape/dtype leaves (a bare float has neither).

@@ -41,14 +41,52 @@ def step(x):
 """,
             after="""\
 import jax
+import numpy as np
+
+
+def _print_like_id_print(value, /, **header):
+    \"\"\"Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs,
+    then the value, arrays by numpy's array2string, tuples, lists and dicts as `( a b )`,
+    `[ a b ]`, `{ k=v }`, on several lines (indent 2) where wider than 80 columns.\"\"\"
+
+    def parts(v):
+        if isinstance(v, dict):
+            return "{ ", [(f"{k}=", e) for k, e in sorted(v.items())], " }"
+        if isinstance(v, (tuple, list)):
+            opening, closing = ("( ", " )") if isinstance(v, tuple) else ("[ ", " ]")
+            return opening, [("", e) for e in v], closing
+        return None
+
+    def flat(v):
+        if parts(v) is None:
+            return np.array2string(v) if isinstance(v, np.ndarray) else str(v)
+        opening, items, closing = parts(v)
+        return opening + " ".join(key + flat(e) for key, e in items) + closing
+
+    def laid_out(v, column, indent):  # the text, and the column after it
+        text = flat(v)
+        if parts(v) is None or column + len(text) <= 80:
+            return text, column + len(text)
+        opening, items, closing = parts(v)
+        text, column = opening, column + len(opening)
+        for n, (key, e) in enumerate(items):
+            if n:
+                text, column = text + "\\n" + " " * (indent + 2), indent + 2
+            shown, column = laid_out(e, column + len(key), indent + 2)
+            text += key + shown
+        return text + closing, column + len(closing)
+
+    if header:
+        print(" ".join(f"{k}: {v}" for k, v in sorted(header.items())))
+    print(laid_out(jax.tree.map(np.asarray, value), 0, 0)[0])
 
 
 def step(x):
-    jax.debug.print("{}", x, ordered=True)
+    jax.debug.callback(_print_like_id_print, x, ordered=True)
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.print(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit); the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable (`(Array(...), ...)`)",
+                "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
                 "1:1 HCB008 [manual] the rewritten code needs JAX >= 0.4.26 (ordered jax.debug callbacks, io_callback, jax.tree.map); the target JAX is 0.1.67: raise the project's `jax` requirement, or migrate with --strategy compat",
             ),
             options={"target_jax": (0, 1, 67)},

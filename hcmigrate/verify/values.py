@@ -30,7 +30,7 @@ def _as_array(v: dict) -> np.ndarray | None:
         dtype = (
             np.dtype(v["dtype"])
             if v["dtype"] in np.sctypeDict or _is_np_dtype(v["dtype"])
-            else np.float64
+            else np.dtype(np.float64)  # a dtype numpy does not know (bfloat16): as floats
         )
         if dtype.kind == "c":
             re_, im = v["data"]
