@@ -106,6 +106,7 @@ class Result:
     differences: list[str] = field(default_factory=list)
     text_exact: bool | None = None
     text_difference: str = ""  # the first lines that differ (legacy's, then the migrated one's)
+    text_printed: str = ""  # what the migrated program printed, where that is not legacy's text
     sites: list[Site] = field(default_factory=list)
     layout: Layout = field(default_factory=Layout)
     note: str = ""
@@ -431,6 +432,7 @@ def check_program(path: Path, keep: Path | None) -> Result:
             # the printed text, character for character (id_print's text and the program's own)
             result.text_exact = printed_text(golden) == printed_text(trace)
             result.text_difference = first_difference(printed_text(golden), printed_text(trace))
+            result.text_printed = "" if result.text_exact else printed_text(trace)
             result.verdict = (
                 EQUIVALENT if comparison.equivalent else CRASHES if crashed else DIFFERENT
             )

@@ -5,6 +5,7 @@ real jax 0.4.30, so none can go missing or be replaced by hand."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -99,7 +100,21 @@ def _check_fidelity_of(*args: str) -> dict:
     return json.loads(run.stdout)
 
 
-def _assert_all_equivalent(report: dict, not_equivalent: dict = NOT_EQUIVALENT) -> None:
+# Programs whose printed digits current JAX's own arithmetic changes (XLA compiles the same
+# float32 computation differently): the legacy program, run unmigrated on the compat runtime on
+# the same JAX, prints the migrated program's text (`_assert_printed_as_unmigrated`).
+ARITHMETIC_DIGITS = {
+    # a float32 thermostat loop under jit: `temperature 123.12294` on 0.4.30, `123.122955` on
+    # 0.6.2 and 0.10.2 (the codemod only removes an unused import)
+    "apax_nvt_import_only",
+    # an eager value_and_grad: `-2.5588` on 0.4.30 and 0.6.2, `-2.5587997` on 0.10.2
+    "t_grad",
+}
+
+
+def _assert_all_equivalent(
+    report: dict, not_equivalent: dict = NOT_EQUIVALENT, python: str = sys.executable
+) -> None:
     verdicts = {p["name"]: p["verdict"] for p in report["programs"]}
     every_program = {name for folder in FOLDERS for name in _programs(REPO / folder)}
     assert sorted(verdicts) == sorted([*EQUIVALENT, *NOT_EQUIVALENT]) == sorted(every_program)
@@ -112,7 +127,29 @@ def _assert_all_equivalent(report: dict, not_equivalent: dict = NOT_EQUIVALENT) 
         for p in report["programs"]
         if p["verdict"] == "equivalent" and not p["text_exact"]
     }
-    assert text_differences == {}
+    assert set(text_differences) <= ARITHMETIC_DIGITS, text_differences
+    for program in report["programs"]:
+        if program["name"] in text_differences:
+            _assert_printed_as_unmigrated(program, python)
+
+
+def _assert_printed_as_unmigrated(program: dict, python: str) -> None:
+    """The legacy program itself, unmigrated, on the compat runtime and the same JAX, prints
+    what the migrated program printed: the difference from legacy's text is JAX's arithmetic,
+    not the migration."""
+    [path] = [
+        p for folder in FOLDERS for n, p in _programs(REPO / folder).items() if n == program["name"]
+    ]
+    run = subprocess.run(
+        [python, "-m", "compat", str(path)],
+        cwd=path.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(REPO), "JAX_PLATFORMS": "cpu"},
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout == program["text_printed"], program["text_difference"]
 
 
 def test_migrated_programs_do_what_legacy_did():
@@ -131,7 +168,8 @@ def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax():
     # its batching table can be indexed, so c07_patches_internals runs on the compat runtime)
     runs_there = ("c11_guarded_import", "c07_patches_internals")
     not_equivalent = {k: v for k, v in NOT_EQUIVALENT.items() if k not in runs_there}
-    _assert_all_equivalent(_check_fidelity("--python", str(oldest_jax_python())), not_equivalent)
+    python = str(oldest_jax_python())
+    _assert_all_equivalent(_check_fidelity("--python", python), not_equivalent, python)
 
 
 def test_id_print_prints_legacy_text_for_every_argument_kind():

@@ -65,16 +65,6 @@ def tap_note(ctx) -> str:
     return note
 
 
-# What jax.debug.print writes differently from legacy id_print, which printed each array with
-# numpy's array2string (callback_facts.json "print_text/"): no format spec of jax.debug.print
-# gives numpy's text of a 0-d float, and a tuple it cannot see is printed by repr().
-PRINT_TEXT_NOTE = (
-    "the printed text differs for a 0-d float (`2.0`, `3.76200008392334` where legacy "
-    "printed numpy's `2.`, `3.762`) and for a tuple or list held in a variable "
-    "(`(Array(...), ...)`)"
-)
-
-
 # Taps on the module's ordered io_callback chain (hcmigrate.rules.context.taps_join_ordered_io).
 IO_CHAIN_NOTE = (
     "on the ordered io_callback chain of this module's host calls, in program order; it fails "

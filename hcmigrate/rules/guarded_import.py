@@ -47,40 +47,35 @@ except ImportError:
 
 
 def _print_like_id_print(value, /, **header):
-    \"\"\"Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs,
-    then the value, arrays by numpy's array2string, tuples, lists and dicts as `( a b )`,
-    `[ a b ]`, `{ k=v }`, on several lines (indent 2) where wider than 80 columns.\"\"\"
+    \"\"\"Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs, then
+    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`, `[ a b ]`,
+    `{ k=v }`, one element a line (indented by 2) where wider than 80 columns.\"\"\"
 
-    def parts(v):
+    def text(v, column, indent):  # the text of `v` from `column`, and the column after it
+        if not isinstance(v, (tuple, list, dict)):
+            shown = np.array2string(v) if isinstance(v, np.ndarray) else str(v)
+            return shown, column + len(shown)
         if isinstance(v, dict):
-            return "{ ", [(f"{k}=", e) for k, e in sorted(v.items())], " }"
-        if isinstance(v, (tuple, list)):
-            opening, closing = ("( ", " )") if isinstance(v, tuple) else ("[ ", " ]")
-            return opening, [("", e) for e in v], closing
-        return None
-
-    def flat(v):
-        if parts(v) is None:
-            return np.array2string(v) if isinstance(v, np.ndarray) else str(v)
-        opening, items, closing = parts(v)
-        return opening + " ".join(key + flat(e) for key, e in items) + closing
-
-    def laid_out(v, column, indent):  # the text, and the column after it
-        text = flat(v)
-        if parts(v) is None or column + len(text) <= 80:
-            return text, column + len(text)
-        opening, items, closing = parts(v)
-        text, column = opening, column + len(opening)
+            opening, closing = "{}"
+            items = [(f"{k}=", e) for k, e in sorted(v.items())]
+        else:
+            opening, closing = "()" if isinstance(v, tuple) else "[]"
+            items = [("", e) for e in v]
+        # on one line (from far left, everything fits), if that fits in 80 columns
+        flat = " ".join(key + text(e, -float("inf"), 0)[0] for key, e in items)
+        if column + len(flat) + 4 <= 80:
+            return f"{opening} {flat} {closing}", column + len(flat) + 4
+        shown, column = opening + " ", column + 2
         for n, (key, e) in enumerate(items):
             if n:
-                text, column = text + "\\n" + " " * (indent + 2), indent + 2
-            shown, column = laid_out(e, column + len(key), indent + 2)
-            text += key + shown
-        return text + closing, column + len(closing)
+                shown, column = shown + "\\n" + " " * (indent + 2), indent + 2
+            part, column = text(e, column + len(key), indent + 2)
+            shown += key + part
+        return shown + " " + closing, column + 2
 
     if header:
         print(" ".join(f"{k}: {v}" for k, v in sorted(header.items())))
-    print(laid_out(jax.tree.map(np.asarray, value), 0, 0)[0])
+    print(text(jax.tree.map(np.asarray, value), 0, 0)[0])
 
 
 def trace(x):
