@@ -138,3 +138,35 @@ def test_an_attribute_named_like_a_star_imported_function_is_not_legacy():
     result = migrate_source(text + "    cfg.id_tap(x)\n    return id_tap(print, x)\n")
     assert "    cfg.id_tap(x)\n" in result.code and "host_callback" not in result.code
     assert [d.code for d in result.diagnostics] == ["HCB001", "HCB101"]
+
+
+def test_a_helper_is_defined_above_the_module_level_code_that_calls_it(tmp_path):
+    """A script that taps and prints at module level, right after its imports (a notebook
+    cell, a script's last lines): the helpers its calls use are defined above them, and the
+    migrated script runs on current JAX, printing what legacy printed."""
+    import subprocess
+    import sys
+
+    source = (
+        "import os\n"
+        "from jax.experimental import host_callback as hcb\n"
+        "os.environ.setdefault('JAX_PLATFORMS', 'cpu')\n"
+        "import jax\n"
+        "if os.environ.get('X'):\n"
+        "    hcb.id_print(jax.numpy.float32(2.0), what='guarded')\n"
+        "hcb.id_print(jax.numpy.float32(2.0), what='two')\n"
+        "hcb.id_tap(lambda a, t: print(type(a).__name__), jax.numpy.ones(2))\n"
+        "hcb.id_tap(lambda a, t: print(a.flags.owndata), jax.numpy.ones(2))\n"
+        "hcb.barrier_wait()\n"
+    )
+    script = tmp_path / "script.py"
+    script.write_text(migrate_source(source).code)
+    run = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, "X": "1"},
+    )
+    assert run.returncode == 0, script.read_text() + run.stderr[-2000:]
+    assert run.stdout == "what: guarded\n2.\nwhat: two\n2.\nndarray\nTrue\n"

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
+import libcst.matchers as m
 
 from hcmigrate.codemod.add_imports import insertion_point
 from hcmigrate.codemod.partial_parse import VerbatimStatement
@@ -92,11 +93,12 @@ def _tap_with_numpy_args(tap):
         name="_print_like_id_print",
         source='''\
 def _print_like_id_print(value, /, **header):
-    """Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs, then
-    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`, `[ a b ]`,
-    `{{ k=v }}`, one element a line (indented by 2) where wider than 80 columns."""
+    """Print as the removed `id_print` did: the keywords as sorted `k: v` pairs, then
+    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`,
+    `[ a b ]`, `{{ k=v }}`, one element a line (indented by 2) where wider than 80
+    columns."""
 
-    def text(v, column, indent):  # the text of `v` from `column`, and the column after it
+    def text(v, column, indent):  # the text of `v` from `column`, the column after it
         if not isinstance(v, (tuple, list, dict)):
             shown = {np}.array2string(v) if isinstance(v, {np}.ndarray) else str(v)
             return shown, column + len(shown)
@@ -172,13 +174,17 @@ def add_helpers(
     """`module` with the definitions `helpers` ((name, source) pairs) of the helpers it does
     not define yet, indented with `indent` as the module's own blocks are."""
     present = defined_functions(module)
-    missing = [source for name, source in dict(helpers).items() if name not in present]
+    missing = {name: source for name, source in dict(helpers).items() if name not in present}
     if not missing:
         return module
     body = list(module.body)
     at = insertion_point(body, past_blocks=True)
+    # module-level code among the imports that calls a helper (a script's print right after
+    # them; `insertion_point` reads `jax.debug.callback(...)` as a setting) runs before any
+    # definition below it: the definitions go above the first such statement
+    at = next((i for i, s in enumerate(body[:at]) if _names_any(s, set(missing))), at)
     definitions = []
-    for source in missing:
+    for source in missing.values():
         statement = _definition(source, indent)
         leading = [cst.EmptyLine(), cst.EmptyLine()] if at > 0 or definitions else []
         definitions.append(statement.with_changes(leading_lines=leading))
@@ -186,6 +192,12 @@ def add_helpers(
     if following:
         following[0] = _two_blank_lines_above(following[0])
     return module.with_changes(body=[*body[:at], *definitions, *following])
+
+
+def _names_any(statement: cst.BaseStatement, names: set[str]) -> bool:
+    if isinstance(statement, VerbatimStatement):  # (left as it was: the codemod wrote nothing)
+        return False
+    return bool(m.findall(statement, m.Name(value=m.MatchIfTrue(lambda value: value in names))))
 
 
 @functools.lru_cache(maxsize=32)

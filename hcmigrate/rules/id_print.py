@@ -32,7 +32,7 @@ from hcmigrate.rules.values import with_legacy_value
 
 NATIVE = Rule(
     code="HCB201",
-    name="id-print-to-debug-print",
+    name="id-print-to-debug-callback",
     level=Level.FIXED_WITH_NOTE,
     legacy='id_print(x, what="w", result=r)',
     modern=(
@@ -68,11 +68,12 @@ import numpy as np
 
 
 def _print_like_id_print(value, /, **header):
-    \"\"\"Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs, then
-    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`, `[ a b ]`,
-    `{ k=v }`, one element a line (indented by 2) where wider than 80 columns.\"\"\"
+    \"\"\"Print as the removed `id_print` did: the keywords as sorted `k: v` pairs, then
+    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`,
+    `[ a b ]`, `{ k=v }`, one element a line (indented by 2) where wider than 80
+    columns.\"\"\"
 
-    def text(v, column, indent):  # the text of `v` from `column`, and the column after it
+    def text(v, column, indent):  # the text of `v` from `column`, the column after it
         if not isinstance(v, (tuple, list, dict)):
             shown = np.array2string(v) if isinstance(v, np.ndarray) else str(v)
             return shown, column + len(shown)
@@ -129,11 +130,12 @@ import numpy as np
 
 
 def _print_like_id_print(value, /, **header):
-    \"\"\"Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs, then
-    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`, `[ a b ]`,
-    `{ k=v }`, one element a line (indented by 2) where wider than 80 columns.\"\"\"
+    \"\"\"Print as the removed `id_print` did: the keywords as sorted `k: v` pairs, then
+    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`,
+    `[ a b ]`, `{ k=v }`, one element a line (indented by 2) where wider than 80
+    columns.\"\"\"
 
-    def text(v, column, indent):  # the text of `v` from `column`, and the column after it
+    def text(v, column, indent):  # the text of `v` from `column`, the column after it
         if not isinstance(v, (tuple, list, dict)):
             shown = np.array2string(v) if isinstance(v, np.ndarray) else str(v)
             return shown, column + len(shown)
@@ -189,11 +191,12 @@ import numpy as np
 
 
 def _print_like_id_print(value, /, **header):
-    \"\"\"Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs, then
-    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`, `[ a b ]`,
-    `{ k=v }`, one element a line (indented by 2) where wider than 80 columns.\"\"\"
+    \"\"\"Print as the removed `id_print` did: the keywords as sorted `k: v` pairs, then
+    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`,
+    `[ a b ]`, `{ k=v }`, one element a line (indented by 2) where wider than 80
+    columns.\"\"\"
 
-    def text(v, column, indent):  # the text of `v` from `column`, and the column after it
+    def text(v, column, indent):  # the text of `v` from `column`, the column after it
         if not isinstance(v, (tuple, list, dict)):
             shown = np.array2string(v) if isinstance(v, np.ndarray) else str(v)
             return shown, column + len(shown)

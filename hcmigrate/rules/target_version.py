@@ -45,11 +45,12 @@ import numpy as np
 
 
 def _print_like_id_print(value, /, **header):
-    \"\"\"Print as legacy host_callback.id_print did: the keywords as sorted `k: v` pairs, then
-    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`, `[ a b ]`,
-    `{ k=v }`, one element a line (indented by 2) where wider than 80 columns.\"\"\"
+    \"\"\"Print as the removed `id_print` did: the keywords as sorted `k: v` pairs, then
+    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`,
+    `[ a b ]`, `{ k=v }`, one element a line (indented by 2) where wider than 80
+    columns.\"\"\"
 
-    def text(v, column, indent):  # the text of `v` from `column`, and the column after it
+    def text(v, column, indent):  # the text of `v` from `column`, the column after it
         if not isinstance(v, (tuple, list, dict)):
             shown = np.array2string(v) if isinstance(v, np.ndarray) else str(v)
             return shown, column + len(shown)
