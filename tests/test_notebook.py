@@ -356,6 +356,10 @@ def test_a_python_cell_magic_keeps_its_line_and_its_code_is_migrated(tmp_path):
     new = json.loads(path.read_text())
     timed = "".join(new["cells"][1]["source"])
     assert timed.startswith("%%time\n")
-    assert "functools.partial(_print_like_id_print" in timed and "jax.effects_barrier()" in timed and "hcb" not in timed
+    assert (
+        "functools.partial(_print_like_id_print" in timed
+        and "jax.effects_barrier()" in timed
+        and "hcb" not in timed
+    )
     assert new["cells"][2] == nb["cells"][2]  # a %%bash cell is not Python
     assert "host_callback" not in "".join(new["cells"][0]["source"])
