@@ -56,6 +56,7 @@ from record_golden import (  # noqa: E402
 from hcmigrate.verify.compare import compare_traces  # noqa: E402
 from hcmigrate.verify.event_match import event_reason  # noqa: E402
 from hcmigrate.verify.execute import run_sides  # noqa: E402
+from hcmigrate.verify.golden import printed_text  # noqa: E402
 from hcmigrate.verify.launch import Side  # noqa: E402
 from hcmigrate.verify.reference_env import project_compat_dir  # noqa: E402
 from hcmigrate.verify.values import Tolerance  # noqa: E402
@@ -337,11 +338,6 @@ def measure_layout(layout: Layout, original: str, migrated: str) -> None:
 
 # ---------------------------------------------------------------------------------------
 # Running and comparing
-
-
-def printed_text(trace: dict) -> str:
-    """Everything the program printed, callbacks' output in event order, then the rest."""
-    return "".join(ev.get("stdout", "") for ev in trace.get("events", [])) + trace.get("stdout", "")
 
 
 def first_difference(legacy: str, migrated: str) -> str:

@@ -20,3 +20,9 @@ def runnable_fixtures(folder: Path) -> list[Path]:
             if fh.readline().strip() == MARKER:
                 found.append(path)
     return found
+
+
+def printed_text(trace: dict) -> str:
+    """Everything a traced program printed: its callbacks' output in event order, then the
+    rest (compared with a golden trace's character for character)."""
+    return "".join(ev.get("stdout", "") for ev in trace.get("events", [])) + trace.get("stdout", "")
