@@ -28,6 +28,7 @@ class ImportNames:
         self._scopes = scopes
         self._fresh_name = fresh_name
         self._chosen: dict[str, tuple[str, Needed]] = {}  # target -> (local name, import)
+        self._imported_as: dict[str, str] | None = None  # target -> the first name importing it
 
     def local_name(
         self, module: str, name: str | None = None, alias: str | None = None, at: int | None = None
@@ -78,10 +79,15 @@ class ImportNames:
 
     def _other_import_of(self, target: str) -> str | None:
         """A module-level name another import binds to `target` (`import numpy as onp`)."""
-        for key, bindings in self._scopes.module.bindings.items():
-            if "." not in key and all(b.kind == IMPORT and b.real == target for b in bindings):
-                return key
-        return None
+        if self._imported_as is None:
+            # one pass over the module's names for all the sites that ask (a module of 1,000
+            # sites binds thousands of names: a pass per site made the cost quadratic)
+            self._imported_as = {}
+            for key, bindings in self._scopes.module.bindings.items():
+                targets = {b.real for b in bindings}
+                if "." not in key and len(targets) == 1 and all(b.kind == IMPORT for b in bindings):
+                    self._imported_as.setdefault(targets.pop(), key)
+        return self._imported_as.get(target)
 
 
 def _import_binding(module: str, name: str | None, local: str) -> Needed:
