@@ -129,10 +129,32 @@ def lines_touched_without_need(source: str, new: str) -> list[str]:
         if isinstance(node, ast.stmt)
         and uses.search("\n".join(old[node.lineno - 1 : node.end_lineno]))
     ]
-    matcher = difflib.SequenceMatcher(None, old, new.splitlines(), autojunk=False)
+    new_lines = new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old, new_lines, autojunk=False)
     needless = []
-    for tag, i1, i2, _, _ in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         for line in range(i1 + 1, i2 + 1) if tag in ("replace", "delete") else ():
-            if old[line - 1].strip() and not any(a <= line <= b for a, b in spans):
+            if (
+                old[line - 1].strip()
+                and not any(a <= line <= b for a, b in spans)
+                and not any(_extends(old[line - 1], n) for n in new_lines[j1:j2])
+            ):
                 needless.append(f"{line}: {old[line - 1]}")
     return needless
+
+
+def _extends(old: str, new: str) -> bool:
+    """Is `new` the one-line `from M import ...` `old` with names added (the module's own
+    import of M joined, rather than a second import of M beside it)?"""
+    try:
+        before, after = ast.parse(old.strip()).body, ast.parse(new.strip()).body
+    except SyntaxError:
+        return False
+    if not (before and after and isinstance(before[0], ast.ImportFrom)):
+        return False
+    names = [(a.name, a.asname) for a in before[0].names]
+    return (
+        isinstance(after[0], ast.ImportFrom)
+        and (after[0].module, after[0].level) == (before[0].module, before[0].level)
+        and set(names) < {(a.name, a.asname) for a in after[0].names}
+    )

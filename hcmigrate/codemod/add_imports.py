@@ -136,14 +136,32 @@ def _merge_into(body: list[cst.BaseStatement], module: str, alias: cst.ImportAli
                 and not isinstance(small.names, cst.ImportStar)
                 and not small.lpar
             ):
-                names = list(small.names)
-                names[-1] = names[-1].with_changes(
-                    comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                body[i] = statement.with_changes(
+                    body=[small.with_changes(names=_with_name(list(small.names), alias))]
                 )
-                names.append(alias)
-                body[i] = statement.with_changes(body=[small.with_changes(names=names)])
                 return True
     return False
+
+
+def _with_name(names: list[cst.ImportAlias], alias: cst.ImportAlias) -> list[cst.ImportAlias]:
+    """`names` of a one-line `from M import ...` with `alias` added: where isort (and ruff's
+    `I`) puts it when the names are in their order (constants, classes, then the rest, each
+    ignoring case), else last."""
+    keys = [_name_key(a) for a in names]
+    at = len(names)
+    if keys == sorted(keys):
+        at = sum(key <= _name_key(alias) for key in keys)
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    if at == len(names):
+        return [*names[:-1], names[-1].with_changes(comma=comma), alias]
+    return [*names[:at], alias.with_changes(comma=comma), *names[at:]]
+
+
+def _name_key(alias: cst.ImportAlias) -> tuple[int, str]:
+    """isort's `order_by_type` key of an imported name (its default, and ruff's)."""
+    name = alias.evaluated_name
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return kind, name.lower()
 
 
 def _jax_guard(body: list[cst.BaseStatement]) -> int | None:

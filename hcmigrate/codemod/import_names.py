@@ -58,11 +58,20 @@ class ImportNames:
 
     def member(self, module: str, name: str, alias: str | None = None) -> tuple[str, Needed]:
         """How generated code spells `module.name`: the name a `from module import name` of the
-        module binds (`wraps`), else through the module's name for `module`
-        (`functools.wraps`); and the import that binds it."""
-        other = self._other_import_of(f"{module}.{name}")
-        if other is not None and self._means(other, f"{module}.{name}", None):
+        module binds (`wraps`); else through the module's name for `module` where it imports
+        it (`functools.wraps`); else `name`, joining the module's `from module import ...`
+        where it has one (`from functools import partial, wraps`, not a second import of
+        functools beside it); else `functools.wraps`; and the import that binds it."""
+        target = f"{module}.{name}"
+        other = self._other_import_of(target)
+        if other is not None and self._means(other, target, None):
             return other, _import_binding(module, name, other)
+        if (
+            self._other_import_of(module) is None
+            and self._imports_from(module)
+            and self._means(name, target, None)
+        ):
+            return name, (module, name, None)
         local, needed = self.local_name(module, alias=alias)
         return f"{local}.{name}", needed
 
@@ -75,6 +84,14 @@ class ImportNames:
             b.kind == IMPORT and b.real == target and b.scope is self._scopes.module
             for b in bindings
             if getattr(b, "kind", None) != "builtin"
+        )
+
+    def _imports_from(self, module: str) -> bool:
+        """Does the module bind names at module level by `from module import ...`?"""
+        return any(
+            b.kind == IMPORT and b.from_import and b.real.rpartition(".")[0] == module
+            for bindings in self._scopes.module.bindings.values()
+            for b in bindings
         )
 
     def _other_import_of(self, target: str) -> str | None:

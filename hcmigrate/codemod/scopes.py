@@ -39,6 +39,7 @@ class Binding:
         None  # imports: what the name stands for ("numpy", "jax.experimental.host_callback")
     )
     statement: int | None = None  # imports: offset of the import statement
+    from_import: bool = False  # bound by `from M import name` (not `import M.name as x`)
     is_def: bool = False
     accesses: list[int] = field(default_factory=list)  # offsets of the root names of the uses
 
@@ -376,7 +377,13 @@ class _Walk:
             key = alias.asname or alias.name
             found.append(
                 self._bind(
-                    scope, key, self.offset(alias), kind=IMPORT, real=real, statement=statement
+                    scope,
+                    key,
+                    self.offset(alias),
+                    kind=IMPORT,
+                    real=real,
+                    statement=statement,
+                    from_import=True,
                 )
             )
 
