@@ -10,8 +10,9 @@
    (hcmigrate.codemod.context), the single gate of --select/--ignore and suppressions.
 4. imports (hcmigrate.codemod.import_passes): import statements go to the import rules, and the
    imports the new code needs are added once at the top (hcmigrate.codemod.add_imports).
-5. print, copying the top-level statements no rule touched from the source; the lines the
-   codemod wrote are laid out as the project's formatter would (hcmigrate.codemod.layout); a
+5. print, copying the top-level statements no rule touched from the source; the compat runtime
+   takes the legacy module's own alias where it is free (hcmigrate.codemod.compat_alias); the
+   lines the codemod wrote are laid out as the project's formatter would (hcmigrate.codemod.layout); a
    rewrite that does not compile is refused.
 
 With --strategy compat, stages 2-3 are replaced by one pass that points imports at the compat
@@ -27,6 +28,7 @@ import libcst as cst
 
 from hcmigrate.options import MigrationResult, Options
 from hcmigrate.codemod.add_imports import add_imports
+from hcmigrate.codemod.compat_alias import with_module_alias
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
 from hcmigrate.codemod.line_diff import opcodes
@@ -109,6 +111,7 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
             f"internal error ({type(error).__name__}: {error}); file left unchanged — please report it"
         ) from error
     code, _ = index.print_module(new_module)
+    code = with_module_alias(text, code, scopes)
     if options.lay_out:
         code = format_written_lines(text, code, options.line_length, scopes.tree)
     diagnostics = sorted(diagnostics, key=lambda d: (d.line, d.col, d.code))

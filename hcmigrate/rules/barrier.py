@@ -69,7 +69,7 @@ def finish():
     hcb.barrier_wait()
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def log(x, transforms):
@@ -77,11 +77,11 @@ def log(x, transforms):
 
 
 def step(x):
-    return hcb_compat.id_tap(log, x)
+    return hcb.id_tap(log, x)
 
 
 def finish():
-    hcb_compat.barrier_wait()
+    hcb.barrier_wait()
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",

@@ -224,11 +224,11 @@ def norm(x):
 """,
             after="""\
 import numpy as np
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def norm(x):
-    return hcb_compat.call(np.linalg.norm, x, result_shape=1.0, device_index=1)
+    return hcb.call(np.linalg.norm, x, result_shape=1.0, device_index=1)
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",

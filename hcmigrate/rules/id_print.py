@@ -263,11 +263,11 @@ def step(x):
             after="""\
 import sys
 
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def step(x):
-    hcb_compat.id_print(x, output_stream=sys.stderr)
+    hcb.id_print(x, output_stream=sys.stderr)
     return x
 """,
             diagnostics=(
@@ -287,11 +287,11 @@ def rows(xs):
 """,
             after="""\
 import jax
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def rows(xs):
-    return jax.vmap(lambda row: hcb_compat.id_print(row * 2, what="row"))(xs)
+    return jax.vmap(lambda row: hcb.id_print(row * 2, what="row"))(xs)
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",

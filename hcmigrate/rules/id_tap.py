@@ -152,7 +152,7 @@ def step(x):
     return x
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def show(x, transforms, device):
@@ -160,7 +160,7 @@ def show(x, transforms, device):
 
 
 def step(x):
-    hcb_compat.id_tap(show, x, tap_with_device=True)
+    hcb.id_tap(show, x, tap_with_device=True)
     return x
 """,
             diagnostics=(
@@ -182,7 +182,7 @@ def step(x):
     return hcb.id_tap(show, x)
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def show(x, transforms):
@@ -190,7 +190,7 @@ def show(x, transforms):
 
 
 def step(x):
-    return hcb_compat.id_tap(show, x)
+    return hcb.id_tap(show, x)
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
@@ -216,7 +216,7 @@ def step(x):
     return hcb.id_tap(show, x)
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def show(x, transforms):
@@ -228,8 +228,8 @@ def count(x, transforms):
 
 
 def step(x):
-    hcb_compat.id_tap(count, x)
-    return hcb_compat.id_tap(show, x)
+    hcb.id_tap(count, x)
+    return hcb.id_tap(show, x)
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
@@ -254,7 +254,7 @@ def step(x):
 """,
             after="""\
 import jax
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def show(x, transforms):
@@ -263,7 +263,7 @@ def show(x, transforms):
 
 @jax.pmap
 def step(x):
-    return hcb_compat.id_tap(show, x)
+    return hcb.id_tap(show, x)
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",
@@ -290,7 +290,7 @@ def batched(xs):
 """,
             after="""\
 import jax
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
 
 def show(x, transforms):
@@ -298,7 +298,7 @@ def show(x, transforms):
 
 
 def step(x):
-    return hcb_compat.id_tap(show, x) * 2
+    return hcb.id_tap(show, x) * 2
 
 
 def batched(xs):
@@ -326,13 +326,13 @@ def step(x):
             after="""\
 import functools
 
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
-report_loss = functools.partial(hcb_compat.id_tap, lambda x, t: print("loss", x))
+report_loss = functools.partial(hcb.id_tap, lambda x, t: print("loss", x))
 
 
 def step(x):
-    hcb_compat.id_tap(lambda x, t: print("step", x), x)
+    hcb.id_tap(lambda x, t: print("step", x), x)
     return report_loss(x * 2)
 """,
             diagnostics=(

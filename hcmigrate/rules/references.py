@@ -166,9 +166,9 @@ tap_to = functools.partial(hcb.id_tap, device_index=1)
             after="""\
 import functools
 
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 
-tap_to = functools.partial(hcb_compat.id_tap, device_index=1)
+tap_to = functools.partial(hcb.id_tap, device_index=1)
 """,
             diagnostics=(
                 "3:1 HCB001 [fixed] unused import of host_callback removed",
@@ -188,14 +188,14 @@ def f(x):
     return hcb.id_tap(print, x)
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb_compat
+from hcmigrate_compat import host_callback as hcb
 from jax.interpreters import ad
 
-RULE = ad.primitive_jvps[hcb_compat.outside_call_p]
+RULE = ad.primitive_jvps[hcb.outside_call_p]
 
 
 def f(x):
-    return hcb_compat.id_tap(print, x)
+    return hcb.id_tap(print, x)
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
