@@ -24,6 +24,7 @@ from click.testing import CliRunner
 
 from hcmigrate.cli import cli
 from hcmigrate.compat_dependency import DISTRIBUTION
+from hcmigrate.jax_removals import lookup
 from hcmigrate.project_model.bindings import legacy_binding_targets
 
 MERGE = Path(__file__).resolve().parent.parent / "fixtures" / "merge"
@@ -127,7 +128,7 @@ def lines_touched_without_need(source: str, new: str) -> list[str]:
         (node.lineno, node.end_lineno or node.lineno)
         for node in ast.walk(ast.parse(source))
         if isinstance(node, ast.stmt)
-        and uses.search("\n".join(old[node.lineno - 1 : node.end_lineno]))
+        and _needs_migration("\n".join(old[node.lineno - 1 : node.end_lineno]), uses)
     ]
     new_lines = new.splitlines()
     matcher = difflib.SequenceMatcher(None, old, new_lines, autojunk=False)
@@ -141,6 +142,13 @@ def lines_touched_without_need(source: str, new: str) -> list[str]:
             ):
                 needless.append(f"{line}: {old[line - 1]}")
     return needless
+
+
+def _needs_migration(statement: str, uses: re.Pattern) -> bool:
+    """Does the statement use a legacy name, or a JAX API removed since (`jax.tree_map`)?"""
+    return bool(uses.search(statement)) or any(
+        lookup(name) is not None for name in re.findall(r"\bjax(?:\.\w+)+", statement)
+    )
 
 
 def _extends(old: str, new: str) -> bool:

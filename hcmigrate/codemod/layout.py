@@ -16,13 +16,23 @@ What is formatted (a one-line statement within the limit is already as black wri
   strings' quotes kept (the layout a call had is kept otherwise: hcmigrate.rules.nodes.call_like);
 and the result must be the same program (the same ast) as the unformatted rewrite. Where
 black is missing or refuses a statement, the rewrite keeps its printed layout.
+
+Two kinds of written statement are never handed to black, in any file: one whose only change
+is a rename (`jax.tree_map` -> `jax.tree.map`, `hcb.id_tap` -> `hcb.id_tap`), with no line
+longer than the limit or than it was, keeps its layout and quotes; and in a file not laid
+out by black, continuation lines aligned with an open bracket (`call(a,\n     b)`, pycodestyle's
+visual indent) in the statement the rewrite replaced are aligned with that bracket where it
+now stands (a longer callee, an argument wrapped in a helper call), nested brackets included.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
+import io
+import re
 import textwrap
+import tokenize
 
 from hcmigrate.options import DEFAULT_LINE_LENGTH
 from hcmigrate.codemod.line_diff import opcodes
@@ -36,11 +46,11 @@ def written_lines(source: str, code: str) -> set[int]:
     return _changed_lines(source, code)[1]
 
 
-def _changed_lines(source: str, code: str) -> tuple[set[int], set[int]]:
+def _changed_lines(source: str, code: str, ops=None) -> tuple[set[int], set[int]]:
     """(lines of `source` the rewrite replaced or removed, lines of `code` it wrote), 1-based."""
     replaced: set[int] = set()
     written: set[int] = set()
-    for tag, i1, i2, j1, j2 in opcodes(source.splitlines(), code.splitlines()):
+    for tag, i1, i2, j1, j2 in ops or opcodes(source.splitlines(), code.splitlines()):
         if tag in ("replace", "delete"):
             replaced.update(range(i1 + 1, i2 + 1))
         if tag in ("replace", "insert"):
@@ -55,7 +65,8 @@ def format_written_lines(
     the statements the codemod wrote formatted."""
     if code == source:
         return code
-    replaced, written = _changed_lines(source, code)
+    ops = opcodes(source.splitlines(), code.splitlines())
+    replaced, written = _changed_lines(source, code, ops)
     if not written:
         return code
     try:
@@ -71,20 +82,30 @@ def format_written_lines(
     if not spans:
         return code
     try:  # (asked only when a statement needs black)
+        source_tree = source_tree or ast.parse(source)
         black_style = _black_style(black, source, replaced, line_length, source_tree)
     except Exception:
         return code
-    if not black_style:  # only statements with a written line over the limit
-        spans = [
-            (first, last)
-            for first, last in spans
-            if any(
-                i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
-                for i in range(first, last + 1)
-            )
-        ]
+    old_lines = source.splitlines(keepends=True)
+    old_of = _old_line_numbers(ops)
     changed = False
-    for first, last in sorted(spans, reverse=True):  # (bottom up: line numbers stay valid)
+    to_format = []
+    for first, last in spans:
+        old = _old_statement(source_tree, old_lines, old_of, first, last)
+        text = "".join(lines[first - 1 : last])
+        if not black_style and (old is None or _visually_aligned(old)):
+            realigned = _realigned(text)
+            if realigned != text:
+                lines[first - 1 : last] = realigned.splitlines(keepends=True)
+                text, changed = realigned, True
+        if old is not None and _renamed_only(old, text, line_length):
+            continue  # (the file's own layout and quotes)
+        if black_style or any(
+            i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
+            for i in range(first, last + 1)
+        ):
+            to_format.append((first, last))
+    for first, last in sorted(to_format, reverse=True):  # (bottom up: line numbers stay valid)
         text = "".join(lines[first - 1 : last])
         indent = text[: len(text) - len(text.lstrip(" "))]
         statement = textwrap.dedent(text)
@@ -135,6 +156,8 @@ def _black_style(black, source: str, replaced: set[int], line_length: int, tree=
     tree = tree or ast.parse(source)
     checked = 0
     for node in _statements_on(tree, replaced):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue  # (black leaves an import line alone in any file: it tells nothing)
         first, last = node.lineno, node.end_lineno or node.lineno
         text = "".join(old[first - 1 : last])
         indent = text[: len(text) - len(text.lstrip(" "))]
@@ -211,3 +234,102 @@ def _comments_above(statement: str, width: int) -> str:
 def _black(black, text: str, line_length: int, normalize_strings: bool) -> str:
     mode = black.Mode(line_length=line_length, string_normalization=normalize_strings)
     return black.format_str(text, mode=mode)
+
+
+def _old_line_numbers(ops) -> dict[int, int]:
+    """Line of the rewrite -> the line of the source it stands for (1-based): a kept line, or
+    a line of a rewritten block (the block's last source line past its end)."""
+    old_of = {}
+    for tag, i1, i2, j1, j2 in ops:
+        if tag in ("equal", "replace"):
+            for j in range(j1, j2):
+                old_of[j + 1] = i1 + min(j - j1, i2 - i1 - 1) + 1
+    return old_of
+
+
+def _old_statement(tree, old_lines, old_of, first: int, last: int) -> str | None:
+    """The text of the source's simple statement that lines `first`..`last` of the rewrite
+    replaced (the one on the source line their first line stands for)."""
+    line = old_of.get(first)
+    if line is None:
+        return None
+    node = next(_statements_on(tree, {line}), None)
+    if node is None:
+        return None
+    return "".join(old_lines[node.lineno - 1 : node.end_lineno or node.lineno])
+
+
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def _renamed_only(old: str, new: str, line_length: int) -> bool:
+    """Is `new` the statement `old` with only names changed (`jax.tree_map` -> `jax.tree.map`),
+    line for line, and no line longer than the limit or than it was?"""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    return len(old_lines) == len(new_lines) and all(
+        _DOTTED_NAME.sub("N", o.strip()) == _DOTTED_NAME.sub("N", n.strip())
+        and len(n) <= max(line_length, len(o))
+        for o, n in zip(old_lines, new_lines)
+    )
+
+
+def _visually_aligned(statement: str) -> bool:
+    """Does `statement` align continuation lines with an open bracket followed by code on its
+    line (`call(a,\n     b)`), every one of them?"""
+    realigned, count = _align_visual(statement)
+    return count > 0 and realigned == statement
+
+
+def _realigned(statement: str) -> str:
+    return _align_visual(statement)[0]
+
+
+_OPENING, _CLOSING = "([{", ")]}"
+_LAYOUT = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+
+
+def _align_visual(statement: str) -> tuple[str, int]:
+    """(`statement` with each line that continues a visually indented bracket aligned with it,
+    where that bracket now stands, and the number of such lines). A bracket is visual when
+    code follows it on its line; a line that starts with a closing bracket, or inside a
+    string, is left as it is."""
+    lines = statement.splitlines(keepends=True)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(statement).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return statement, 0
+    shift: dict[int, int] = {}  # row -> columns its line moves
+    open_brackets: list[tuple[int, bool]] = []  # (column after it, once moved; visual?)
+    started: set[int] = set()
+    count = 0
+    for at, token in enumerate(tokens):
+        if token.type in _LAYOUT:
+            continue
+        row, col = token.start
+        if row not in started:
+            started.add(row)
+            line = lines[row - 1]
+            if (
+                open_brackets
+                and open_brackets[-1][1]
+                and not line[:col].strip()
+                and "\t" not in line[:col]
+                and token.string not in _CLOSING
+            ):
+                shift[row] = open_brackets[-1][0] - col
+                count += token.type != tokenize.COMMENT
+        if token.type == tokenize.OP and token.string in _OPENING:
+            following = tokens[at + 1] if at + 1 < len(tokens) else token
+            visual = following.start[0] == row and following.type not in (
+                tokenize.NL,
+                tokenize.COMMENT,
+            )
+            open_brackets.append((col + shift.get(row, 0) + 1, visual))
+        elif token.type == tokenize.OP and token.string in _CLOSING and open_brackets:
+            open_brackets.pop()
+    for row, by in shift.items():
+        if by:
+            lines[row - 1] = " " * (len(lines[row - 1]) - len(lines[row - 1].lstrip(" ")) + by) + (
+                lines[row - 1].lstrip(" ")
+            )
+    return "".join(lines), count
