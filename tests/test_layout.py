@@ -153,3 +153,43 @@ def test_no_machine_idioms_where_a_statement_or_a_shape_was_available(migrated):
         for name, (source, code, _, _) in migrated.items()
     }
     assert {name: counts for name, counts in added.items() if any(counts)} == {}
+
+
+def test_a_statement_only_renamed_keeps_its_layout_and_quotes_in_a_black_file():
+    """The two first rewritten statements are as black writes them, so the file is taken as
+    black's; the third changed only a name: it stays as the file had it (issue 27)."""
+    from hcmigrate.codemod.layout import format_written_lines
+
+    source = (
+        "a = jax.tree_map(f, x)\n"
+        "b = jax.tree_map(g, x)\n"
+        "kwargs['c'] = jax.tree_map(h,\n"
+        "                           x)\n"
+        "d = jax.tree_map(g, x)\n"
+    )
+    code = source.replace("jax.tree_map", "jax.tree.map")
+    assert format_written_lines(source, code) == code
+    grown = code.replace("jax.tree.map(h,", "jax.tree_util.tree_map(h,")
+    assert format_written_lines(source, grown) == grown.replace(
+        "    x)", "              x)"
+    )  # (aligned with its bracket where it now stands)
+
+
+def test_continuation_lines_follow_their_bracket_in_a_file_that_aligns_them():
+    from hcmigrate.codemod.layout import format_written_lines
+
+    source = (
+        "r = call(lambda x: np.random.f(dfnum=x['dfnum'],\n"
+        "                               dfden=x['dfden']),\n"
+        "         d)\n"
+    )
+    code = (
+        "r = io_callback(_with_numpy_args(lambda x: np.random.f(dfnum=x['dfnum'],\n"
+        "                               dfden=x['dfden'])),\n"
+        "         d)\n"
+    )
+    assert format_written_lines(source, code) == (
+        "r = io_callback(_with_numpy_args(lambda x: np.random.f(dfnum=x['dfnum'],\n"
+        "                                                       dfden=x['dfden'])),\n"
+        "                d)\n"
+    )

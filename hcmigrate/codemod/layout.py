@@ -93,9 +93,10 @@ def format_written_lines(
     for first, last in spans:
         old = _old_statement(source_tree, old_lines, old_of, first, last)
         text = "".join(lines[first - 1 : last])
-        if not black_style and (old is None or _visually_aligned(old)):
+        if old is None or _visually_aligned(old):
             realigned = _realigned(text)
-            if realigned != text:
+            renamed = old is not None and _renamed_only(old, realigned, line_length)
+            if realigned != text and (renamed or not black_style):
                 lines[first - 1 : last] = realigned.splitlines(keepends=True)
                 text, changed = realigned, True
         if old is not None and _renamed_only(old, text, line_length):
