@@ -158,6 +158,15 @@ def call_like(
     if hugging:
         closing = cst.ParenthesizedWhitespace(indent=between.indent, last_line=between.last_line)
     used = {id(o) for o in origins if o is not None}
+    # A comment on a line of its own between two arguments is about the one below it (`#
+    # pack args and kwargs together` above `(args, kwargs)`): it moves with that argument.
+    # One after an argument on its line stays with that argument.
+    above = _comment_lines_above(template)
+    moved = [
+        i > 0 and origin is not None and id(origin) in above and id(above[id(origin)][1]) in used
+        for i, origin in enumerate(origins)
+    ]
+    moving = {id(above[id(o)][1]) for o, m in zip(origins, moved) if m}
     orphans = [
         cst.EmptyLine(
             indent=True, whitespace=cst.SimpleWhitespace(between.last_line.value), comment=comment
@@ -177,6 +186,10 @@ def call_like(
             None,
         )
         is_last = i == len(args) - 1
+        kept_below = list(own.empty_lines) if own and id(origin) not in moving else []
+        following = origins[i + 1] if not is_last else None
+        if not is_last and moved[i + 1]:
+            kept_below += list(above[id(following)][0])
         if is_last and hugging and own is None and not orphans:
             comma = cst.Comma() if trailing_comma else cst.MaybeSentinel.DEFAULT
             laid_out.append(
@@ -185,7 +198,7 @@ def call_like(
             continue
         ws = cst.ParenthesizedWhitespace(
             first_line=own.first_line if own else cst.TrailingWhitespace(),
-            empty_lines=[*(own.empty_lines if own else ()), *(orphans if is_last else ())],
+            empty_lines=[*kept_below, *(orphans if is_last else ())],
             indent=closing.indent if is_last else between.indent,
             last_line=closing.last_line if is_last else between.last_line,
         )
@@ -220,6 +233,20 @@ def _realigned(
     if not shift or spaces.strip(" ") or len(spaces) + shift < 1:
         return between
     return between.with_changes(last_line=cst.SimpleWhitespace(" " * (len(spaces) + shift)))
+
+
+def _comment_lines_above(call: cst.Call) -> dict[int, tuple[list[cst.EmptyLine], cst.Arg]]:
+    """id(argument) -> (the comment lines on lines of their own above it, the argument they
+    follow), for the arguments after the first that have such lines."""
+    found = {}
+    for previous, arg in zip(call.args, call.args[1:]):
+        ws = next(
+            (w for w in _arg_whitespace_of(previous) if isinstance(w, cst.ParenthesizedWhitespace)),
+            None,
+        )
+        if ws is not None and any(line.comment is not None for line in ws.empty_lines):
+            found[id(arg)] = (list(ws.empty_lines), previous)
+    return found
 
 
 def _arg_whitespace_of(arg: cst.Arg):
