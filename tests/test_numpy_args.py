@@ -4,6 +4,7 @@ and no wrapper where the host function cannot tell numpy from jax.Array."""
 
 from __future__ import annotations
 
+import builtins
 import io
 from contextlib import redirect_stdout
 
@@ -88,3 +89,71 @@ def test_a_tap_on_the_io_chain_that_returns_nothing_and_gets_none_is_not_wrapped
     assert "io_callback(\n        _tap_with_numpy_args(lambda a: print(" in code
     printed = _run(code, "step", np.arange(2.0, dtype=np.float32))
     assert printed == "started\nndarray False\nsaved [0. 1.]\n"
+
+
+AGNOSTIC_SAMPLES = [
+    np.array(3, np.int32),
+    np.array(True),
+    np.array(-1.0, np.float16),
+    np.array(2.5, np.float32),
+    np.array(7, np.uint8),
+    np.array(1 + 2j, np.complex64),
+    np.array([1, 2, 3], np.int32),
+    np.array([True, False]),
+    np.array([[1.5]], np.float32),
+]
+
+
+def _outcome(operation, value):
+    try:
+        result = operation(value)
+    except Exception as error:  # (the same exception type; its wording may differ)
+        return type(error).__name__
+    return type(result), repr(result)
+
+
+def test_what_the_agnostic_builtins_and_methods_give():
+    """The facts hcmigrate.facts.ARRAY_AGNOSTIC_BUILTINS / _METHODS rest on, measured on the
+    jax.Array a callback really receives and the numpy copy the helper would give it."""
+    from hcmigrate.facts import ARRAY_AGNOSTIC_BUILTINS, ARRAY_AGNOSTIC_METHODS
+
+    operations = {
+        name: getattr(builtins, name.removeprefix("builtins."))
+        for name in ARRAY_AGNOSTIC_BUILTINS
+    }
+    operations |= {m: (lambda m: lambda v: getattr(v, m)())(m) for m in ARRAY_AGNOSTIC_METHODS}
+    received = []
+    for sample in AGNOSTIC_SAMPLES:
+        jax.debug.callback(received.append, jax.numpy.asarray(sample))
+    jax.effects_barrier()
+    assert len(received) == len(AGNOSTIC_SAMPLES)
+    for array in received:
+        copy = np.array(array)
+        copy.flags.writeable = False
+        for name, operation in operations.items():
+            assert _outcome(operation, array) == _outcome(operation, copy), (name, array)
+    # abs() and round() are not agnostic: they give (or refuse) another type
+    assert _outcome(abs, received[0]) != _outcome(abs, np.array(received[0]))
+
+
+def test_a_host_function_that_only_reads_items_is_not_wrapped():
+    """diffrax's error check: the host function only calls `.item()` on what it gets; abs()
+    gives a jax.Array for a jax.Array, so a function that prints it keeps the helper."""
+    code = migrate_source(
+        LEGACY
+        + "\n\ndef raises(flag):\n"
+        + "    if flag.item():\n"
+        + "        raise RuntimeError('failed')\n\n\n"
+        + "def listed(values):\n"
+        + "    print(values.tolist(), len(values))\n\n\n"
+        + "def step(x):\n"
+        + "    hcb.call(raises, x[0] > 5)\n"
+        + "    hcb.call(listed, x)\n"
+        + "    hcb.id_tap(lambda v, t: print(abs(v)), x)\n"
+        + "    return x\n"
+    ).code
+    assert "jax.debug.callback(raises, x[0] > 5, ordered=True)" in code
+    assert "jax.debug.callback(listed, x, ordered=True)" in code
+    assert "_with_numpy_args(lambda v: print(abs(v)))" in code
+    printed = _run(code, "step", np.arange(3.0, dtype=np.float32))
+    assert printed == "[0.0, 1.0, 2.0] 3\n[0. 1. 2.]\n"

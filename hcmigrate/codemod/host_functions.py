@@ -18,6 +18,7 @@ import libcst as cst
 
 from hcmigrate.facts import (
     ARRAY_AGNOSTIC_BUILTINS,
+    ARRAY_AGNOSTIC_METHODS,
     ARRAY_AGNOSTIC_PREFIXES,
     IMPURE_MODULE_PREFIXES,
     PURE_BUILTINS,
@@ -285,8 +286,9 @@ def converts_its_arguments(
     params: cst.Parameters, body: cst.CSTNode, is_array_agnostic: callable
 ) -> bool:
     """Does the function use its parameters only as direct arguments of functions that take
-    jax.Array as they take numpy arrays (`lambda v: np.tanh(v)`)? Then it cannot tell which
-    one it got, and needs no conversion."""
+    jax.Array as they take numpy arrays (`lambda v: np.tanh(v)`), or through methods that
+    give the same Python value for either (`v.item()`, `v.tolist()`)? Then it cannot tell
+    which one it got, and needs no conversion."""
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     if isinstance(params.star_arg, cst.Param):
         names.add(params.star_arg.name.value)
@@ -295,6 +297,14 @@ def converts_its_arguments(
     for node in descendants(body):
         if isinstance(node, cst.Call) and is_array_agnostic(node.func):
             converted.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
+        elif (
+            isinstance(node, cst.Call)
+            and not node.args
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value in ARRAY_AGNOSTIC_METHODS
+            and isinstance(node.func.value, cst.Name)
+        ):
+            converted.add(id(node.func.value))
         elif isinstance(node, cst.Name) and node.value in names:
             uses.append(node)
     return all(id(use) in converted for use in uses)
