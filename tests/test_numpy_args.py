@@ -118,8 +118,7 @@ def test_what_the_agnostic_builtins_and_methods_give():
     from hcmigrate.facts import ARRAY_AGNOSTIC_BUILTINS, ARRAY_AGNOSTIC_METHODS
 
     operations = {
-        name: getattr(builtins, name.removeprefix("builtins."))
-        for name in ARRAY_AGNOSTIC_BUILTINS
+        name: getattr(builtins, name.removeprefix("builtins.")) for name in ARRAY_AGNOSTIC_BUILTINS
     }
     operations |= {m: (lambda m: lambda v: getattr(v, m)())(m) for m in ARRAY_AGNOSTIC_METHODS}
     received = []
