@@ -496,23 +496,36 @@ def _compat_declaration(
 
 def _raise_floor(settings: Settings, plan, final: list[FileResult], mode: str):
     """When the run wrote code for the raised JAX floor (hcmigrate.jax_floor), the project's
-    metadata says so: edited in place (fix, review), shown as a patch (--diff), said (--check:
-    a module changes with it, which exits 1). (lines to print, files that failed)"""
+    metadata says so, raised to what the written code needs (FileResult.needs_jax): edited
+    in place (fix, review), shown as a patch (--diff), said (--check: a module changes with
+    it, which exits 1). Where it could not be raised, why, beside HCB008's manual findings.
+    (lines to print, files that failed)"""
     from hcmigrate.config import shown
     from hcmigrate.facts import MODERN_API_CODES
     from hcmigrate.files import read_source, write_atomic
-    from hcmigrate.jax_floor import plan_raise
+    from hcmigrate.jax_floor import FloorRaise, plan_raise
     from hcmigrate.runner import patch_diff
 
-    if plan.raises_floor_to is None or not any(
-        r.status == CHANGED
+    if settings.floor_kept and any(
+        d.code == "HCB008" and d.level.needs_human for r in final for d in r.diagnostics
+    ):
+        path, reason = settings.floor_kept
+        return [
+            f"{shown(path)}: HCB008 [manual] the project's JAX floor is not raised: {reason}"
+        ], 0
+    changed = [
+        r
+        for r in final
+        if r.status == CHANGED
         and (r.written or mode != "review")  # (--interactive: the changes accepted)
         and any(d.code in MODERN_API_CODES or d.code.startswith("JAX") for d in r.diagnostics)
-        for r in final
-    ):
+    ]
+    if plan.raises_floor_to is None or not changed:
         return [], 0
-    raised = plan_raise(settings.root)  # (read again: the compat dependency may be added)
-    if raised is None:
+    need = max(r.needs_jax or plan.raises_floor_to for r in changed)
+    # (read again: the compat dependency may be added)
+    raised = plan_raise(settings.root, min(need, plan.raises_floor_to))
+    if not isinstance(raised, FloorRaise):
         return [], 0
     written = mode in ("fix", "review")
     for path, text in raised.texts.items():

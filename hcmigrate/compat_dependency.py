@@ -5,7 +5,8 @@ packaging/hcmigrate-compat) is added, with the smallest text edit, to the first 
 - pyproject.toml `[project] dependencies` (a static list),
 - setup.cfg `[options] install_requires`,
 - setup.py `install_requires=[...]` (a literal list of strings),
-- requirements.txt,
+- requirements.txt (where pip-compile wrote it, a lock, its source requirements.in; a lock
+  without its source is not edited: one manual finding),
 
 and the file read back must declare exactly one more requirement. Where none of them can be
 edited safely (a computed list, `dynamic = ["dependencies"]`), nothing is edited and the
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hcmigrate.files import read_regular
+from hcmigrate.verify.project_deps import compiled_from, requirements_file_of
 
 DISTRIBUTION = "hcmigrate-compat"
 # Distributions that ship the compat runtime: a project that is one of them (hcmigrate's own
@@ -212,9 +214,9 @@ def _setup_py(root: Path) -> Declaration | None:
     if not isinstance(value, ast.List) or not all(
         isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
     ):
-        read = _file_read_for(root, value)  # (`_parse_requirements("requirements.txt")`)
+        read = requirements_file_of(root, text)  # (`_parse_requirements("requirements.txt")`)
         if read is not None:
-            return _requirements(root, read)
+            return _requirements(root, str(read.relative_to(root)))
         return Declaration(path, where, problem="install_requires is not a literal list")
     if any(_NAMED.match(e.value) for e in value.elts):
         return Declaration(path, where)
@@ -249,27 +251,6 @@ def _setup_py_list(text: str):
     return None
 
 
-def _file_read_for(root: Path, value) -> str | None:
-    """The requirements file a computed install_requires reads, when the expression names it
-    with string parts (`os.path.join(here, "requirements", "requirements.txt")`)."""
-    parts = (
-        [
-            n.value
-            for n in ast.walk(value)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str)
-        ]
-        if value is not None
-        else []
-    )
-    if not parts or not parts[-1].endswith(".txt"):
-        return None
-    for k in range(len(parts), 0, -1):
-        candidate = Path(*parts[-k:])
-        if not candidate.is_absolute() and (root / candidate).is_file():
-            return str(candidate)
-    return None
-
-
 def _setup_py_deps(text: str) -> list[str]:
     return [e.value for e in _setup_py_list(text).elts]
 
@@ -279,6 +260,13 @@ def _requirements(root: Path, name: str = "requirements.txt") -> Declaration | N
     text = read_metadata(path)
     if text is None:
         return None
+    source = compiled_from(path, text)
+    if source is None:
+        return Declaration(
+            path, problem=f"{name} is pip-compile's output, and its source is not here"
+        )
+    if source:  # (a lock: its source, requirements.in, is where the dependency goes)
+        return _requirements(root, str(source.relative_to(root)))
     if _NAMED.search(text):
         return Declaration(path)
     newline = "\r\n" if "\r\n" in text else "\n"

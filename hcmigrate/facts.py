@@ -151,15 +151,60 @@ CANONICAL_DTYPE_NAMES = frozenset(
 # `vmap_method=` exists from jax 0.4.35; `vectorized=` was removed in 0.6 (on 0.10 it is
 # silently forwarded to the callback as a keyword argument).
 VMAP_METHOD_SINCE = (0, 4, 35)
-# The oldest JAX the native rewrite's code runs on: ordered jax.debug.callback/io_callback,
-# jax.effects_barrier and jax.tree.map (0.4.25) are all there in 0.4.26, the release that
-# deprecated host_callback. A project pinned lower is told to raise its pin (HCB008).
+# The JAX the native rewrite writes for when the run raises the project's floor (the release
+# that deprecated host_callback: everything below is there); the floor itself rises only to
+# what the written code needs (NATIVE_SINCE).
 NATIVE_OUTPUT_SINCE = (0, 4, 26)
-# The oldest jaxlib that JAX imports with (its `_minimum_jaxlib_version`, 0.4.20 in the jax
-# 0.4.26 wheel: `pip download jax==0.4.26 --no-deps`, jax/version.py; its metadata requires
-# jaxlib only through extras): a project's `jaxlib` floor below it rises with the `jax` floor
-# (hcmigrate.jax_floor).
-NATIVE_OUTPUT_JAXLIB_SINCE = (0, 4, 20)
+# The first JAX release that has each name the native rewrite writes (measured on the
+# releases' own sources, 0.3.13 to 0.4.35: scripts/measure_native_since.py; 0.3.13, the oldest
+# measured, reads "0.3.13 or older"). The replacement spellings the JAX-removals rules write
+# come from their table (hcmigrate.jax_removals, `replacement_since`): jax.tree.map, 0.4.25.
+# What a written module needs is the newest of what it uses (hcmigrate.native_needs): HCB008
+# and the raised floor (hcmigrate.jax_floor) read it. (Behaviour was measured on jax 0.4.30 and
+# the current JAX; older releases were read for the names only.)
+NATIVE_SINCE = {
+    "jax.effects_barrier": (0, 3, 17),
+    "jax.pure_callback": (0, 3, 17),
+    "jax.debug.callback": (0, 3, 17),  # (ordered= from the first release with jax.debug)
+    "jax.debug.print": (0, 3, 17),
+    "jax.experimental.io_callback": (0, 4, 6),  # (ordered= from the first)
+    "jax.ShapeDtypeStruct": (0, 3, 13),
+    "jax.dtypes.canonicalize_dtype": (0, 3, 13),
+}
+# (callee, keyword) the rewrite writes that came later than the callee
+NATIVE_KEYWORD_SINCE = {
+    ("jax.pure_callback", "vmap_method"): VMAP_METHOD_SINCE,
+    ("jax.experimental.io_callback", "vmap_method"): VMAP_METHOD_SINCE,
+}
+# What a JAX release itself requires: (its minimum jaxlib, `_minimum_jaxlib_version` in
+# jax/version.py; the oldest Python, its Requires-Python) (measured by the same script); a
+# project's jaxlib and Python floors rise with its JAX floor (hcmigrate.jax_floor).
+JAX_RELEASE_REQUIRES = {
+    (0, 3, 13): ((0, 3, 7), (3, 7)),
+    (0, 3, 17): ((0, 3, 14), (3, 7)),
+    (0, 3, 25): ((0, 3, 22), (3, 7)),
+    (0, 4, 1): ((0, 3, 22), (3, 8)),
+    (0, 4, 6): ((0, 4, 4), (3, 8)),
+    (0, 4, 10): ((0, 4, 7), (3, 8)),
+    (0, 4, 13): ((0, 4, 11), (3, 8)),
+    (0, 4, 16): ((0, 4, 14), (3, 9)),
+    (0, 4, 20): ((0, 4, 14), (3, 9)),
+    (0, 4, 25): ((0, 4, 20), (3, 9)),
+    (0, 4, 26): ((0, 4, 20), (3, 9)),
+    (0, 4, 27): ((0, 4, 23), (3, 9)),
+    (0, 4, 30): ((0, 4, 27), (3, 9)),
+    (0, 4, 31): ((0, 4, 30), (3, 10)),
+    (0, 4, 35): ((0, 4, 34), (3, 10)),
+}
+
+
+def release_requires(jax: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """(jaxlib, Python) that JAX `jax` needs: the row of the oldest release measured from
+    `jax` on (requirements only rise); None past the table."""
+    later = [v for v in JAX_RELEASE_REQUIRES if v >= tuple(jax)]
+    return JAX_RELEASE_REQUIRES[min(later)] if later else None
+
+
 # The callbacks the native rewrite writes with `ordered=`: in a module migrated already they
 # show the code needs NATIVE_OUTPUT_SINCE too (HCB008 on an already-migrated tree).
 # (one tuple per last name: a trigger's callees share the last part of their name)

@@ -1,15 +1,19 @@
 """The project's JAX floor raised where the native rewrite needs it (issue 27).
 
-The code the native rewrite writes (ordered jax.debug callbacks, io_callback, jax.tree.map)
-needs JAX >= facts.NATIVE_OUTPUT_SINCE. A maintainer's migration raises the project's `jax`
-floor in the same pull request; so does a run, where the project declares it (the files
-hcmigrate.compat_dependency edits: pyproject.toml `[project]` and poetry, setup.cfg, a literal
-setup.py list, requirements*.txt): `jax>=0.4.13` -> `jax>=0.4.26`, poetry `^0.4.1` -> `^0.4.26`,
-extras, markers and upper bounds kept. A `jaxlib` floor beside it rises to what that JAX imports
-with (facts.NATIVE_OUTPUT_JAXLIB_SINCE). Nothing is edited where one requirement cannot be
-raised alone: an exact pin, an upper bound below the floor needed, a form whose upper bound
-would move; the rewrite then targets the declared floor and HCB008 stays manual. The run
-decides once (hcmigrate.project.plan_run) and the rules target the raised floor.
+The run writes its code for facts.NATIVE_OUTPUT_SINCE; the project's `jax` floor rises only to
+what the written code needs (hcmigrate.native_needs: each construct's first release,
+measured), in the same pull request, where the project declares it (the files
+hcmigrate.compat_dependency edits: pyproject.toml `[project]` and poetry, setup.cfg, setup.py
+(a literal list, or the requirements file its computed list reads), requirements*.txt (a lock
+pip-compile wrote: its requirements.in)): `jax>=0.4.13` -> `jax>=0.4.25`, poetry `^0.4.1` ->
+`^0.4.25`, extras, markers and upper bounds kept. What that JAX itself requires rises with it
+(facts.JAX_RELEASE_REQUIRES): a `jaxlib` floor below its minimum jaxlib, and a declared Python
+floor below its Requires-Python (`requires-python`, poetry's `python`, `python_requires`:
+`>=3.7` -> `>=3.9`, `~=3.8` -> `~=3.9`, `^3.8` -> `^3.9`). Nothing is edited where one of them
+cannot be raised alone: an exact pin, an upper bound below the floor needed, a form whose
+upper bound would move, a pin setup.py computes, a lock without its source; the rewrite then
+targets the declared floor and HCB008 stays manual, with the reason. The run decides once
+(hcmigrate.project.plan_run) and the rules target the raised floor.
 """
 
 from __future__ import annotations
@@ -21,20 +25,20 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from hcmigrate.compat_dependency import read_metadata
-from hcmigrate.facts import NATIVE_OUTPUT_JAXLIB_SINCE, NATIVE_OUTPUT_SINCE
-from hcmigrate.verify.project_deps import poetry_constraint
+from hcmigrate.facts import NATIVE_OUTPUT_SINCE, release_requires
+from hcmigrate.verify.project_deps import (
+    compiled_from,
+    poetry_constraint,
+    requirements_file_of,
+    setup_py_declarations,
+)
 
 _dotted = ".".join
-NEEDS = {
-    "jax": _dotted(map(str, NATIVE_OUTPUT_SINCE)),
-    "jaxlib": _dotted(map(str, NATIVE_OUTPUT_JAXLIB_SINCE)),
-}
 # A PEP 508 requirement: its name and extras, its version specifier, its marker.
 _PEP508 = re.compile(
     r"^(?P<head>\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*)(?P<spec>[^;]*)"
@@ -48,6 +52,25 @@ class Unsafe(Exception):
     """A requirement that cannot be raised alone (the reason is the message)."""
 
 
+@dataclass(frozen=True)
+class Python:
+    """A declared Python floor: `requires-python`, or setup.py's/setup.cfg's
+    `python_requires` (poetry's `python` is a poetry entry)."""
+
+    spec: str
+
+
+def needs_for(jax: tuple[int, ...]) -> dict[str, str]:
+    """The floor each name needs for JAX `jax`: jax itself, the jaxlib and Python it requires
+    (facts.JAX_RELEASE_REQUIRES)."""
+    jaxlib, python = release_requires(jax) or release_requires(NATIVE_OUTPUT_SINCE)
+    return {
+        "jax": _dotted(map(str, jax)),
+        "jaxlib": _dotted(map(str, jaxlib)),
+        "python": _dotted(map(str, python)),
+    }
+
+
 @dataclass
 class Change:
     path: Path
@@ -55,53 +78,87 @@ class Change:
     col: int
     old: str
     new: str
+    name: str = "jax"  # jax, jaxlib or python
 
 
 @dataclass
 class FloorRaise:
     """The files to edit (path -> new text) and each requirement raised."""
 
+    needs: dict[str, str]
     texts: dict[Path, str] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
 
     def lines(self, written: bool, shown) -> list[str]:
         """One diagnostic line per requirement raised, on the file that declares it."""
         verb = "raised" if written else "would raise"
+        why = f"the rewritten code needs JAX >= {self.needs['jax']}"
+        more = {
+            "jax": "",
+            "jaxlib": f" (which imports with jaxlib >= {self.needs['jaxlib']})",
+            "python": f" (which requires Python >= {self.needs['python']})",
+        }
         return [
-            f"{shown(c.path)}:{c.line}:{c.col}: HCB008 [fixed] {verb} the project's JAX floor "
-            f"`{c.old}` -> `{c.new}`: the rewritten code needs JAX >= {NEEDS['jax']}"
-            + (f" (which imports with jaxlib >= {NEEDS['jaxlib']})" if "jaxlib" in c.old else "")
+            f"{shown(c.path)}:{c.line}:{c.col}: HCB008 [fixed] {verb} the project's "
+            f"{'Python' if c.name == 'python' else 'JAX'} floor `{c.old}` -> `{c.new}`: "
+            f"{why}{more[c.name]}"
             for c in self.changes
         ]
 
 
-def plan_raise(root: Path) -> FloorRaise | None:
-    """The edits that raise every declared `jax` floor below the one the native rewrite needs
-    (and a `jaxlib` floor below what that JAX needs); None when none is below, or when one
-    cannot be raised safely (then nothing is edited)."""
-    plan = FloorRaise()
-    try:
-        for path in _metadata_files(root):
-            text = read_metadata(path)
-            if text is None:
-                continue
-            new, changes = _raised(path, text)
-            if changes:
-                plan.texts[path] = new
-                plan.changes += changes
-    except Unsafe:
-        return None
-    if not any(_name(c.old) == "jax" for c in plan.changes):
-        return None  # (a jaxlib floor alone is not this migration's business)
+@dataclass
+class Kept:
+    """Why the floor is not raised (nothing is edited), and the file that says so."""
+
+    path: Path
+    reason: str
+
+
+def plan_raise(root: Path, jax: tuple[int, ...] = NATIVE_OUTPUT_SINCE) -> FloorRaise | Kept | None:
+    """The edits that raise every declared `jax` floor below `jax` (and the jaxlib and Python
+    floors below what that JAX requires); None when no jax floor is below; Kept when one of
+    them cannot be raised safely (then nothing is edited)."""
+    plan = FloorRaise(needs_for(jax))
+    for path in _metadata_files(root):
+        text = read_metadata(path)
+        if text is None:
+            continue
+        try:
+            new, changes = _raised(path, text, plan.needs)
+            if changes and _kind(path) == "txt" and compiled_from(path, text) is not False:
+                source = compiled_from(path, text)
+                raise Unsafe(
+                    f"{path.name} is pip-compile's output (a lock): raise the floor in "
+                    + (f"{source.name}, its source," if source else "its source")
+                    + " and compile it again"
+                )
+        except Unsafe as why:
+            return Kept(path, str(why))
+        if changes:
+            plan.texts[path] = new
+            plan.changes += changes
+    if not any(c.name == "jax" for c in plan.changes):
+        return None  # (a jaxlib or Python floor alone is not this migration's business)
     return plan
 
 
 def _metadata_files(root: Path) -> list[Path]:
-    names = ["pyproject.toml", "setup.cfg", "setup.py"]
-    return [root / n for n in names] + sorted(root.glob("requirements*.txt"))
+    """The files that declare the project's requirements: its metadata, the requirements file
+    setup.py's computed list reads (the one the compat dependency goes to), requirements*.txt
+    and their pip-compile sources (requirements*.in)."""
+    names = [root / n for n in ("pyproject.toml", "setup.cfg", "setup.py")]
+    setup_py = read_metadata(root / "setup.py")
+    read = requirements_file_of(root, setup_py) if setup_py is not None else None
+    files = names + ([read] if read is not None else [])
+    for found in sorted(root.glob("requirements*.txt")) + sorted(root.glob("requirements*.in")):
+        if found not in files:
+            files.append(found)
+    return files
 
 
-def _name(requirement: str) -> str:
+def _name(requirement) -> str:
+    if not isinstance(requirement, str):
+        return ""
     m = _PEP508.match(requirement)
     return canonicalize_name(m.group("head").split("[")[0].strip()) if m else ""
 
@@ -109,10 +166,10 @@ def _name(requirement: str) -> str:
 # -- one requirement ---------------------------------------------------------------------------
 
 
-def raised_requirement(requirement: str) -> str:
-    """`requirement` with its floor raised to what `NEEDS` says for its name (the same text
+def raised_requirement(requirement: str, needs: dict[str, str]) -> str:
+    """`requirement` with its floor raised to what `needs` says for its name (the same text
     when it needs nothing); Unsafe when that cannot be done alone."""
-    need = NEEDS.get(_name(requirement))
+    need = needs.get(_name(requirement)) if _name(requirement) != "python" else None
     m = _PEP508.match(requirement)
     if need is None or m is None:
         return requirement
@@ -206,39 +263,69 @@ def _check_same_above(old: SpecifierSet, new: SpecifierSet, need: str, shown: st
 # -- one file ----------------------------------------------------------------------------------
 
 
-def _raised(path: Path, text: str) -> tuple[str, list[Change]]:
+def _raised(path: Path, text: str, needs: dict[str, str]) -> tuple[str, list[Change]]:
     """The file's text with its JAX floors raised, and the changes; Unsafe where one cannot
     be, or where the file read back does not declare what it should."""
     kind = _kind(path)
+    if kind == "py":
+        _check_computed(text, needs)
     entries = _entries(kind, text)
-    wanted = [_raised_entry(kind, e) for e in entries]
+    wanted = [_raised_entry(e, needs) for e in entries]
     changes, new = [], text
     for old, replacement in {(o, w) for o, w in zip(entries, wanted) if o != w}:
         new, places = _replace(kind, new, old, replacement, entries.count(old))
-        changes += [Change(path, *at, _shown(old), _shown(replacement)) for at in places]
+        name = _entry_name(old)
+        changes += [
+            Change(path, *at, _shown(kind, old), _shown(kind, replacement), name) for at in places
+        ]
     if changes and _entries(kind, new) != wanted:
         raise Unsafe(f"{path.name} could not be edited safely")
     return new, sorted(changes, key=lambda c: (c.line, c.col))
+
+
+def _check_computed(text: str, needs: dict[str, str]) -> None:
+    """A floor setup.py computes (`f"jax>={_JAX_VERSION}"`, read by the one reader,
+    hcmigrate.verify.project_deps) is not edited: Unsafe where it would need raising."""
+    try:
+        declared = setup_py_declarations(text)
+    except (SyntaxError, ValueError):
+        return
+    for _, requirements in declared:
+        for requirement, literal in requirements or []:
+            if not literal and raised_requirement(requirement, needs) != requirement:
+                raise Unsafe(f"setup.py computes `{requirement}` (raise it where it is computed)")
 
 
 def _kind(path: Path) -> str:
     return {"pyproject.toml": "toml", "setup.cfg": "cfg", "setup.py": "py"}.get(path.name, "txt")
 
 
-def _shown(entry) -> str:
+def _entry_name(entry) -> str:
+    if isinstance(entry, Python):
+        return "python"
+    return canonicalize_name(entry[0]) if isinstance(entry, tuple) else _name(entry)
+
+
+def _shown(kind: str, entry) -> str:
+    if isinstance(entry, Python):
+        key = "requires-python" if kind == "toml" else "python_requires"
+        return f'{key} = "{entry.spec}"' if kind != "cfg" else f"{key} = {entry.spec}"
     return entry if isinstance(entry, str) else f'{entry[0]} = "{entry[1]}"'
 
 
-def _raised_entry(kind: str, entry):
+def _raised_entry(entry, needs: dict[str, str]):
+    if isinstance(entry, Python):
+        return Python(_raised_spec(entry.spec, needs["python"]))
     if isinstance(entry, tuple):  # (poetry: name, constraint)
         name, constraint = entry
-        need = NEEDS.get(canonicalize_name(name))
+        need = needs.get(canonicalize_name(name))
         return entry if need is None else (name, _raised_poetry(constraint, need))
-    return raised_requirement(entry)
+    return raised_requirement(entry, needs)
 
 
 def _entries(kind: str, text: str) -> list:
-    """The requirements a file declares, in order (poetry's as (name, constraint))."""
+    """The requirements a file declares, in order (poetry's as (name, constraint)), and its
+    Python floor (Python)."""
     try:
         if kind == "toml":
             return _toml_entries(tomllib.loads(text))
@@ -258,9 +345,11 @@ def _requirement_line(line: str) -> str:
 
 def _toml_entries(data: dict) -> list:
     project = data.get("project") or {}
-    out = [d for d in project.get("dependencies") or [] if isinstance(d, str)]
+    out: list = [d for d in project.get("dependencies") or [] if isinstance(d, str)]
     for extra in (project.get("optional-dependencies") or {}).values():
         out += [d for d in extra or [] if isinstance(d, str)]
+    if isinstance(project.get("requires-python"), str):
+        out.append(Python(project["requires-python"]))
     poetry = (data.get("tool") or {}).get("poetry") or {}
     tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
     tables += [(g or {}).get("dependencies") for g in (poetry.get("group") or {}).values()]
@@ -268,12 +357,12 @@ def _toml_entries(data: dict) -> list:
         for name, spec in (table or {}).items():
             if isinstance(spec, dict):
                 spec = spec.get("version")
-            if isinstance(spec, str) and name.lower() != "python":
+            if isinstance(spec, str):
                 out.append((name, spec))
     return out
 
 
-def _cfg_entries(text: str) -> list[str]:
+def _cfg_entries(text: str) -> list:
     parser = configparser.ConfigParser(interpolation=None)
     parser.read_string(text)
     values = []
@@ -281,40 +370,26 @@ def _cfg_entries(text: str) -> list[str]:
         values.append(parser.get("options", "install_requires"))
     if parser.has_section("options.extras_require"):
         values += [v for _, v in parser.items("options.extras_require")]
-    return [r for v in values for r in map(_requirement_line, v.splitlines()) if r]
-
-
-def _py_entries(text: str) -> list[str]:
-    tree = ast.parse(text)
-    names = {
-        n.targets[0].id: n.value
-        for n in tree.body
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
-    }
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg in ("install_requires", "extras_require"):
-            value = (
-                names.get(node.value.id, node.value)
-                if isinstance(node.value, ast.Name)
-                else node.value
-            )
-            out += [
-                n.value
-                for n in ast.walk(value)
-                if isinstance(n, ast.Constant)
-                and isinstance(n.value, str)
-                and _is_requirement(n.value)
-            ]
+    out: list = [r for v in values for r in map(_requirement_line, v.splitlines()) if r]
+    if parser.has_option("options", "python_requires"):
+        out.append(Python(parser.get("options", "python_requires").strip()))
     return out
 
 
-def _is_requirement(text: str) -> bool:
-    try:
-        Requirement(text)
-    except InvalidRequirement:
-        return False
-    return True
+def _py_entries(text: str) -> list:
+    """setup.py's requirements written as literal strings (the one reader:
+    hcmigrate.verify.project_deps) and its `python_requires=` when a literal string."""
+    out: list = [
+        requirement
+        for _, requirements in setup_py_declarations(text)
+        for requirement, literal in requirements or []
+        if literal
+    ]
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.keyword) and node.arg == "python_requires":
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                out.append(Python(node.value.value))
+    return out
 
 
 def _replace(kind: str, text: str, old, new, count: int) -> tuple[str, list[tuple[int, int]]]:
@@ -329,6 +404,18 @@ def _replace(kind: str, text: str, old, new, count: int) -> tuple[str, list[tupl
         )
         value = f"{new[1]}"
         span_of = lambda m: (m.end() - 1 - len(old[1]), m.end() - 1)  # noqa: E731
+    elif isinstance(old, Python):  # `requires-python = ">=3.8"`, `python_requires="~=3.8"`
+        key = "requires-python" if kind == "toml" else "python_requires"
+        start = r"\b" if kind == "py" else r"^[ \t]*"  # (setup.py: a keyword argument)
+        spec = re.escape(old.spec)
+        value_re = (
+            rf"[ \t]*(?P<v>{spec})[ \t]*\r?$"
+            if kind == "cfg"
+            else rf"(?P<q>[\"'])(?P<v>{spec})(?P=q)"
+        )
+        pattern = rf"{start}{key}[ \t]*=[ \t]*{value_re}"
+        value = new.spec
+        span_of = lambda m: m.span("v")  # noqa: E731
     elif kind in ("toml", "py"):
         pattern = rf"(?P<q>[\"']){re.escape(old)}(?P=q)"
         value = new
@@ -341,7 +428,7 @@ def _replace(kind: str, text: str, old, new, count: int) -> tuple[str, list[tupl
         span_of = lambda m: (m.end() - len(old), m.end())  # noqa: E731
     found = list(re.finditer(pattern, text, re.MULTILINE))
     if len(found) != count:
-        raise Unsafe(f"`{_shown(old)}` is written {len(found)} times, declared {count}")
+        raise Unsafe(f"`{_shown(kind, old)}` is written {len(found)} times, declared {count}")
     places = []
     for m in found:
         start = span_of(m)[0]

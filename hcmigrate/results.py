@@ -24,6 +24,9 @@ class FileResult:
     written: bool = False
     notebook: bool = False
     cache_entry: tuple[str, dict] | None = None  # (key, outcome) for the result cache
+    # the JAX the written code needs (hcmigrate.native_needs); None: not read (a notebook,
+    # whose cells' magics Python does not parse: the run's target counts)
+    needs_jax: tuple[int, ...] | None = None
 
     @property
     def error_location(self) -> str:

@@ -23,6 +23,7 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.api import migrate_source
 from hcmigrate.options import Options
+from hcmigrate.native_needs import needs_of
 from hcmigrate.cache import Outcome, ResultCache, diagnostics_of, outcome_of, task_key
 from hcmigrate.diagnostics import Diagnostic
 from hcmigrate.errors import HcmigrateError, MigrationError
@@ -196,6 +197,8 @@ def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResul
     if new_text is None:
         return res
     res.status = CHANGED
+    if not task.notebook:
+        res.needs_jax = needs_of(new_text).jax
     if task.mode != "check":
         new_text = _laid_out(task, src.text, new_text)
     try:

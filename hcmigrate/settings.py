@@ -37,6 +37,9 @@ class Settings:
     # floor is left as declared (it is high enough, named by --target-jax, cannot be raised
     # alone, or --no-raise-jax-pin).
     raise_floor_to: tuple[int, ...] | None = None
+    # Why it cannot be raised alone (the file, the reason: hcmigrate.jax_floor.Kept), said
+    # beside HCB008's manual findings.
+    floor_kept: tuple[Path, str] | None = None
 
     def selector(self, force_exclude: bool | None = None) -> Selector:
         return Selector(
@@ -123,7 +126,7 @@ def resolve_settings(
             check_codes(codes[key], f"{where} {key}")
     select, ignore = codes["select"], codes["ignore"]
 
-    target = raise_floor_to = None
+    target = raise_floor_to = floor_kept = None
     if target_jax:
         target = parse_version(target_jax)
         notes.append(f"target JAX {target_jax} (--target-jax)")
@@ -137,10 +140,13 @@ def resolve_settings(
             notes.append(f"target JAX {'.'.join(map(str, target))} (from {pinned[1]})")
             raise_jax_pin = v.get("raise-jax-pin", True) if raise_jax_pin is None else raise_jax_pin
             if raise_jax_pin and strategy == "native" and target < NATIVE_OUTPUT_SINCE:
-                from hcmigrate.jax_floor import plan_raise
+                from hcmigrate.jax_floor import FloorRaise, Kept, plan_raise
 
-                if plan_raise(root) is not None:
+                raised = plan_raise(root)
+                if isinstance(raised, FloorRaise):
                     raise_floor_to = NATIVE_OUTPUT_SINCE
+                elif isinstance(raised, Kept):
+                    floor_kept = (raised.path, raised.reason)
 
     exclude_patterns = list(exclude) if exclude else list(v.get("exclude", []))
     exclude_patterns += list(v.get("extend-exclude", []))
@@ -180,4 +186,5 @@ def resolve_settings(
         notes=notes,
         problems=problems,
         raise_floor_to=raise_floor_to,
+        floor_kept=floor_kept,
     )

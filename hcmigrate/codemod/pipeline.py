@@ -150,7 +150,7 @@ def _result(
 ) -> MigrationResult:
     """The result, with what the module-end rules add to the diagnostics."""
     ctx = ModuleEndContext(options)
-    site = ModuleSite(options, diagnostics, text, tree)
+    site = ModuleSite(options, diagnostics, text, tree, code)
     for handler in registry.module_end:
         handler(site, ctx)
     return MigrationResult(text, code, diagnostics + ctx.diagnostics, compile_checked=True)

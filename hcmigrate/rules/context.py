@@ -139,6 +139,7 @@ class ModuleSite:
     diagnostics: list[Diagnostic]  # what the module's sites reported
     text: str = ""  # the module's source
     tree: Any = None  # its ast.Module, when the pipeline parsed it (else None)
+    code: str | None = None  # the module as migrated (None: as `text`)
 
 
 class ReportContext(Protocol):

@@ -1,26 +1,20 @@
-"""HCB008: a project whose dependency pins allow a JAX older than the native rewrite's code
-runs on (facts.NATIVE_OUTPUT_SINCE) is told to raise its pin: in each module the rewrite
-changed to the modern API, and, in a tree migrated already (what `--check` sees on the
-migration's branch), at each ordered callback the rewrite writes (`jax.debug.callback(...,
-ordered=True)`, `jax.debug.print`, `io_callback`). `--target-jax`, `[tool.hcmigrate]
-target-jax` or the lowest version the project's `jax` requirement allows set the target
-(hcmigrate.config.pinned_jax).
+"""HCB008: a project whose dependency pins allow a JAX older than the migrated code runs on is
+told to raise its pin. What the code needs is computed from what it is written with (each
+construct's first release, measured: hcmigrate.native_needs), in each module the rewrite
+changed to the modern API and in each module that uses what the rewrite writes (a tree
+migrated already, what `--check` sees on the migration's branch: the same answer as the run
+that migrated it). `--target-jax`, `[tool.hcmigrate] target-jax` or the lowest version the
+project's `jax` requirement allows set the target (hcmigrate.config.pinned_jax); when the run
+raises the project's floor (hcmigrate.jax_floor) it raises it to what the code needs.
 """
 
 from __future__ import annotations
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.facts import (
-    MODERN_API_CODES,
-    NATIVE_OUTPUT_SINCE,
-    ORDERED_CALLBACK_NAMES,
-    ORDERED_PRINT_NAMES,
-)
-from hcmigrate.rules.context import ModernCallSite, ModuleSite, ReportContext, RuleContext
-from hcmigrate.rules.nodes import literal_value
-from hcmigrate.rules.spec import Example, ModernCall, ModuleEnd, Rule, handles
-
-_SINCE = ".".join(map(str, NATIVE_OUTPUT_SINCE))
+from hcmigrate.facts import MODERN_API_CODES, NATIVE_SINCE
+from hcmigrate.native_needs import needs_of
+from hcmigrate.rules.context import ModuleSite, ReportContext
+from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
 
 TARGET_TOO_OLD = Rule(
     code="HCB008",
@@ -28,7 +22,8 @@ TARGET_TOO_OLD = Rule(
     level=Level.MANUAL,
     legacy="a project pinned to `jax>=0.1.67`, rewritten to the modern callbacks",
     modern="(reported: raise the pin)",
-    summary=f"The rewritten code needs JAX >= {_SINCE}; a lower pin installs a JAX it fails on.",
+    summary="The rewritten code needs a newer JAX than the pin allows (computed from what it "
+    "uses); a lower pin installs a JAX it fails on.",
     examples=(
         Example(
             title="the project's requirement allows jax 0.1.67",
@@ -83,7 +78,7 @@ def step(x):
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
                 "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
-                "1:1 HCB008 [manual] the rewritten code needs JAX >= 0.4.26 (ordered jax.debug callbacks, io_callback, jax.tree.map); the target JAX is 0.1.67: raise the project's `jax` requirement, or migrate with --strategy compat",
+                "1:1 HCB008 [manual] the rewritten code needs JAX >= 0.4.25 (jax.tree.map); the target JAX is 0.1.67: raise the project's `jax` requirement, or migrate with --strategy compat",
             ),
             options={"target_jax": (0, 1, 67)},
         ),
@@ -94,17 +89,17 @@ import jax
 
 
 def step(x):
-    jax.debug.print("{}", x, ordered=True)
+    jax.debug.print("{}", jax.tree.map(abs, x), ordered=True)
 """,
             after="""\
 import jax
 
 
 def step(x):
-    jax.debug.print("{}", x, ordered=True)
+    jax.debug.print("{}", jax.tree.map(abs, x), ordered=True)
 """,
             diagnostics=(
-                "5:5 HCB008 [manual] jax.debug.print(..., ordered=True), as the host_callback migration writes it, needs JAX >= 0.4.26; the target JAX is 0.4.20: raise the project's `jax` requirement",
+                "5:1 HCB008 [manual] the rewritten code needs JAX >= 0.4.25 (jax.tree.map); the target JAX is 0.4.20: raise the project's `jax` requirement, or migrate with --strategy compat",
             ),
             options={"target_jax": (0, 4, 20)},
         ),
@@ -114,49 +109,34 @@ def step(x):
 
 @handles(ModuleEnd(), reports=(TARGET_TOO_OLD,))
 def report_old_target(site: ModuleSite, ctx: ReportContext) -> None:
+    """The module as written needs a JAX newer than the target: computed from its code
+    (hcmigrate.native_needs), in a module the rewrite changed to the modern API or one that
+    uses what it writes (a tree migrated already), so a second run says what the first did."""
     target = site.options.target_jax
     if (
         site.options.strategy != "native"
         or target is None
-        or tuple(target) >= NATIVE_OUTPUT_SINCE
-        or not any(d.code in MODERN_API_CODES for d in site.diagnostics)
         or any(d.code == TARGET_TOO_OLD.code for d in site.diagnostics)
     ):
         return
+    needs = needs_of(site.code if site.code is not None else site.text)
+    above = needs.above(target)
+    if not above or not (
+        any(d.code in MODERN_API_CODES for d in site.diagnostics)
+        or any(name.split("(")[0] in NATIVE_SINCE for name, _, _ in needs.uses)
+    ):
+        return
+    newest = above[0][2]
+    names = ", ".join(dict.fromkeys(name for name, _, since in above if since == newest))
     ctx.report(
         TARGET_TOO_OLD,
         None,
-        f"the rewritten code needs JAX >= {_SINCE} (ordered jax.debug callbacks, io_callback, "
-        f"jax.tree.map); the target JAX is {'.'.join(map(str, target))}: raise the project's "
-        "`jax` requirement, or migrate with --strategy compat",
+        f"the rewritten code needs JAX >= {_shown(newest)} ({names}); the target JAX is "
+        f"{_shown(target)}: raise the project's `jax` requirement, or migrate with "
+        "--strategy compat",
+        line=above[0][1],
     )
 
 
-@handles(ModernCall(ORDERED_CALLBACK_NAMES, keyword="ordered"), reports=(TARGET_TOO_OLD,))
-def report_migrated_callback_on_old_target(site: ModernCallSite, ctx: RuleContext) -> None:
-    """An ordered callback in a module migrated already: the module-end report above only sees
-    modules the rewrite changes, and the migration's branch has none left."""
-    _report_migrated_call(site, ctx, ORDERED_CALLBACK_NAMES)
-
-
-@handles(ModernCall(ORDERED_PRINT_NAMES, keyword="ordered"), reports=(TARGET_TOO_OLD,))
-def report_migrated_print_on_old_target(site: ModernCallSite, ctx: RuleContext) -> None:
-    """The same for an ordered jax.debug.print (what the migration writes for id_print)."""
-    _report_migrated_call(site, ctx, ORDERED_PRINT_NAMES)
-
-
-def _report_migrated_call(site: ModernCallSite, ctx: RuleContext, names: tuple[str, ...]) -> None:
-    target = ctx.target_jax
-    ordered = next(
-        a.value for a in site.original.args if a.keyword and a.keyword.value == "ordered"
-    )
-    if target is None or target >= NATIVE_OUTPUT_SINCE or literal_value(ordered) is False:
-        return
-    callee = next(n for n in names if n in site.qualified_names)
-    ctx.report(
-        TARGET_TOO_OLD,
-        site.original,
-        f"{callee}(..., ordered=True), as the host_callback migration writes it, needs JAX >= "
-        f"{_SINCE}; the target JAX is {'.'.join(map(str, target))}: raise the project's `jax` "
-        "requirement",
-    )
+def _shown(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))

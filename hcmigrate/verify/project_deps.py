@@ -213,33 +213,114 @@ def _setup_py(path: Path, deps: Dependencies) -> None:
     `"jax>=" + V`, `"jax>={}".format(V)`, `_JAX_VERSION = "0.4.25"` bound once, at the top
     level, to a literal); never executed."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        declared = setup_py_declarations(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError, ValueError) as e:
         deps.skipped.append(f"setup.py (cannot be parsed: {e})")
         return
+    for keyword, value in declared:
+        if keyword == "install_requires":
+            if value is not None:
+                deps.add("setup.py install_requires", [r for r, _ in value])
+            else:
+                deps.skipped.append("setup.py install_requires (not a literal list)")
+        elif value is None:
+            deps.skipped.append("setup.py extras_require (not a literal dict)")
+        elif keyword in TEST_EXTRAS:
+            deps.add(f"setup.py extra {keyword!r}", [r for r, _ in value])
+
+
+def setup_py_declarations(text: str) -> list[tuple[str, list[tuple[str, bool]] | None]]:
+    """The one reader of setup.py's requirements (`--project-deps`, and the JAX floor the
+    codemod raises: hcmigrate.jax_floor): ("install_requires", requirements) and (extra's
+    name, requirements) for each extra, each requirement as (its text, written as a literal
+    string there); None where the value is not a list read from literals (an extras dict that
+    is not one: ("extras_require", None)). SyntaxError for a file Python does not parse."""
+    tree = ast.parse(text)
     literals = _constants(tree)
-    calls = [
+    out: list[tuple[str, list[tuple[str, bool]] | None]] = []
+    for call in _setup_calls(tree):
+        for keyword in call.keywords:
+            if keyword.arg == "install_requires":
+                out.append(("install_requires", _requirements_of(keyword.value, literals)))
+            elif keyword.arg == "extras_require":
+                node = keyword.value
+                if isinstance(node, ast.Name) and node.id in literals:
+                    node = literals[node.id]
+                if not isinstance(node, ast.Dict) or None in node.keys:
+                    out.append(("extras_require", None))
+                    continue
+                for key, value in zip(node.keys, node.values):
+                    name = _literal(key, literals)
+                    if not isinstance(name, str):
+                        out.append(("extras_require", None))
+                        continue
+                    out.append((name, _requirements_of(value, literals)))
+    return out
+
+
+def _setup_calls(tree: ast.Module) -> list[ast.Call]:
+    return [
         node
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == "setup"
     ]
-    for call in calls:
-        for keyword in call.keywords:
-            if keyword.arg not in ("install_requires", "extras_require"):
-                continue
-            value = _literal(keyword.value, literals)
-            if keyword.arg == "install_requires":
-                if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
-                    deps.add("setup.py install_requires", list(value))
-                else:
-                    deps.skipped.append("setup.py install_requires (not a literal list)")
-            elif isinstance(value, dict):
-                for extra in TEST_EXTRAS:
-                    if isinstance(value.get(extra), (list, tuple)):
-                        deps.add(f"setup.py extra {extra!r}", list(value[extra]))
-            else:
-                deps.skipped.append("setup.py extras_require (not a literal dict)")
+
+
+def _requirements_of(node: ast.expr, literals: dict) -> list[tuple[str, bool]] | None:
+    """A list of requirements (each with: written as a literal string) or None."""
+    if isinstance(node, ast.Name) and node.id in literals:
+        node = literals[node.id]
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    out = []
+    for element in node.elts:
+        value = _literal(element, literals)
+        if not isinstance(value, str):
+            return None
+        out.append((value, isinstance(element, ast.Constant)))
+    return out
+
+
+def requirements_file_of(root: Path, setup_py_text: str) -> Path | None:
+    """The requirements file a computed install_requires reads (chex:
+    `_parse_requirements(os.path.join(here, "requirements", "requirements.txt"))`), when the
+    expression names it with string parts; None otherwise. The compat dependency is written
+    there, and the JAX floor read and raised there (hcmigrate.compat_dependency,
+    hcmigrate.jax_floor)."""
+    try:
+        calls = _setup_calls(ast.parse(setup_py_text))
+    except (SyntaxError, ValueError):
+        return None
+    values = [k.value for c in calls for k in c.keywords if k.arg == "install_requires"]
+    if not values or isinstance(values[0], (ast.List, ast.Tuple)):
+        return None
+    parts = [
+        n.value
+        for n in ast.walk(values[0])
+        if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    ]
+    if not parts or not parts[-1].endswith(".txt"):
+        return None
+    for k in range(len(parts), 0, -1):
+        candidate = Path(*parts[-k:])
+        if not candidate.is_absolute() and (root / candidate).is_file():
+            return root / candidate
+    return None
+
+
+# pip-compile's header (pip-tools): "This file is autogenerated by pip-compile with Python 3.10"
+_PIP_COMPILE = re.compile(r"^#.*\bautogenerated by pip-compile\b", re.IGNORECASE | re.MULTILINE)
+
+
+def compiled_from(path: Path, text: str) -> Path | None | bool:
+    """For a requirements file pip-compile wrote (a lock: never edited by hand), its source
+    (`requirements.in` beside it, which pip-compile reads), or None when there is none; False
+    for a file pip-compile did not write."""
+    if not _PIP_COMPILE.search(text[:2000]):
+        return False
+    source = path.with_suffix(".in")
+    return source if source.is_file() else None
 
 
 def _constants(tree: ast.Module) -> dict[str, ast.expr]:

@@ -1,0 +1,90 @@
+"""The oldest JAX a module's code runs on, computed from what it is written with: each name the
+native rewrite writes (facts.NATIVE_SINCE, facts.NATIVE_KEYWORD_SINCE) and each replacement
+spelling of the JAX-removals table (jax_removals, `replacement_since`), resolved through the
+module's own imports. HCB008 and the raised floor (hcmigrate.jax_floor) read it, on the code
+as written, so a second run gives the same answer as the first.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from hcmigrate.facts import NATIVE_KEYWORD_SINCE, NATIVE_SINCE
+from hcmigrate.jax_removals import REMOVED_APIS, version
+
+
+def _table() -> dict[str, tuple[int, ...]]:
+    since = dict(NATIVE_SINCE)
+    for row in REMOVED_APIS:
+        if row.replacement and row.replacement_since and row.replacement.startswith("jax"):
+            old = since.get(row.replacement, (0,))
+            since[row.replacement] = max(old, version(row.replacement_since))
+    return since
+
+
+SINCE = _table()
+
+
+@dataclass
+class Needs:
+    """The newest release a module's constructs need, and what needs it (name, line)."""
+
+    jax: tuple[int, ...] = (0,)
+    uses: list[tuple[str, int, tuple[int, ...]]] = field(default_factory=list)
+
+    def add(self, name: str, line: int, since: tuple[int, ...]) -> None:
+        self.uses.append((name, line, since))
+        self.jax = max(self.jax, since)
+
+    def above(self, target: tuple[int, ...]) -> list[tuple[str, int, tuple[int, ...]]]:
+        """The uses that need a JAX newer than `target`, newest first."""
+        by_line = sorted((u for u in self.uses if u[2] > tuple(target)), key=lambda u: u[1])
+        return sorted(by_line, key=lambda u: u[2], reverse=True)
+
+
+def needs_of(code: str) -> Needs:
+    """What the module `code` needs (nothing for code that does not parse)."""
+    needs = Needs()
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return needs
+    aliases = _aliases(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            dotted = _dotted(node, aliases)
+            if dotted in SINCE:
+                needs.add(dotted, node.lineno, SINCE[dotted])
+        if isinstance(node, ast.Call):
+            callee = _dotted(node.func, aliases)
+            for keyword in node.keywords:
+                since = NATIVE_KEYWORD_SINCE.get((callee, keyword.arg))
+                if since:
+                    needs.add(f"{callee}({keyword.arg}=)", node.lineno, since)
+    return needs
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """Local name -> the dotted name it stands for, from the module's imports of jax."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] == "jax":
+                    out[a.asname or a.name.split(".")[0]] = a.name if a.asname else "jax"
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            if node.module.split(".")[0] == "jax":
+                for a in node.names:
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def _dotted(node: ast.expr, aliases: dict[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in aliases:
+        return None
+    return ".".join([aliases[node.id], *reversed(parts)])
