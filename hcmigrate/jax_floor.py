@@ -246,7 +246,7 @@ def _check_same_above(old: SpecifierSet, new: SpecifierSet, need: str, shown: st
     (its upper bounds and exclusions kept), probed at every version either names and the
     releases after each."""
     if not new.contains(need, prereleases=True):
-        raise Unsafe(f"`{shown}` does not allow JAX {need} (an upper bound below it)")
+        raise Unsafe(f"`{shown}` does not allow {need} (an upper bound below it)")
     probes = {Version(need)}
     for spec in (*old, *new):
         v = _version(spec.version).release + (0, 0)

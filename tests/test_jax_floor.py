@@ -32,14 +32,14 @@ RAISED = [
         "pyproject.toml",
         '[project]\nname = "p"\ndependencies = [\n    "jax[cpu]>=0.4.1,<0.5",  # the CPU wheel\n'
         '    "jaxlib >= 0.4.1",\n    "numpy",\n]\n\n[tool.ruff]\nline-length = 100\n',
-        '[project]\nname = "p"\ndependencies = [\n    "jax[cpu]>=0.4.26,<0.5",  # the CPU wheel\n'
+        '[project]\nname = "p"\ndependencies = [\n    "jax[cpu]>=0.4.25,<0.5",  # the CPU wheel\n'
         '    "jaxlib >= 0.4.20",\n    "numpy",\n]\n\n[tool.ruff]\nline-length = 100\n',
         [
             "pyproject.toml:4:6: HCB008 [fixed] raised the project's JAX floor "
-            "`jax[cpu]>=0.4.1,<0.5` -> `jax[cpu]>=0.4.26,<0.5`: the rewritten code needs JAX "
-            ">= 0.4.26",
+            "`jax[cpu]>=0.4.1,<0.5` -> `jax[cpu]>=0.4.25,<0.5`: the rewritten code needs JAX "
+            ">= 0.4.25",
             "pyproject.toml:5:6: HCB008 [fixed] raised the project's JAX floor "
-            "`jaxlib >= 0.4.1` -> `jaxlib >= 0.4.20`: the rewritten code needs JAX >= 0.4.26 "
+            "`jaxlib >= 0.4.1` -> `jaxlib >= 0.4.20`: the rewritten code needs JAX >= 0.4.25 "
             "(which imports with jaxlib >= 0.4.20)",
         ],
         id="pyproject-extras-upper-bound-jaxlib",
@@ -49,10 +49,10 @@ RAISED = [
         '[tool.poetry]\r\nname = "p"\r\n\r\n[tool.poetry.dependencies]\r\npython = "^3.9"\r\n'
         'jax = "^0.4.1"\r\noptax = "^0.1"\r\n',
         '[tool.poetry]\r\nname = "p"\r\n\r\n[tool.poetry.dependencies]\r\npython = "^3.9"\r\n'
-        'jax = "^0.4.26"\r\noptax = "^0.1"\r\n',
+        'jax = "^0.4.25"\r\noptax = "^0.1"\r\n',
         [
             "pyproject.toml:6:8: HCB008 [fixed] raised the project's JAX floor "
-            '`jax = "^0.4.1"` -> `jax = "^0.4.26"`: the rewritten code needs JAX >= 0.4.26'
+            '`jax = "^0.4.1"` -> `jax = "^0.4.25"`: the rewritten code needs JAX >= 0.4.25'
         ],
         id="poetry-caret-crlf",
     ),
@@ -62,13 +62,13 @@ RAISED = [
         "    jax>=0.4.13  # tree_util\n\n"
         "[options.extras_require]\ncuda = jax[cuda12]>=0.4.13\n",
         "[metadata]\nname = p\n\n[options]\ninstall_requires =\n    numpy\n"
-        "    jax>=0.4.26  # tree_util\n\n"
-        "[options.extras_require]\ncuda = jax[cuda12]>=0.4.26\n",
+        "    jax>=0.4.25  # tree_util\n\n"
+        "[options.extras_require]\ncuda = jax[cuda12]>=0.4.25\n",
         [
             "setup.cfg:7:5: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
-            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
+            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
             "setup.cfg:10:8: HCB008 [fixed] raised the project's JAX floor `jax[cuda12]>=0.4.13` "
-            "-> `jax[cuda12]>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
+            "-> `jax[cuda12]>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
         ],
         id="setup-cfg",
     ),
@@ -77,23 +77,79 @@ RAISED = [
         "from setuptools import setup\n\nsetup(\n    name='p',\n"
         "    install_requires=['numpy', 'jax>0.4.1'],\n)\n",
         "from setuptools import setup\n\nsetup(\n    name='p',\n"
-        "    install_requires=['numpy', 'jax>=0.4.26'],\n)\n",
+        "    install_requires=['numpy', 'jax>=0.4.25'],\n)\n",
         [
             "setup.py:5:33: HCB008 [fixed] raised the project's JAX floor `jax>0.4.1` -> "
-            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25"
         ],
         id="setup-py-literal",
     ),
     pytest.param(
         "requirements.txt",
         "numpy\njax~=0.4.14 ; python_version >= '3.9'\n",
-        "numpy\njax~=0.4.26 ; python_version >= '3.9'\n",
+        "numpy\njax~=0.4.25 ; python_version >= '3.9'\n",
         [
             "requirements.txt:2:1: HCB008 [fixed] raised the project's JAX floor "
-            "`jax~=0.4.14 ; python_version >= '3.9'` -> `jax~=0.4.26 ; python_version >= "
-            "'3.9'`: the rewritten code needs JAX >= 0.4.26"
+            "`jax~=0.4.14 ; python_version >= '3.9'` -> `jax~=0.4.25 ; python_version >= "
+            "'3.9'`: the rewritten code needs JAX >= 0.4.25"
         ],
         id="requirements-compatible-release",
+    ),
+    pytest.param(
+        "pyproject.toml",
+        '[tool.poetry]\nname = "p"\n\n[tool.poetry.dependencies]\npython = "^3.8"\n'
+        'jax = ">=0.4.1"\n',
+        '[tool.poetry]\nname = "p"\n\n[tool.poetry.dependencies]\npython = "^3.9"\n'
+        'jax = ">=0.4.25"\n',
+        [
+            "pyproject.toml:5:11: HCB008 [fixed] raised the project's Python floor "
+            '`python = "^3.8"` -> `python = "^3.9"`: the rewritten code needs JAX >= 0.4.25 '
+            "(which requires Python >= 3.9)",
+            "pyproject.toml:6:8: HCB008 [fixed] raised the project's JAX floor "
+            '`jax = ">=0.4.1"` -> `jax = ">=0.4.25"`: the rewritten code needs JAX >= 0.4.25',
+        ],
+        id="poetry-python-caret",
+    ),
+    pytest.param(
+        "pyproject.toml",
+        '[project]\nname = "p"\nrequires-python = ">=3.7"\ndependencies = ["jax>=0.4.1"]\n',
+        '[project]\nname = "p"\nrequires-python = ">=3.9"\ndependencies = ["jax>=0.4.25"]\n',
+        [
+            "pyproject.toml:3:20: HCB008 [fixed] raised the project's Python floor "
+            '`requires-python = ">=3.7"` -> `requires-python = ">=3.9"`: the rewritten code '
+            "needs JAX >= 0.4.25 (which requires Python >= 3.9)",
+            "pyproject.toml:4:18: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
+            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
+        ],
+        id="requires-python",
+    ),
+    pytest.param(
+        "setup.py",
+        "from setuptools import setup\n\nsetup(\n    name='p',\n    python_requires=\"~=3.8\",\n"
+        "    install_requires=['jax>=0.4.1'],\n)\n",
+        "from setuptools import setup\n\nsetup(\n    name='p',\n    python_requires=\"~=3.9\",\n"
+        "    install_requires=['jax>=0.4.25'],\n)\n",
+        [
+            "setup.py:5:22: HCB008 [fixed] raised the project's Python floor "
+            '`python_requires = "~=3.8"` -> `python_requires = "~=3.9"`: the rewritten code '
+            "needs JAX >= 0.4.25 (which requires Python >= 3.9)",
+            "setup.py:6:24: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
+            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
+        ],
+        id="setup-py-python-requires-compatible",
+    ),
+    pytest.param(
+        "setup.cfg",
+        "[options]\npython_requires = >=3.8\ninstall_requires =\n    jax>=0.4.1\n",
+        "[options]\npython_requires = >=3.9\ninstall_requires =\n    jax>=0.4.25\n",
+        [
+            "setup.cfg:2:19: HCB008 [fixed] raised the project's Python floor "
+            "`python_requires = >=3.8` -> `python_requires = >=3.9`: the rewritten code needs "
+            "JAX >= 0.4.25 (which requires Python >= 3.9)",
+            "setup.cfg:4:5: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
+            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
+        ],
+        id="setup-cfg-python-requires",
     ),
 ]
 
@@ -105,7 +161,7 @@ def _project(tmp_path, name: str, text: str):
 
 
 def _floor_lines(output: str) -> list[str]:
-    return [line for line in output.splitlines() if "JAX floor" in line]
+    return [line for line in output.splitlines() if " floor " in line]
 
 
 @pytest.mark.parametrize("name, before, after, lines", RAISED)
@@ -132,62 +188,95 @@ def test_diff_shows_the_edit_and_check_refuses_it(tmp_path):
     assert res.exit_code == 0
     assert (
         '--- a/pyproject.toml\n+++ b/pyproject.toml\n@@ -1,3 +1,3 @@\n [project]\n name = "p"\n'
-        '-dependencies = ["jax>=0.4.13"]\n+dependencies = ["jax>=0.4.26"]\n'
+        '-dependencies = ["jax>=0.4.13"]\n+dependencies = ["jax>=0.4.25"]\n'
     ) in res.stdout
     assert "+    return jax.tree.map(" in res.stdout
     res = run(["--no-cache", "--check", "."], tmp_path)
     assert res.exit_code == 1
     assert _floor_lines(res.output) == [
         "pyproject.toml:3:18: HCB008 [fixed] would raise the project's JAX floor `jax>=0.4.13` "
-        "-> `jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+        "-> `jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25"
     ]
     assert (tmp_path / "pyproject.toml").read_text() == before
     assert (tmp_path / "step.py").read_text() == MODULE
 
 
 LEFT_MANUAL = [
-    pytest.param("requirements.txt", "jax==0.4.20\n", [], id="exact-pin"),
-    pytest.param("requirements.txt", "jax>=0.4.1,<0.4.20\n", [], id="upper-bound-below"),
+    pytest.param(
+        "requirements.txt",
+        "jax==0.3.13\n",
+        [],
+        "requirements.txt: HCB008 [manual] the project's JAX floor is not raised: `==0.3.13` is "
+        "an exact pin",
+        id="exact-pin",
+    ),
+    pytest.param(
+        "requirements.txt",
+        "jax>=0.3.13,<0.4.20\n",
+        [],
+        "requirements.txt: HCB008 [manual] the project's JAX floor is not raised: "
+        "`>=0.3.13,<0.4.20` does not allow 0.4.26 (an upper bound below it)",
+        id="upper-bound-below",
+    ),
     pytest.param(
         "pyproject.toml",
-        '[project]\nname = "p"\ndependencies = ["jax>=0.4.13"]\n',
+        '[project]\nname = "p"\ndependencies = ["jax>=0.3.13"]\n',
         ["--no-raise-jax-pin"],
+        None,
         id="opt-out-flag",
     ),
     pytest.param(
         "pyproject.toml",
-        '[project]\nname = "p"\ndependencies = ["jax>=0.4.13"]\n\n'
+        '[project]\nname = "p"\ndependencies = ["jax>=0.3.13"]\n\n'
         "[tool.hcmigrate]\nraise-jax-pin = false\n",
         [],
+        None,
         id="opt-out-config",
     ),
     pytest.param(
         "pyproject.toml",
-        '[project]\nname = "p"\ndependencies = ["jax>=0.4.13", "jaxlib==0.4.7"]\n',
+        '[project]\nname = "p"\ndependencies = ["jax>=0.3.13", "jaxlib==0.3.7"]\n',
         [],
+        "pyproject.toml: HCB008 [manual] the project's JAX floor is not raised: `==0.3.7` is an "
+        "exact pin",
         id="jaxlib-pinned-below-what-jax-imports-with",
+    ),
+    pytest.param(
+        "pyproject.toml",
+        '[project]\nname = "p"\nrequires-python = ">=3.7,<3.9"\ndependencies = ["jax>=0.3.13"]\n',
+        [],
+        "pyproject.toml: HCB008 [manual] the project's JAX floor is not raised: `>=3.7,<3.9` "
+        "does not allow 3.9 (an upper bound below it)",
+        id="python-floor-capped-below-what-jax-requires",
     ),
 ]
 
 
-@pytest.mark.parametrize("name, text, args", LEFT_MANUAL)
-def test_a_floor_that_cannot_be_raised_alone_stays_manual(tmp_path, name, text, args):
-    """Nothing is edited; the code is written for the declared floor (jax.tree_util), and
-    HCB008 asks a human to raise it (exit 1)."""
+@pytest.mark.parametrize("name, text, args, reason", LEFT_MANUAL)
+def test_a_floor_that_cannot_be_raised_alone_stays_manual(tmp_path, name, text, args, reason):
+    """Nothing is edited; the code is written for the declared floor (jax.tree_util), HCB008
+    asks a human to raise it (exit 1: jax.debug.print needs 0.3.17), and says why the run did
+    not."""
     _project(tmp_path, name, text)
     res = run(["--no-cache", *args, "."], tmp_path)
     assert res.exit_code == 1
     assert (tmp_path / name).read_text() == text
-    assert "step.py:1:1: HCB008 [manual] the rewritten code needs JAX >= 0.4.26" in res.output
+    assert (
+        "step.py:6:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.debug.print); "
+        "the target JAX is 0.3.13"
+    ) in res.output
     assert "jax.tree_util.tree_map(" in (tmp_path / "step.py").read_text()
-    assert _floor_lines(res.output) == []
+    assert _floor_lines(res.output) == ([reason] if reason else [])
+    again = run(["--no-cache", *args, "."], tmp_path)  # (the same answer on the migrated tree)
+    assert again.exit_code == 1
+    assert "step.py:5:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17" in again.output
 
 
 def test_a_target_named_by_hand_keeps_the_floor(tmp_path):
     """--target-jax says which JAX the code must run on: the declared floor is not raised."""
-    _project(tmp_path, "requirements.txt", "jax>=0.4.13\n")
-    res = run(["--no-cache", "--target-jax", "0.4.13", "."], tmp_path)
-    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.13\n"
+    _project(tmp_path, "requirements.txt", "jax>=0.3.13\n")
+    res = run(["--no-cache", "--target-jax", "0.3.13", "."], tmp_path)
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.3.13\n"
     assert "HCB008 [manual]" in res.output and res.exit_code == 1
 
 
@@ -211,8 +300,8 @@ def test_interactive_raises_the_floor_only_with_an_accepted_change(tmp_path):
     assert (tmp_path / "step.py").read_text() == MODULE
     res = run(["--no-cache", "--interactive", "."], tmp_path, input="a\n")
     assert (tmp_path / "step.py").read_text() == MIGRATED
-    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.26\n"
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.25\n"
     assert _floor_lines(res.output) == [
         "requirements.txt:1:1: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
-        "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+        "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25"
     ]

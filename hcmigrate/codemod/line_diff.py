@@ -126,3 +126,12 @@ def _merged(blocks: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
         else:
             merged.append((i, j, size))
     return merged
+
+
+def source_line(text: str, code: str, line: int) -> int:
+    """The line of `text` that line `line` of its rewrite `code` comes from (code added above
+    it, such as a module helper, shifts the rewrite's lines)."""
+    for tag, i1, i2, j1, j2 in opcodes(text.splitlines(), code.splitlines()):
+        if j1 < line <= j2:
+            return i1 + min(line - j1, max(i2 - i1, 1))
+    return line

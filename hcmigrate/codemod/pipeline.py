@@ -31,7 +31,7 @@ from hcmigrate.codemod.add_imports import add_imports
 from hcmigrate.codemod.compat_alias import with_module_alias
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
-from hcmigrate.codemod.line_diff import opcodes
+from hcmigrate.codemod.line_diff import source_line
 from hcmigrate.codemod.module_helpers import add_helpers, indent_unit
 from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, PointAtCompat
 from hcmigrate.codemod.node_index import NodeIndex
@@ -125,19 +125,10 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
                 ) from None
             raise MigrationError(
                 f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
-                _source_line(text, code, error.lineno or 1),
+                source_line(text, code, error.lineno or 1),
                 error.offset or 1,
             ) from None
     return _result(text, code, diagnostics, options, registry, scopes.tree)
-
-
-def _source_line(text: str, code: str, line: int) -> int:
-    """The line of `text` that line `line` of its rewrite `code` comes from (code added above
-    it, such as a module helper, shifts the rewrite's lines)."""
-    for tag, i1, i2, j1, j2 in opcodes(text.splitlines(), code.splitlines()):
-        if j1 < line <= j2:
-            return i1 + min(line - j1, max(i2 - i1, 1))
-    return line
 
 
 def _result(

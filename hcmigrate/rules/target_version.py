@@ -10,11 +10,17 @@ raises the project's floor (hcmigrate.jax_floor) it raises it to what the code n
 
 from __future__ import annotations
 
+from hcmigrate.codemod.line_diff import source_line
 from hcmigrate.diagnostics import Level
-from hcmigrate.facts import MODERN_API_CODES, NATIVE_SINCE
+from hcmigrate.facts import (
+    MODERN_API_CODES,
+    NATIVE_SINCE,
+    ORDERED_CALLBACK_NAMES,
+    ORDERED_PRINT_NAMES,
+)
 from hcmigrate.native_needs import needs_of
-from hcmigrate.rules.context import ModuleSite, ReportContext
-from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
+from hcmigrate.rules.context import ModernCallSite, ModuleSite, ReportContext, RuleContext
+from hcmigrate.rules.spec import Example, ModernCall, ModuleEnd, Rule, handles
 
 TARGET_TOO_OLD = Rule(
     code="HCB008",
@@ -134,9 +140,27 @@ def report_old_target(site: ModuleSite, ctx: ReportContext) -> None:
         f"the rewritten code needs JAX >= {_shown(newest)} ({names}); the target JAX is "
         f"{_shown(target)}: raise the project's `jax` requirement, or migrate with "
         "--strategy compat",
-        line=above[0][1],
+        line=source_line(site.text, site.code, above[0][1]) if site.code else above[0][1],
     )
 
 
 def _shown(version: tuple[int, ...]) -> str:
     return ".".join(map(str, version))
+
+
+# What the rewrite writes, as triggers: a module migrated already holds no legacy name, and
+# only these bring it to the module-end check above (the pre-filter reads each rule's
+# triggers); the check itself is report_old_target's, once per module, on its whole code.
+@handles(ModernCall(ORDERED_CALLBACK_NAMES, keyword="ordered"), reports=(TARGET_TOO_OLD,))
+def visit_migrated_callback(site: ModernCallSite, ctx: RuleContext) -> None:
+    """An ordered jax.debug.callback or io_callback: see report_old_target."""
+
+
+@handles(ModernCall(ORDERED_PRINT_NAMES, keyword="ordered"), reports=(TARGET_TOO_OLD,))
+def visit_migrated_print(site: ModernCallSite, ctx: RuleContext) -> None:
+    """An ordered jax.debug.print: see report_old_target."""
+
+
+@handles(ModernCall(("jax.effects_barrier",)), reports=(TARGET_TOO_OLD,))
+def visit_migrated_barrier(site: ModernCallSite, ctx: RuleContext) -> None:
+    """jax.effects_barrier(), what barrier_wait() becomes: see report_old_target."""
