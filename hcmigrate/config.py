@@ -220,6 +220,21 @@ def _lowest_allowed(spec: str) -> tuple[int, ...] | None:
     return low
 
 
+def _requirement_files(root: Path) -> list[Path]:
+    """requirements*.txt, and the file a computed setup.py install_requires reads (chex's
+    requirements/requirements.txt), the one the compat dependency is written to and the JAX
+    floor raised in (hcmigrate.verify.project_deps.requirements_file_of)."""
+    from hcmigrate.verify.project_deps import requirements_file_of
+
+    files = sorted(root.glob("requirements*.txt"))
+    try:
+        setup_py = read_regular(root / "setup.py", limit=MAX_CONFIG_BYTES).decode("utf-8")
+    except (FileError, OSError, UnicodeDecodeError):
+        return files
+    read = requirements_file_of(root, setup_py)
+    return files + ([read] if read is not None and read not in files else [])
+
+
 def pinned_jax(
     root: Path, problems: list[tuple[str, str]] | None = None
 ) -> tuple[tuple[int, ...], str] | None:
@@ -241,7 +256,7 @@ def pinned_jax(
             m = _PIN.match(dep.split(";")[0])
             if m and (v := _lowest_allowed(m.group("spec"))):
                 found.append((v, f"{pyproject.name}: {dep.strip()}"))
-    for req in sorted(root.glob("requirements*.txt")):
+    for req in _requirement_files(root):
         try:
             lines = read_regular(req, limit=MAX_CONFIG_BYTES).decode(errors="replace").splitlines()
         except FileError as exc:

@@ -36,6 +36,7 @@ from hcmigrate.verify.project_deps import (
     poetry_constraint,
     requirements_file_of,
     setup_py_declarations,
+    setup_py_value,
 )
 
 _dotted = ".".join
@@ -90,20 +91,30 @@ class FloorRaise:
     changes: list[Change] = field(default_factory=list)
 
     def lines(self, written: bool, shown) -> list[str]:
-        """One diagnostic line per requirement raised, on the file that declares it."""
-        verb = "raised" if written else "would raise"
-        why = f"the rewritten code needs JAX >= {self.needs['jax']}"
-        more = {
-            "jax": "",
-            "jaxlib": f" (which imports with jaxlib >= {self.needs['jaxlib']})",
-            "python": f" (which requires Python >= {self.needs['python']})",
-        }
+        """One diagnostic line per requirement raised (and classifier dropped), on the file
+        that declares it."""
         return [
-            f"{shown(c.path)}:{c.line}:{c.col}: HCB008 [fixed] {verb} the project's "
-            f"{'Python' if c.name == 'python' else 'JAX'} floor `{c.old}` -> `{c.new}`: "
-            f"{why}{more[c.name]}"
+            f"{shown(c.path)}:{c.line}:{c.col}: HCB008 [fixed] {self._said(c, written)}"
             for c in self.changes
         ]
+
+    def _said(self, c: Change, written: bool) -> str:
+        python = self.needs["python"]
+        if c.name == "classifier":
+            verb = "dropped" if written else "would drop"
+            return (
+                f"{verb} the classifier `{c.old}`: below the project's new Python floor, {python}"
+            )
+        verb = "raised" if written else "would raise"
+        why = {
+            "jax": "",
+            "jaxlib": f" (which imports with jaxlib >= {self.needs['jaxlib']})",
+            "python": f" (which requires Python >= {python})",
+        }[c.name]
+        return (
+            f"{verb} the project's {'Python' if c.name == 'python' else 'JAX'} floor `{c.old}` "
+            f"-> `{c.new}`: the rewritten code needs JAX >= {self.needs['jax']}{why}"
+        )
 
 
 @dataclass
@@ -280,7 +291,37 @@ def _raised(path: Path, text: str, needs: dict[str, str]) -> tuple[str, list[Cha
         ]
     if changes and _entries(kind, new) != wanted:
         raise Unsafe(f"{path.name} could not be edited safely")
+    if any(c.name == "python" for c in changes):
+        new, dropped = _without_old_classifiers(kind, new, needs["python"])
+        changes += [Change(path, line, 1, c, "", "classifier") for line, c in dropped]
     return new, sorted(changes, key=lambda c: (c.line, c.col))
+
+
+# `"Programming Language :: Python :: 3.8",` alone on its line (a list item of classifiers)
+_CLASSIFIER = re.compile(
+    r"^[ \t]*(?P<q>[\"']?)(?P<c>Programming Language :: Python :: 3\.(?P<minor>\d+))(?P=q)"
+    r"[ \t]*,?[ \t]*\r?\n",
+    re.MULTILINE,
+)
+
+
+def _without_old_classifiers(kind: str, text: str, python: str) -> tuple[str, list]:
+    """The text less the trove classifiers of Python versions below the new Python floor
+    (each on a line of its own, as a maintainer raising the floor drops them), and those
+    dropped (line, classifier); the text as it was where the file would not read back."""
+    floor = int(python.split(".")[1])
+    found = [m for m in _CLASSIFIER.finditer(text) if int(m.group("minor")) < floor]
+    new = text
+    for m in reversed(found):
+        new = new[: m.start()] + new[m.end() :]
+    try:
+        if kind == "toml":
+            tomllib.loads(new)
+        elif kind == "py":
+            ast.parse(new)
+    except (tomllib.TOMLDecodeError, SyntaxError, ValueError):
+        return text, []
+    return new, [(text.count("\n", 0, m.start()) + 1, m.group("c")) for m in found]
 
 
 def _check_computed(text: str, needs: dict[str, str]) -> None:
@@ -385,10 +426,9 @@ def _py_entries(text: str) -> list:
         for requirement, literal in requirements or []
         if literal
     ]
-    for node in ast.walk(ast.parse(text)):
-        if isinstance(node, ast.keyword) and node.arg == "python_requires":
-            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                out.append(Python(node.value.value))
+    python = setup_py_value(text, "python_requires")
+    if isinstance(python, str):
+        out.append(Python(python))
     return out
 
 
@@ -404,19 +444,19 @@ def _replace(kind: str, text: str, old, new, count: int) -> tuple[str, list[tupl
         )
         value = f"{new[1]}"
         span_of = lambda m: (m.end() - 1 - len(old[1]), m.end() - 1)  # noqa: E731
-    elif isinstance(old, Python):  # `requires-python = ">=3.8"`, `python_requires="~=3.8"`
+    elif isinstance(old, Python) and kind != "py":  # `requires-python = ">=3.8"`
         key = "requires-python" if kind == "toml" else "python_requires"
-        start = r"\b" if kind == "py" else r"^[ \t]*"  # (setup.py: a keyword argument)
         spec = re.escape(old.spec)
         value_re = (
             rf"[ \t]*(?P<v>{spec})[ \t]*\r?$"
             if kind == "cfg"
             else rf"(?P<q>[\"'])(?P<v>{spec})(?P=q)"
         )
-        pattern = rf"{start}{key}[ \t]*=[ \t]*{value_re}"
+        pattern = rf"^[ \t]*{key}[ \t]*=[ \t]*{value_re}"
         value = new.spec
         span_of = lambda m: m.span("v")  # noqa: E731
-    elif kind in ("toml", "py"):
+    elif kind in ("toml", "py"):  # (setup.py's python_requires too: its string, where it is)
+        old, new = (old.spec, new.spec) if isinstance(old, Python) else (old, new)
         pattern = rf"(?P<q>[\"']){re.escape(old)}(?P=q)"
         value = new
         span_of = lambda m: (m.start() + 1, m.end() - 1)  # noqa: E731

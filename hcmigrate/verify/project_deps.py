@@ -258,6 +258,21 @@ def setup_py_declarations(text: str) -> list[tuple[str, list[tuple[str, bool]] |
     return out
 
 
+def setup_py_value(text: str, keyword: str):
+    """The value of `keyword` in setup.py's `setup(...)` call (`python_requires`), read as the
+    requirements are: a literal, or computed from module-level constants; None otherwise."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    literals = _constants(tree)
+    for call in _setup_calls(tree):
+        for k in call.keywords:
+            if k.arg == keyword:
+                return _literal(k.value, literals)
+    return None
+
+
 def _setup_calls(tree: ast.Module) -> list[ast.Call]:
     return [
         node
