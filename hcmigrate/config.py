@@ -221,12 +221,13 @@ def _lowest_allowed(spec: str) -> tuple[int, ...] | None:
 
 
 def _requirement_files(root: Path) -> list[Path]:
-    """requirements*.txt, and the file a computed setup.py install_requires reads (chex's
+    """requirements*.txt, pip-compile's sources (requirements*.in), and the file a computed
+    setup.py install_requires reads (chex's
     requirements/requirements.txt), the one the compat dependency is written to and the JAX
     floor raised in (hcmigrate.verify.project_deps.requirements_file_of)."""
     from hcmigrate.verify.project_deps import requirements_file_of
 
-    files = sorted(root.glob("requirements*.txt"))
+    files = sorted(root.glob("requirements*.txt")) + sorted(root.glob("requirements*.in"))
     try:
         setup_py = read_regular(root / "setup.py", limit=MAX_CONFIG_BYTES).decode("utf-8")
     except (FileError, OSError, UnicodeDecodeError):
@@ -241,7 +242,7 @@ def pinned_jax(
     """The lowest JAX version the project's dependency pins allow, and where it was found.
 
     Looks at pyproject.toml ([project] dependencies and optional-dependencies, poetry's
-    dependencies), setup.cfg, a literal setup.py list and requirements*.txt in `root`. Returns None when nothing pins a lower bound. A pyproject.toml
+    dependencies), setup.cfg, a literal setup.py list requirements*.txt and requirements*.in in `root`. Returns None when nothing pins a lower bound. A pyproject.toml
     whose [project] values have the wrong shape raises ConfigError; a requirements file that
     cannot be read (a FIFO, a device, too large) is left out and added to `problems` as
     (path, reason)."""

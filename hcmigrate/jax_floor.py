@@ -135,14 +135,10 @@ def plan_raise(root: Path, jax: tuple[int, ...] = NATIVE_OUTPUT_SINCE) -> FloorR
         if text is None:
             continue
         try:
+            if _kind(path) == "txt" and compiled_from(path, text) is not False:
+                _check_lock(path, text, plan.needs)
+                continue
             new, changes = _raised(path, text, plan.needs)
-            if changes and _kind(path) == "txt" and compiled_from(path, text) is not False:
-                source = compiled_from(path, text)
-                raise Unsafe(
-                    f"{path.name} is pip-compile's output (a lock): raise the floor in "
-                    + (f"{source.name}, its source," if source else "its source")
-                    + " and compile it again"
-                )
         except Unsafe as why:
             return Kept(path, str(why))
         if changes:
@@ -151,6 +147,21 @@ def plan_raise(root: Path, jax: tuple[int, ...] = NATIVE_OUTPUT_SINCE) -> FloorR
     if not any(c.name == "jax" for c in plan.changes):
         return None  # (a jaxlib or Python floor alone is not this migration's business)
     return plan
+
+
+def _check_lock(path: Path, text: str, needs: dict[str, str]) -> None:
+    """A requirements file pip-compile wrote is never edited (its source, requirements.in, is
+    raised instead): Unsafe where it pins a JAX (or jaxlib) below what the code needs, which
+    takes compiling it again."""
+    for entry in _entries("txt", text):
+        name, m = _name(entry), _PEP508.match(entry)
+        if name in ("jax", "jaxlib") and m and "@" not in entry:
+            if _allows_below(_specifier(m.group("spec")), needs[name]):
+                source = compiled_from(path, text)
+                raise Unsafe(
+                    f"{path.name} is pip-compile's output (a lock) and pins `{entry}`: raise "
+                    f"the floor in {source.name if source else 'its source'} and compile it again"
+                )
 
 
 def _metadata_files(root: Path) -> list[Path]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 import shutil
+from pathlib import Path
 
 from tests.cli_helpers import run
 
@@ -46,7 +47,8 @@ def test_case_is_mergeable(case, tmp_path):
         if path.endswith(".py"):
             compile(changed[path], path, "exec")
             source = (case / "before" / path).read_bytes().decode()
-            assert lines_touched_without_need(source, changed[path].decode()) == [], path
+            if Path(path).name != "setup.py":  # (its edits are the metadata's: report.txt)
+                assert lines_touched_without_need(source, changed[path].decode()) == [], path
             new = findings(project, path)
             assert new == [] or new == findings(original, path), path
     written = tree(project)
