@@ -169,27 +169,30 @@ def test_target_jax_from_config_and_pins(tmp_path):
 
 def test_a_pin_older_than_the_rewritten_code_needs_is_reported(tmp_path):
     """`jax>=0.1.67` lets pip install a JAX the rewrite's code fails on: with the floor left as
-    it is (--no-raise-jax-pin), HCB008 says to raise the pin (exit 1: a human must act); a pin
-    at 0.4.26 or later says nothing."""
+    it is (--no-raise-jax-pin), HCB008 says to raise the pin, naming what needs the most (exit
+    1: a human must act): the numpy helper's jax.tree.map, 0.4.25 (jax.debug.callback needs
+    0.3.17); a pin at what the code needs says nothing."""
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "d"\ndependencies = ["jax>=0.1.67"]\n'
     )
     (tmp_path / "a.py").write_text(LEGACY)
     res = run(["--check", "--no-raise-jax-pin", "a.py"], tmp_path)
     assert res.exit_code == 1
-    assert "a.py:1:1: HCB008 [manual] the rewritten code needs JAX >= 0.4.26" in res.output
-    assert "the target JAX is 0.1.67" in res.output
+    assert (
+        "a.py:1:1: HCB008 [manual] the rewritten code needs JAX >= 0.4.25 (jax.tree.map); the "
+        "target JAX is 0.1.67"
+    ) in res.output
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "d"\ndependencies = ["jax>=0.4.26"]\n'
+        '[project]\nname = "d"\ndependencies = ["jax>=0.4.25"]\n'
     )
     assert "HCB008" not in run(["--check", "a.py"], tmp_path).output
 
 
 def test_a_pin_too_old_is_reported_on_a_tree_migrated_already(tmp_path):
     """The migration's branch has no host_callback left, so no module is rewritten; `--check`
-    still says that its ordered callbacks need JAX >= 0.4.26, at each one, once."""
+    still says what its code needs (io_callback: 0.4.6), once, at the use that needs it."""
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "d"\ndependencies = ["jax>=0.4.20"]\n'
+        '[project]\nname = "d"\ndependencies = ["jax>=0.4.1"]\n'
     )
     (tmp_path / "a.py").write_text(
         "import jax\n"
@@ -203,15 +206,12 @@ def test_a_pin_too_old_is_reported_on_a_tree_migrated_already(tmp_path):
     assert res.exit_code == 1  # nothing would change, but a human must act
     found = [line for line in res.output.splitlines() if "HCB008" in line]
     assert found == [
-        "a.py:6:5: HCB008 [manual] jax.debug.print(..., ordered=True), as the host_callback "
-        "migration writes it, needs JAX >= 0.4.26; the target JAX is 0.4.20: raise the "
-        "project's `jax` requirement",
-        "a.py:8:12: HCB008 [manual] jax.experimental.io_callback(..., ordered=True), as the "
-        "host_callback migration writes it, needs JAX >= 0.4.26; the target JAX is 0.4.20: "
-        "raise the project's `jax` requirement",
+        "a.py:8:1: HCB008 [manual] the rewritten code needs JAX >= 0.4.6 "
+        "(jax.experimental.io_callback); the target JAX is 0.4.1: raise the project's `jax` "
+        "requirement, or migrate with --strategy compat",
     ], res.output
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "d"\ndependencies = ["jax>=0.4.26"]\n'
+        '[project]\nname = "d"\ndependencies = ["jax>=0.4.6"]\n'
     )
     assert "HCB008" not in run(["--check", "a.py"], tmp_path).output
 

@@ -223,7 +223,7 @@ def migration_pull_request(tmp_path) -> Path:
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "legacy")
     _git(repo, "checkout", "-q", "-b", "migrate-off-host-callback")
-    # the migrated code needs JAX >= 0.4.26 (HCB008): the pull request raises the pin
+    # the pull request raises the pin to a JAX the migrated code runs on (HCB008 otherwise)
     pyproject = repo / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('"jax>=0.4.20"', '"jax>=0.4.26"'))
     migrated = subprocess.run(
