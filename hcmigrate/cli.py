@@ -487,10 +487,11 @@ def _compat_declaration(
         return None, False
     written = mode in ("fix", "review") and declaration.new_text is not None
     if written:
-        try:
-            write_atomic(read_source(declaration.path), declaration.new_text)
-        except HcmigrateError as exc:
-            return f"error: {printable(declaration.path)}: {exc.message}", True
+        for edit in [declaration, *declaration.also]:
+            try:
+                write_atomic(read_source(edit.path), edit.new_text)
+            except HcmigrateError as exc:
+                return f"error: {printable(edit.path)}: {exc.message}", True
     return declaration.message(written), declaration.problem is not None
 
 

@@ -21,7 +21,7 @@ import ast
 import configparser
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hcmigrate.files import read_regular
@@ -41,6 +41,10 @@ class Declaration:
     new_text: str | None = None  # the edited file (None: already declared, or not safely)
     problem: str | None = None  # why it cannot be edited safely
     shown_as: str | None = None  # the path relative to the project root, when not its name
+    # the same edit in the variants of a requirements file (requirements-cuda.txt beside
+    # requirements.txt): each file that installs jax installs the code that imports the compat
+    # runtime
+    also: list[Declaration] = field(default_factory=list)
 
     def message(self, written: bool) -> str:
         if self.problem is not None:
@@ -49,7 +53,8 @@ class Declaration:
                 f"`{DISTRIBUTION}` to its dependencies there by hand ({self.problem})"
             )
         verb = "added" if written else "would add"
-        return f"{verb} `{DISTRIBUTION}` to {self.shown_as or self.path.name} {self.where}".rstrip()
+        files = ", ".join(d.shown_as or d.path.name for d in [self, *self.also])
+        return f"{verb} `{DISTRIBUTION}` to {files} {self.where}".rstrip()
 
 
 def declare_compat(root: Path) -> Declaration | None:
@@ -58,8 +63,28 @@ def declare_compat(root: Path) -> Declaration | None:
     for reader in (_pyproject, _setup_cfg, _setup_py, _requirements):
         found = reader(root)
         if found is not None:
+            if found.new_text is not None and not found.where:  # (a requirements file)
+                found.also = _variants(root, found.path)
             return found if (found.new_text is not None or found.problem) else None
     return None
+
+
+def _variants(root: Path, edited: Path) -> list[Declaration]:
+    """The edit in each other requirements*.txt of the project root that lists jax (or in its
+    pip-compile source), where one can be made: a variant of the same install for other
+    hardware (saxml's requirements-cuda.txt). Files that do not install jax (docs, lint
+    stacks) are left alone."""
+    out = []
+    for path in sorted(root.glob("requirements*.txt")):
+        text = read_metadata(path)
+        if text is None or not re.search(r"^\s*jax\b(?![-_.\w])", text, re.MULTILINE):
+            continue
+        found = _requirements(root, path.name)
+        if found is None or found.new_text is None:
+            continue
+        if found.path != edited and all(found.path != d.path for d in out):
+            out.append(found)
+    return out
 
 
 def read_metadata(path: Path) -> str | None:
