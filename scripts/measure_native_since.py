@@ -65,7 +65,9 @@ def read(path: Path, version: str, name: str) -> str:
 
 def requires(path: Path, version: str) -> tuple[str, str]:
     """(minimum jaxlib, Requires-Python) of one release."""
-    jaxlib = re.search(r'_minimum_jaxlib_version = "([^"]+)"', read(path, version, "jax/version.py"))
+    jaxlib = re.search(
+        r'_minimum_jaxlib_version = "([^"]+)"', read(path, version, "jax/version.py")
+    )
     if path.suffix == ".whl":
         meta = read(path, version, f"jax-{version}.dist-info/METADATA")
         python = re.search(r"^Requires-Python: (.+)$", meta, re.M)
