@@ -13,17 +13,19 @@ from jax.experimental import host_callback as hcb
 
 
 def step(x):
-    hcb.id_print(x)
+    hcb.barrier_wait()
+    hcb.id_tap(lambda v, _: jax.numpy.sum(v), x)
     return jax.tree_map(lambda a: a + 1, x)
 """
-# (the print is rewritten for the raised floor; so is jax.tree_map, which the declared floor
+# (the barrier and the tap are rewritten for the raised floor; so is jax.tree_map, which the declared floor
 # would have spelled jax.tree_util.tree_map)
 MIGRATED = """\
 import jax
 
 
 def step(x):
-    jax.debug.print("{}", x, ordered=True)
+    jax.effects_barrier()
+    jax.debug.callback(lambda v: jax.numpy.sum(v), x, ordered=True)
     return jax.tree.map(lambda a: a + 1, x)
 """
 
@@ -255,14 +257,14 @@ LEFT_MANUAL = [
 @pytest.mark.parametrize("name, text, args, reason", LEFT_MANUAL)
 def test_a_floor_that_cannot_be_raised_alone_stays_manual(tmp_path, name, text, args, reason):
     """Nothing is edited; the code is written for the declared floor (jax.tree_util), HCB008
-    asks a human to raise it (exit 1: jax.debug.print needs 0.3.17), and says why the run did
+    asks a human to raise it (exit 1: jax.effects_barrier needs 0.3.17), and says why the run did
     not."""
     _project(tmp_path, name, text)
     res = run(["--no-cache", *args, "."], tmp_path)
     assert res.exit_code == 1
     assert (tmp_path / name).read_text() == text
     assert (
-        "step.py:6:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.debug.print); "
+        "step.py:6:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.effects_barrier, jax.debug.callback); "
         "the target JAX is 0.3.13"
     ) in res.output
     assert "jax.tree_util.tree_map(" in (tmp_path / "step.py").read_text()
@@ -342,7 +344,10 @@ def test_a_floor_the_run_must_not_edit_is_named_with_its_reason(tmp_path, files,
     res = run(["--no-cache", "."], tmp_path)
     assert res.exit_code == 1
     assert {name: (tmp_path / name).read_text() for name in files} == files
-    assert "HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.debug.print)" in res.output
+    assert (
+        "HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.effects_barrier, jax.debug.callback)"
+        in res.output
+    )
     assert _floor_lines(res.output) == [reason]
 
 

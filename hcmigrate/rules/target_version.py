@@ -159,8 +159,3 @@ def visit_migrated_callback(site: ModernCallSite, ctx: RuleContext) -> None:
 @handles(ModernCall(ORDERED_PRINT_NAMES, keyword="ordered"), reports=(TARGET_TOO_OLD,))
 def visit_migrated_print(site: ModernCallSite, ctx: RuleContext) -> None:
     """An ordered jax.debug.print: see report_old_target."""
-
-
-@handles(ModernCall(("jax.effects_barrier",)), reports=(TARGET_TOO_OLD,))
-def visit_migrated_barrier(site: ModernCallSite, ctx: RuleContext) -> None:
-    """jax.effects_barrier(), what barrier_wait() becomes: see report_old_target."""

@@ -19,7 +19,6 @@ TRIGGERS = (
     ModernCall(callees=('jax.config.update', 'jax.config.config.update', 'jax._src.config.config.update'), keyword=None, first_argument=('jax_host_callback_inline', 'jax_host_callback_outfeed', 'jax_host_callback_max_queue_byte_size', 'jax_host_callback_legacy', 'jax_host_callback_ad_transforms')),
     ModernCall(callees=('jax.debug.callback', 'jax.experimental.io_callback'), keyword='ordered', first_argument=()),
     ModernCall(callees=('jax.debug.print',), keyword='ordered', first_argument=()),
-    ModernCall(callees=('jax.effects_barrier',), keyword=None, first_argument=()),
     ModernCall(callees=('jax.pure_callback', 'jax._src.callback.pure_callback'), keyword='vectorized', first_argument=()),
     ModuleEnd(),
     RemovedJaxApi(rule='JAX101'),
