@@ -39,7 +39,6 @@ from test_compat_packaging import (
     installed_only_env,
     pip,
     site_packages_of,
-    wheel,  # noqa: F401  (the fixture)
 )
 
 REPO = Path(__file__).resolve().parent.parent
@@ -49,8 +48,8 @@ import runner  # noqa: E402
 FLOOR_PYTHON = (3, 9)  # keep in step with packaging/hcmigrate-compat/pyproject.toml
 FLOOR_JAX = "0.4.26"
 FLOOR_NUMPY = "1.22"
-# id_tap under jit/vmap (transforms), id_print (every format), call (every result_shape form)
-SCENARIOS = ("tap_vmap", "id_print_formats", "call_shapes")
+# id_print (every format), call (every result_shape form); LEGACY_PROGRAM taps under jit/vmap
+SCENARIOS = ("id_print_formats", "call_shapes")
 
 
 def _version_of(python: str) -> tuple | None:
@@ -90,7 +89,7 @@ def floor_python() -> tuple[Path, tuple]:
 
 
 @pytest.fixture(scope="module")
-def floor_env(wheel, tmp_path_factory):  # noqa: F811
+def floor_env(wheel, tmp_path_factory):
     """A fresh environment of the floor Python with the floor JAX and the installed wheel."""
     base, version = floor_python()
     jax_python = jax_env_python(FLOOR_JAX, "compat-floor", base_python=base)
@@ -102,7 +101,7 @@ def floor_env(wheel, tmp_path_factory):  # noqa: F811
     return python, version
 
 
-def test_wheel_declares_the_tested_floors(wheel):  # noqa: F811
+def test_wheel_declares_the_tested_floors(wheel):
     metadata = _metadata(wheel).splitlines()
     (requires_python,) = [
         m.split(":", 1)[1].strip() for m in metadata if m.startswith("Requires-Python:")
@@ -120,51 +119,31 @@ def test_wheel_declares_the_tested_floors(wheel):  # noqa: F811
     }
 
 
-def test_legacy_programs_run_on_the_floor_python_and_jax(floor_env, tmp_path):
+def test_legacy_program_runs_on_the_floor_python_and_jax(floor_env, tmp_path):
+    """JAX 0.4.26-0.4.33 warned at each use of host_callback, at the line of the program;
+    there compat is JAX's own module and silences nothing."""
     python, version = floor_env
     assert version == FLOOR_PYTHON or not any(
         _version_of(f"python3.{m}") for m in range(FLOOR_PYTHON[1], version[1])
     ), f"tested on Python {version} though an older one is on PATH"
-    env = installed_only_env()
-    probe = subprocess.run(
-        [
-            str(python),
-            "-c",
-            "import jax, hcmigrate_compat as c; print(jax.__version__, c.uses_jax_legacy())",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert probe.stdout.split() == [FLOOR_JAX, "True"], probe.stderr[-2000:]
+    env = dict(installed_only_env(), PYTHONWARNINGS="default")
+    program = LEGACY_PROGRAM + "print(jax.__version__, hcmigrate_compat.uses_jax_legacy())\n"
     run = subprocess.run(
-        [str(python), "-c", LEGACY_PROGRAM], capture_output=True, text=True, env=env, cwd=tmp_path
+        [str(python), "-c", program], capture_output=True, text=True, env=env, cwd=tmp_path
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.splitlines() == LEGACY_PROGRAM_OUTPUT
+    assert run.stdout.splitlines() == [*LEGACY_PROGRAM_OUTPUT, f"{FLOOR_JAX} True"]
+    assert "DeprecationWarning: The host_callback APIs are deprecated" in run.stderr
+
+
+def test_legacy_scenarios_match_jax_0_4_30_on_the_floor(floor_env):
+    python, _ = floor_env
     mismatched = []
     for name in SCENARIOS:  # unmodified legacy programs, through `python -m hcmigrate_compat`
         got = runner.run_scenario(str(python), name, use_compat=True, installed=True)
         if got["returncode"] != 0 or runner.comparable(got) != runner.expected_trace(name, 1):
             mismatched.append(f"{name} rc={got['returncode']}\n{got['stderr_tail'][-1500:]}")
     assert not mismatched, "\n\n".join(mismatched)
-
-
-def test_jax_deprecation_warning_reaches_the_program_as_in_legacy(floor_env, tmp_path):
-    """JAX 0.4.26-0.4.33 warned at each use of host_callback, at the line of the program;
-    compat re-exports that module and silences nothing."""
-    python, _ = floor_env
-    env = dict(installed_only_env(), PYTHONWARNINGS="default")
-    script = tmp_path / "uses_hcb.py"
-    script.write_text(
-        "import jax.numpy as jnp\n"
-        "from hcmigrate_compat import host_callback as hcb\n"
-        "hcb.id_print(jnp.arange(2))\n"
-    )
-    run = subprocess.run([str(python), str(script)], capture_output=True, text=True, env=env)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout == "[0 1]\n"
-    assert f"{script}:3: DeprecationWarning: The host_callback APIs are deprecated" in run.stderr
 
 
 COMPAT_SOURCES = sorted(

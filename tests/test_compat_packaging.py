@@ -1,7 +1,7 @@
 """hcmigrate-compat: the compat runtime as a distribution of its own, for libraries.
 
-Builds the wheel from this repository (packaging/hcmigrate-compat, from a copy of the two
-folders so that the checkout is left as it was), checks that it holds the package
+Builds the wheel from this repository (conftest.py's ``wheel``: packaging/hcmigrate-compat,
+from a copy of the two folders so that the checkout is left as it was), checks that it holds the package
 ``hcmigrate_compat`` alone and depends on jax and numpy alone, that pip resolving it into an
 empty environment pulls jax and numpy and nothing but their own dependencies, and installs
 it into a fresh environment that has JAX (the cached oldest supported JAX) and nothing of
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -22,7 +21,6 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -56,22 +54,6 @@ def empty_venv(path: Path, *site_dirs: Path, base: Path | None = None) -> Path:
     if site_dirs:
         (Path(site) / "shared_jax.pth").write_text("".join(f"{d}\n" for d in site_dirs))
     return python
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    src = tmp_path_factory.mktemp("src")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
-    shutil.copytree(REPO / "hcmigrate_compat", src / "hcmigrate_compat", ignore=ignore)
-    shutil.copytree(
-        REPO / "packaging" / "hcmigrate-compat",
-        src / "packaging" / "hcmigrate-compat",
-        ignore=ignore,
-    )
-    out = tmp_path_factory.mktemp("dist")
-    pip("wheel", "--no-deps", str(src / "packaging" / "hcmigrate-compat"), "-w", str(out))
-    (found,) = out.glob("hcmigrate_compat-*.whl")
-    return found
 
 
 def _metadata(whl: Path) -> str:
