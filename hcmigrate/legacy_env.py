@@ -65,13 +65,28 @@ def cache_dir() -> Path:
     return Path(base) / "hcmigrate"
 
 
-def env_dir(jax_version: str = LEGACY_JAX_VERSION, kind: str = "legacy") -> Path:
+def python_tag(base_python: Path | None = None) -> str:
+    """`py311` for the running interpreter, or for `base_python` (asked, it may be another)."""
+    if base_python is None:
+        return f"py{sys.version_info.major}{sys.version_info.minor}"
+    version = subprocess.run(
+        [str(base_python), "-c", "import sys; print(*sys.version_info[:2], sep='')"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return f"py{version}"
+
+
+def env_dir(
+    jax_version: str = LEGACY_JAX_VERSION, kind: str = "legacy", base_python: Path | None = None
+) -> Path:
     """The environment's folder, named after what decides its contents (an environment made
-    before numpy was pinned, `legacy-jax-0.4.30-py311`, is never reused)."""
+    before numpy was pinned, `legacy-jax-0.4.30-py311`, is never reused), the Python it is
+    built on included (the running one unless `base_python` is given)."""
     pin = numpy_pin(jax_version)
     numpy = f"-numpy-{pin}" if pin else ""
-    python = f"py{sys.version_info.major}{sys.version_info.minor}"
-    return cache_dir() / f"{kind}-jax-{jax_version}{numpy}-{python}"
+    return cache_dir() / f"{kind}-jax-{jax_version}{numpy}-{python_tag(base_python)}"
 
 
 def _python_in(env: Path) -> Path:
@@ -151,16 +166,20 @@ def repair_paths(env: Path, built_in: str | None = None) -> None:
 
 
 def jax_env_python(
-    jax_version: str, kind: str, progress: Callable[[str], None] | None = None
+    jax_version: str,
+    kind: str,
+    progress: Callable[[str], None] | None = None,
+    base_python: Path | None = None,
 ) -> Path:
-    """The cached interpreter with jax==jaxlib==`jax_version`, created on first use.
+    """The cached interpreter with jax==jaxlib==`jax_version`, created on first use (a venv of
+    the running Python, or of the interpreter `base_python`: another Python version).
 
     Built under the environment's exclusive lock (`hcmigrate.env_lock`: one process builds,
     the others wait for it, and none while a verify run uses the environment), in a private
     temporary folder moved into place when complete, so an interrupted creation never leaves a
     half-made environment behind; pip is retried, since registries can be flaky.
     """
-    env = env_dir(jax_version, kind)
+    env = env_dir(jax_version, kind, base_python)
     python = _python_in(env)
     if is_ready(python, jax_version):
         repair_paths(env)
@@ -169,18 +188,27 @@ def jax_env_python(
     with env_lock.changing(env, say):
         if is_ready(python, jax_version):  # another process made it while this one waited
             return python
-        _build_jax_env(env, jax_version, say)
+        _build_jax_env(env, jax_version, say, base_python)
     return python
 
 
-def _build_jax_env(env: Path, jax_version: str, say: Callable[[str], None]) -> None:
+def _create_venv(path: Path, base_python: Path | None) -> None:
+    if base_python is None:
+        venv.EnvBuilder(with_pip=True, clear=True).create(path)
+    else:
+        subprocess.run([str(base_python), "-m", "venv", "--clear", str(path)], check=True)
+
+
+def _build_jax_env(
+    env: Path, jax_version: str, say: Callable[[str], None], base_python: Path | None = None
+) -> None:
     requirements = requirements_of(jax_version)
     say(
         f"hcmigrate: creating the JAX {jax_version} environment in {env} (one time, about a minute)"
     )
     tmp = env.with_name(f"{env.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    venv.EnvBuilder(with_pip=True, clear=True).create(tmp)
+    _create_venv(tmp, base_python)
     install = None
     for attempt in range(3):
         install = subprocess.run(

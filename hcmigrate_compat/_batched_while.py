@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 from jax import lax
 from jax.extend.core import jaxpr_as_fun
 from jax.interpreters import mlir
@@ -53,7 +54,8 @@ def _batched_while(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
 
     def loop_cond(state):
         pred, _ = state
-        return lax.reduce_or(pred, tuple(range(pred.ndim)))
+        # lax.reduce, not lax.reduce_or: JAX 0.4.3x has no reduce_or
+        return lax.reduce(pred, np.bool_(False), lax.bitwise_or, tuple(range(pred.ndim)))
 
     def loop_body(state):
         pred, carry = state

@@ -3,7 +3,9 @@
 The alias is an import hook (a finder first on ``sys.meta_path``), so installing it imports
 nothing: JAX is imported when the program first imports it, after the program's own code
 has set what JAX reads at import (``JAX_ENABLE_X64``, ``XLA_FLAGS``, ...). A module already
-imported under that name (JAX 0.4.35-0.7.x ship a stub) is replaced at once.
+imported under that name (JAX 0.4.35-0.7.x ship a stub) is replaced at once. On a JAX whose
+own module is still the legacy implementation (``_jax_legacy``) the name is left to it:
+``hcmigrate_compat.host_callback`` is that module there.
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ class _HostCallbackFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname != _MODULE_NAME:
             return None
+        from ._jax_legacy import jax_has_legacy_default
+
+        if jax_has_legacy_default():  # JAX's own module is legacy itself (jax is imported)
+            return None
         return importlib.util.spec_from_loader(fullname, _AliasLoader())
 
 
@@ -41,7 +47,8 @@ def install() -> None:
     """Make ``jax.experimental.host_callback`` resolve to ``hcmigrate_compat.host_callback``.
 
     Works whether the real module is gone (JAX >= 0.8), is a stub (0.4.35 - 0.7.x) or is
-    still there. Imports JAX only if the name was already imported. Idempotent.
+    still there (up to 0.4.33 it is the legacy implementation, which both names then give).
+    Imports JAX only if the name was already imported. Idempotent.
     """
     if _FINDER not in sys.meta_path:
         sys.meta_path.insert(0, _FINDER)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import os
+import types
 
 import jax
 import numpy as np
@@ -210,6 +211,10 @@ class _Internals:
             self.emit_has_returns_token = "returns_token" in inspect.signature(emit).parameters
             self.sharding_impls = sharding_impls
             self.op_sharding = op_sharding
+            # (axis_context, sharding, avals_out) from JAX 0.5; (axis_context, sharding) before
+            self.op_sharding_takes_avals = (
+                op_sharding is not None and len(inspect.signature(op_sharding).parameters) >= 3
+            )
             self.requires_devices = requires_devices
             self.u32 = jax.core.ShapedArray((), np.dtype(np.uint32))
             self.ok = True
@@ -530,10 +535,12 @@ def _register_direct(module_context, emitted, host) -> bool:
     results, and adds a frame for the token; ``host`` does those checks itself and takes
     the token, so replacing the registered function saves that work on every call. The
     registered list is JAX's (internal): when ``emitted`` is not in it, JAX's wrapper stays.
+    Before JAX 0.6 the list holds the backend's compiled handles of the wrappers (the runtime
+    takes nothing else), not Python functions: JAX's wrapper stays there too.
     """
     callbacks = getattr(module_context, "host_callbacks", None)
-    if not isinstance(callbacks, list):  # pragma: no cover - internals moved
-        return False
+    if not isinstance(callbacks, list) or not isinstance(emitted, types.FunctionType):
+        return False  # internals moved, or a compiled handle (JAX < 0.6)
     for i in range(len(callbacks) - 1, -1, -1):
         if callbacks[i] is emitted:
             callbacks[i] = host
@@ -586,7 +593,8 @@ def _fast_lowering(ctx, *args, device_index, **params):
     sub_ctx = ctx.replace(avals_in=in_avals, avals_out=out_avals)
     sharding = None
     if I.op_sharding is not None:
-        sharding = I.op_sharding(ctx.module_context.axis_context, None, out_avals)
+        avals = (out_avals,) if I.op_sharding_takes_avals else ()
+        sharding = I.op_sharding(ctx.module_context.axis_context, None, *avals)
     ordered = ORDERED_EFFECT in ctx.tokens_in.effects()
     if ordered:
         token = ctx.tokens_in.get(ORDERED_EFFECT)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,41 @@ def legacy_python() -> Path:
     from hcmigrate.legacy_env import legacy_python as ensure
 
     return ensure()
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Path:
+    """The hcmigrate-compat wheel built from a copy of this checkout (packaging/hcmigrate-compat;
+    the checkout is left as it was). Built once per session: tests/test_compat_packaging.py
+    and tests/test_compat_floor.py install it."""
+    src = tmp_path_factory.mktemp("src")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
+    shutil.copytree(REPO / "hcmigrate_compat", src / "hcmigrate_compat", ignore=ignore)
+    shutil.copytree(
+        REPO / "packaging" / "hcmigrate-compat",
+        src / "packaging" / "hcmigrate-compat",
+        ignore=ignore,
+    )
+    out = tmp_path_factory.mktemp("dist")
+    project = str(src / "packaging" / "hcmigrate-compat")
+    build = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--disable-pip-version-check",
+            "wheel",
+            "--no-deps",
+            project,
+            "-w",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    (found,) = out.glob("hcmigrate_compat-*.whl")
+    return found
 
 
 @pytest.fixture(autouse=True)

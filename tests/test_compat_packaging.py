@@ -1,7 +1,7 @@
 """hcmigrate-compat: the compat runtime as a distribution of its own, for libraries.
 
-Builds the wheel from this repository (packaging/hcmigrate-compat, from a copy of the two
-folders so that the checkout is left as it was), checks that it holds the package
+Builds the wheel from this repository (conftest.py's ``wheel``: packaging/hcmigrate-compat,
+from a copy of the two folders so that the checkout is left as it was), checks that it holds the package
 ``hcmigrate_compat`` alone and depends on jax and numpy alone, that pip resolving it into an
 empty environment pulls jax and numpy and nothing but their own dependencies, and installs
 it into a fresh environment that has JAX (the cached oldest supported JAX) and nothing of
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -22,7 +21,6 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -40,10 +38,12 @@ def pip(*args, python=None, cwd=None) -> subprocess.CompletedProcess:
     return p
 
 
-def empty_venv(path: Path, *site_dirs: Path) -> Path:
-    """A venv without pip and without the system site-packages; ``site_dirs`` are added to
-    its path through a .pth file. Returns its interpreter."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+def empty_venv(path: Path, *site_dirs: Path, base: Path | None = None) -> Path:
+    """A venv (of ``base``, default the running Python) without pip and without the system
+    site-packages; ``site_dirs`` are added to its path through a .pth file. Returns its
+    interpreter."""
+    python_exe = str(base or sys.executable)
+    subprocess.run([python_exe, "-m", "venv", "--without-pip", str(path)], check=True)
     python = path / "bin" / "python"
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -54,22 +54,6 @@ def empty_venv(path: Path, *site_dirs: Path) -> Path:
     if site_dirs:
         (Path(site) / "shared_jax.pth").write_text("".join(f"{d}\n" for d in site_dirs))
     return python
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    src = tmp_path_factory.mktemp("src")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "build", "*.egg-info")
-    shutil.copytree(REPO / "hcmigrate_compat", src / "hcmigrate_compat", ignore=ignore)
-    shutil.copytree(
-        REPO / "packaging" / "hcmigrate-compat",
-        src / "packaging" / "hcmigrate-compat",
-        ignore=ignore,
-    )
-    out = tmp_path_factory.mktemp("dist")
-    pip("wheel", "--no-deps", str(src / "packaging" / "hcmigrate-compat"), "-w", str(out))
-    (found,) = out.glob("hcmigrate_compat-*.whl")
-    return found
 
 
 def _metadata(whl: Path) -> str:
@@ -143,31 +127,45 @@ for name in ("compat", "hcmigrate", "libcst"):
     except ImportError:
         pass
 """
+# What LEGACY_PROGRAM printed on real jax 0.4.30 (with hcmigrate_compat's `True` line).
+LEGACY_PROGRAM_OUTPUT = [
+    "[0.0, 2.0, 4.0] [([0.0, 2.0, 4.0], (('batch', {'batch_dims': (0,)}),))]",
+    "2.0",
+    "what: printed",
+    "[0 1]",
+    "True",
+]
+
+
+def site_packages_of(python: Path) -> Path:
+    """The folder of ``python``'s environment that holds jax."""
+    return Path(
+        subprocess.run(
+            [str(python), "-c", "import jax, os; print(os.path.dirname(jax.__path__[0]))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+
+
+def installed_only_env() -> dict:
+    """The environment of a program that sees only what its interpreter has installed."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "XLA_FLAGS")}
+    env.update(JAX_PLATFORMS="cpu", PYTHONWARNINGS="ignore")
+    return env
 
 
 def test_installed_wheel_runs_a_legacy_program_with_only_jax_and_numpy(wheel, tmp_path):
-    jax_site = subprocess.run(
-        [str(oldest_jax_python()), "-c", "import jax, os; print(os.path.dirname(jax.__path__[0]))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    python = empty_venv(tmp_path / "lib-env", Path(jax_site))
+    python = empty_venv(tmp_path / "lib-env", site_packages_of(oldest_jax_python()))
     installed = pip("install", str(wheel), python=python).stdout
     assert re.search(r"^Successfully installed hcmigrate-compat-\S+$", installed, re.M), installed
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "XLA_FLAGS")}
-    env.update(JAX_PLATFORMS="cpu", PYTHONWARNINGS="ignore")
+    env = installed_only_env()
     run = subprocess.run(
         [str(python), "-c", LEGACY_PROGRAM], capture_output=True, text=True, env=env, cwd=tmp_path
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert run.stdout.splitlines() == [
-        "[0.0, 2.0, 4.0] [([0.0, 2.0, 4.0], (('batch', {'batch_dims': (0,)}),))]",
-        "2.0",
-        "what: printed",
-        "[0 1]",
-        "True",
-    ]
+    assert run.stdout.splitlines() == LEGACY_PROGRAM_OUTPUT
     script = tmp_path / "unmodified.py"
     script.write_text(
         textwrap.dedent("""
