@@ -264,6 +264,9 @@ class ModuleContext(NamesContext, StatementsContext):
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return is_pure(self.resolver, func)
 
+    def only_checks(self, func: cst.BaseExpression) -> bool:
+        return is_pure(self.resolver, func, allow_raise=True)
+
     def visible_value(self, name: cst.Name) -> cst.BaseExpression | None:
         return self.resolver.visible_value(name)
 

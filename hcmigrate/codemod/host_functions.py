@@ -10,6 +10,7 @@ sent to the compat runtime.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 from dataclasses import dataclass, field
 from typing import Literal
@@ -149,6 +150,9 @@ class PurityChecker:
     qualified_names: callable  # node -> set[str]
     resolve_function: callable  # Name node -> FunctionDef | None
     mutable_state: frozenset[str] = frozenset()  # module-level names something changes
+    # also accept `raise`/`assert` of values computed purely (a host check: its only effect is
+    # the error it may raise, which no other host call's order can change)
+    allow_raise: bool = False
     _seen: set = field(default_factory=set)
 
     def function(self, node: cst.BaseExpression) -> bool:
@@ -226,6 +230,16 @@ class PurityChecker:
                         continue  # docstring
                     elif isinstance(small, cst.Pass):
                         continue
+                    elif self.allow_raise and isinstance(small, cst.Raise):
+                        if not all(
+                            e is None or self._raised(e, local) for e in (small.exc, small.cause)
+                        ):
+                            return False
+                    elif self.allow_raise and isinstance(small, cst.Assert):
+                        if not all(
+                            e is None or self.expression(e, local) for e in (small.test, small.msg)
+                        ):
+                            return False
                     else:
                         return False
             elif isinstance(stmt, cst.If):
@@ -251,6 +265,18 @@ class PurityChecker:
             else:
                 return False
         return True
+
+    def _raised(self, exc: cst.BaseExpression, local: set[str]) -> bool:
+        """`RuntimeError(msgs[i.item()])`: a builtin exception made of pure values."""
+        if isinstance(exc, cst.Call) and isinstance(exc.func, cst.Name):
+            kind = getattr(builtins, exc.func.value, None)
+            if (
+                isinstance(kind, type)
+                and issubclass(kind, BaseException)
+                and self.qualified_names(exc.func) <= {f"builtins.{exc.func.value}"}
+            ):
+                return all(self.expression(a.value, local) for a in exc.args)
+        return isinstance(exc, cst.Name) and exc.value in local
 
     @staticmethod
     def _local_target(target: cst.BaseExpression) -> bool:

@@ -59,6 +59,9 @@ class Planner:
     def is_pure(self, func: cst.BaseExpression) -> bool:
         return is_pure(self._resolver, func)
 
+    def only_checks(self, func: cst.BaseExpression) -> bool:
+        return is_pure(self._resolver, func, allow_raise=True)
+
     def patched_internal(self) -> str | None:
         """The legacy internal the module patches, if any (no call of it is rewritten)."""
         return self._resolver.patched_internal()
@@ -210,10 +213,14 @@ class Planner:
         return False
 
 
-def is_pure(resolver: Resolver, func: cst.BaseExpression) -> bool:
-    """Is the host function `func` visibly free of side effects?"""
+def is_pure(resolver: Resolver, func: cst.BaseExpression, allow_raise: bool = False) -> bool:
+    """Is the host function `func` visibly free of side effects (but raising errors, with
+    `allow_raise`: a host check)?"""
     return PurityChecker(
-        resolver.qualified, resolver.function_def, mutable_module_state(resolver.index.text)
+        resolver.qualified,
+        resolver.function_def,
+        mutable_module_state(resolver.index.text),
+        allow_raise=allow_raise,
     ).function(func)
 
 

@@ -156,14 +156,14 @@ EFFECT = Rule(
     ),
     examples=(
         Example(
-            title="a host check that returns nothing; legacy gave it numpy arrays, and so does the helper",
+            title="a host function that reports and returns nothing; legacy gave it numpy arrays, and so does the helper",
             before="""\
 from jax.experimental import host_callback as hcb
 
 
 def check(x):
     if not x.flags.writeable and (x < 0).any():
-        raise ValueError("negative input")
+        print("negative input:", x)
 
 
 def step(x):
@@ -190,7 +190,7 @@ def _with_numpy_args(f):
 
 def check(x):
     if not x.flags.writeable and (x < 0).any():
-        raise ValueError("negative input")
+        print("negative input:", x)
 
 
 def step(x):
@@ -200,6 +200,58 @@ def step(x):
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
                 "10:5 HCB304 [fixed-with-behaviour-note] call -> jax.debug.callback(..., ordered=True): it returns no result; it fails on more than one device (pmap, sharded jit), where legacy call ran",
+            ),
+        ),
+    ),
+)
+# A host check (no result; its only effect is the error it raises) needs no order: ordered
+# jax.debug callbacks are refused on several devices, where legacy call ran, and an
+# unordered one runs there and under vmap, and its error reaches the caller (measured on
+# jax 0.10.2: jit, lax.cond, pmap on 2 devices, vmap with an unbatched predicate).
+CHECK_NOTE = (
+    "the host function only raises errors, so it needs no order and runs on several devices "
+    "(pmap, sharded jit) as legacy call did; a host call after it in the program may run "
+    "before it raises"
+)
+CHECK = Rule(
+    code="HCB305",
+    name="call-check-to-debug-callback",
+    level=Level.FIXED_WITH_NOTE,
+    legacy="call(check, arg)  # no result; check only raises",
+    modern="jax.debug.callback(check, arg)",
+    summary="A host check that returns nothing and only raises becomes an unordered jax.debug.callback.",
+    behaviour_note=(
+        "Runs wherever legacy call ran, on one device or several (and also under vmap, per "
+        "element, where legacy call failed); keeps no order with the module's other host calls."
+    ),
+    examples=(
+        Example(
+            title="an error check inside lax.cond, as libraries write them; it stays usable under pmap",
+            before="""\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def error_if(pred, index, messages):
+    def raise_error(i):
+        raise RuntimeError(messages[i.item()])
+
+    jax.lax.cond(pred, lambda: hcb.call(raise_error, index), lambda: None)
+""",
+            after="""\
+import jax
+
+
+def error_if(pred, index, messages):
+    def raise_error(i):
+        raise RuntimeError(messages[i.item()])
+
+    jax.lax.cond(pred, lambda: jax.debug.callback(raise_error, index), lambda: None)
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "9:32 HCB305 [fixed-with-behaviour-note] call -> jax.debug.callback (unordered): "
+                + CHECK_NOTE,
             ),
         ),
     ),
@@ -250,7 +302,7 @@ def plan(site: CallSite, planner) -> None:
         planner.keeps_compat(site, reason)
         return
     api = planner.several_devices()
-    if api is not None and not _result_used(site):
+    if api is not None and not _result_used(site) and not _is_check(site, planner):
         planner.keeps_compat(site, api)
         return
     adaptation = planner.adapt(
@@ -281,10 +333,17 @@ def _result_used(site: CallSite) -> bool:
     return site.value_used and not _no_result(site)
 
 
-@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, COMPAT), plan=plan)
+def _is_check(site: CallSite, checker) -> bool:
+    """A call with no result whose host function only raises errors (CHECK)."""
+    func = site.original_args.get("callback_func")
+    return _no_result(site) and func is not None and checker.only_checks(func)
+
+
+@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, CHECK, COMPAT), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = patches_internals(ctx) or compat_reason(site, "call_with_device")
-    if reason is None and not _result_used(site):
+    is_check = _is_check(site, ctx)
+    if reason is None and not _result_used(site) and not is_check:
         reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.follows_compat:
@@ -299,6 +358,11 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     adapted = ctx.adapted_function(site, adaptation, pass_transforms=False)
     func = ctx.with_numpy_args(adapted, original_func, site.original_args.get("arg"))
     value = site.args.get("arg", cst.Name("None"))
+    if is_check:
+        ctx.report(CHECK, site.original, f"call -> jax.debug.callback (unordered): {CHECK_NOTE}")
+        return site.call_like(
+            parse(ctx.modern("debug_callback")), (arg(func), "callback_func"), (arg(value), "arg")
+        )
     if not _result_used(site) and ctx.taps_join_ordered_io:
         why = "it returns no result" if _no_result(site) else "its result is unused"
         ctx.report(

@@ -252,6 +252,9 @@ class RuleContext(Protocol):
     def is_pure(self, func: cst.BaseExpression) -> bool:
         """Is the host function visibly free of side effects?"""
 
+    def only_checks(self, func: cst.BaseExpression) -> bool:
+        """Is the host function a check: free of side effects but the errors it raises?"""
+
     def tap_with_numpy_args(
         self,
         func: cst.BaseExpression,
