@@ -36,7 +36,12 @@ class _JaxLegacyLoader(importlib.abc.Loader):
     def create_module(self, spec):
         from ._jax_legacy import JAX_MODULE
 
-        return importlib.import_module(JAX_MODULE)
+        module = importlib.import_module(JAX_MODULE)
+        if not hasattr(module, "id_tap_dep_p"):  # gone from JAX's own module since 0.4.16
+            from ._id_tap_dep import id_tap_dep_p
+
+            module.id_tap_dep_p = id_tap_dep_p
+        return module
 
     def exec_module(self, module):
         pass  # executed under its own name

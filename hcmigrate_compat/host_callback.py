@@ -364,48 +364,4 @@ _ad.primitive_jvps[id_p] = lambda primals, tangents: (id_p.bind(*primals), list(
 _batching.primitive_batchers[id_p] = lambda args, dims: (id_p.bind(*args), list(dims))
 
 # ``id_tap_dep_p``: identity on its first operand; the second is a dependency only.
-id_tap_dep_p = _Primitive("id_tap_dep")
-id_tap_dep_p.multiple_results = False
-id_tap_dep_p.def_impl(lambda r, _: r)
-id_tap_dep_p.def_abstract_eval(lambda r_a, _: r_a)
-_mlir.register_lowering(id_tap_dep_p, lambda ctx, r, _: [r])
-
-
-def _id_tap_dep_jvp(primals, tangents):
-    tangents_instantiated = tuple(
-        _ad.instantiate_zeros(t) if type(t) is _ad.Zero else t for t in tangents
-    )
-    return (
-        id_tap_dep_p.bind(primals[0], primals[1]),
-        id_tap_dep_p.bind(tangents_instantiated[0], tangents_instantiated[1]),
-    )
-
-
-def _id_tap_dep_transpose(ct, arg_res, arg_tap):
-    if _ad.is_undefined_primal(arg_res):
-        ct_res = _ad.instantiate_zeros(ct) if type(ct) is _ad.Zero else ct
-    else:
-        ct_res = None
-    if _ad.is_undefined_primal(arg_tap):
-        aval = arg_tap.aval
-        ct_tap = _ad.Zero(aval)
-    else:
-        ct_tap = None
-    return ct_res, ct_tap
-
-
-def _id_tap_dep_batch(args, dims):
-    import jax.numpy as jnp
-
-    r, t = args
-    dr, dt = dims
-    if dr is None and dt is not None:
-        size = t.shape[dt]
-        r = jnp.broadcast_to(r, (size,) + jnp.shape(r))
-        dr = 0
-    return id_tap_dep_p.bind(r, t), dr
-
-
-_ad.primitive_jvps[id_tap_dep_p] = _id_tap_dep_jvp
-_ad.primitive_transposes[id_tap_dep_p] = _id_tap_dep_transpose
-_batching.primitive_batchers[id_tap_dep_p] = _id_tap_dep_batch
+from ._id_tap_dep import id_tap_dep_p  # noqa: E402

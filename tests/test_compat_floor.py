@@ -136,6 +136,33 @@ def test_legacy_program_runs_on_the_floor_python_and_jax(floor_env, tmp_path):
     assert "DeprecationWarning: The host_callback APIs are deprecated" in run.stderr
 
 
+# chex's dependency chain of value assertions binds `hcb.id_tap_dep_p`, which JAX's own module
+# lost in 0.4.16: a library migrated onto hcmigrate_compat must find it on every JAX the
+# wheel installs on, JAX's own module (0.4.26-0.4.33) included. Identity on its first operand
+# under jit, grad and vmap (tests/test_compat_unit.py asserts the same of the compat runtime).
+ID_TAP_DEP_PROGRAM = """
+import jax, jax.numpy as jnp
+from hcmigrate_compat import host_callback as hcb
+dep = hcb.id_tap_dep_p.bind
+print(float(jax.jit(dep)(jnp.float32(3), jnp.float32(4))))
+print(float(jax.grad(lambda x: dep(x * 2, x))(1.0)))
+print(jax.vmap(dep, in_axes=(None, 0))(jnp.float32(5), jnp.arange(2.0)).tolist())
+"""
+
+
+def test_id_tap_dep_p_is_there_on_the_floor_jax(floor_env, tmp_path):
+    python, _ = floor_env
+    run = subprocess.run(
+        [str(python), "-c", ID_TAP_DEP_PROGRAM],
+        capture_output=True,
+        text=True,
+        env=installed_only_env(),
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.splitlines() == ["3.0", "2.0", "[5.0, 5.0]"]
+
+
 def test_legacy_scenarios_match_jax_0_4_30_on_the_floor(floor_env):
     python, _ = floor_env
     mismatched = []
