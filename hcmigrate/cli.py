@@ -408,7 +408,7 @@ def _run_paths(
                 _err(cache.warning())
             cache.save()  # (what an interrupted run found is as good as any)
     final = [results[i] for i in sorted(results)]
-    declaration, by_hand = _compat_declaration(settings, final, mode)
+    declaration, by_hand = _compat_declaration(settings, plan, final, mode)
     if declaration is not None and not quiet:
         say(declaration)
     floor_lines, floor_failed = _raise_floor(settings, plan, final, mode)
@@ -464,27 +464,32 @@ def _blocking_pins(settings: Settings, final: list[FileResult]) -> list[str]:
 
 
 def _compat_declaration(
-    settings: Settings, final: list[FileResult], mode: str
+    settings: Settings, plan, final: list[FileResult], mode: str
 ) -> tuple[str | None, bool]:
     """When files now import hcmigrate_compat, the project declares it
     (hcmigrate.compat_dependency): what was (or would be) added, or where to add it by hand;
-    and whether that is left for a human."""
-    from hcmigrate.compat_dependency import declare_compat
+    and whether that is left for a human. A run that changes nothing still names the
+    dependency left to add by hand while a file imports the package (a second run exits as
+    the first did); it writes nothing then."""
+    from hcmigrate.compat_dependency import declare_compat, imports_compat
     from hcmigrate.diagnostics import Level
     from hcmigrate.files import read_source, write_atomic
 
-    if not any(
+    rewritten_onto_compat = any(
         r.status == CHANGED
         and (
             settings.options.strategy == "compat"
             or any(d.level is Level.COMPAT_FALLBACK for d in r.diagnostics)
         )
         for r in final
-    ):
-        return None, False
+    )
     declaration = declare_compat(settings.root)
     if declaration is None:
         return None, False
+    if not rewritten_onto_compat:
+        if declaration.problem is None or not imports_compat(t.path for t in plan.targets):
+            return None, False
+        return declaration.message(False), True
     written = mode in ("fix", "review") and declaration.new_text is not None
     if written:
         for edit in [declaration, *declaration.also]:

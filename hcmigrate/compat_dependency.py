@@ -45,6 +45,7 @@ class Declaration:
     # requirements.txt): each file that installs jax installs the code that imports the compat
     # runtime
     also: list[Declaration] = field(default_factory=list)
+    lock: str | None = None  # the pip-compile output of the edited requirements.in
 
     def message(self, written: bool) -> str:
         if self.problem is not None:
@@ -53,8 +54,27 @@ class Declaration:
                 f"`{DISTRIBUTION}` to its dependencies there by hand ({self.problem})"
             )
         verb = "added" if written else "would add"
-        files = ", ".join(d.shown_as or d.path.name for d in [self, *self.also])
-        return f"{verb} `{DISTRIBUTION}` to {files} {self.where}".rstrip()
+        edits = [self, *self.also]
+        files = ", ".join(d.shown_as or d.path.name for d in edits)
+        said = f"{verb} `{DISTRIBUTION}` to {files} {self.where}".rstrip()
+        locks = [d.lock for d in edits if d.lock]
+        if locks:  # (hcmigrate never edits a lock: pip-compile pins the new dependency there)
+            said += f"; re-run pip-compile to update {', '.join(locks)}"
+        return said
+
+
+_IMPORTS_COMPAT = re.compile(rb"^[ \t]*(?:from|import)[ \t]+hcmigrate_compat\b", re.MULTILINE)
+
+
+def imports_compat(paths) -> bool:
+    """Does any of the files import hcmigrate_compat (a unreadable file: no)?"""
+    for path in paths:
+        try:
+            if _IMPORTS_COMPAT.search(Path(path).read_bytes()):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def declare_compat(root: Path) -> Declaration | None:
@@ -291,7 +311,10 @@ def _requirements(root: Path, name: str = "requirements.txt") -> Declaration | N
             path, problem=f"{name} is pip-compile's output, and its source is not here"
         )
     if source:  # (a lock: its source, requirements.in, is where the dependency goes)
-        return _requirements(root, str(source.relative_to(root)))
+        found = _requirements(root, str(source.relative_to(root)))
+        if found is not None and found.new_text is not None:
+            found.lock = name
+        return found
     if _NAMED.search(text):
         return Declaration(path)
     newline = "\r\n" if "\r\n" in text else "\n"

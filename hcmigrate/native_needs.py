@@ -51,7 +51,7 @@ def needs_of(code: str) -> Needs:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return needs
     aliases = _aliases(tree)
-    for node in ast.walk(tree):
+    for node in _unguarded_nodes(tree):
         if isinstance(node, (ast.Attribute, ast.Name)):
             dotted = _dotted(node, aliases)
             if dotted in SINCE:
@@ -63,6 +63,46 @@ def needs_of(code: str) -> Needs:
                 if since:
                     needs.add(f"{callee}({keyword.arg}=)", node.lineno, since)
     return needs
+
+
+# A use the code itself guards needs nothing of the declared range: the body of an `if` that
+# compares a version (`if module_version("jax") >= (0, 3, 17): from jax import pure_callback`,
+# netket's switch) and of a `try:` whose handler catches the missing name or module.
+_MISSING_NAME_ERRORS = frozenset(
+    {"ImportError", "ModuleNotFoundError", "AttributeError", "Exception"}
+)
+
+
+def _unguarded_nodes(tree: ast.AST):
+    """The nodes of `tree` outside version switches and import fallbacks."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if child in _guarded_bodies(node):
+                continue
+            stack.append(child)
+
+
+def _guarded_bodies(node: ast.AST) -> set:
+    if isinstance(node, ast.If) and any(
+        "version" in (getattr(n, "id", None) or getattr(n, "attr", None) or "").lower()
+        for n in ast.walk(node.test)
+    ):
+        return set(node.body)
+    if isinstance(node, ast.Try) and any(
+        _catches_missing_names(handler.type) for handler in node.handlers
+    ):
+        return set(node.body)
+    return set()
+
+
+def _catches_missing_names(kind: ast.expr | None) -> bool:
+    if kind is None:
+        return True
+    kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any(getattr(k, "id", None) in _MISSING_NAME_ERRORS for k in kinds)
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:

@@ -368,3 +368,36 @@ def test_code_that_runs_on_the_declared_floor_gets_no_hcb008(tmp_path):
     assert "jax.tree.map(abs, x)" in (tmp_path / "sim.py").read_text()
     second = run(["--no-cache", "."], tmp_path)
     assert "HCB008" not in second.output and second.exit_code == 0, second.output
+
+
+def test_modern_names_behind_the_codes_own_version_switch_need_nothing(tmp_path):
+    """(netket@fae7c32 utils/deprecation.py) `from jax import pure_callback` inside `if
+    module_version("jax") >= (0, 3, 17):` (the else branch keeps host_callback's `call`) and
+    `jax.tree.map` in a `try:` with an ImportError/AttributeError fallback run on any JAX the
+    project declares: no HCB008, nothing raised, exit 0. The same names unguarded still
+    raise the floor."""
+    pyproject = '[project]\nname = "p"\ndependencies = ["jax>=0.3.5"]\n'
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    guarded = (
+        "import jax\nfrom importlib.metadata import version\n\n\n"
+        "def module_version(name):\n    return tuple(map(int, version(name).split('.')[:3]))\n\n\n"
+        "def pure_callback(callback, shapes, *args):\n"
+        '    if module_version("jax") >= (0, 3, 17):\n'
+        "        from jax import pure_callback\n\n"
+        "        return pure_callback(callback, shapes, *args)\n"
+        "    else:\n"
+        "        from jax.experimental.host_callback import call\n\n"
+        "        return call(callback, *args, result_shape=shapes)\n\n\n"
+        "try:\n    tree_map = jax.tree.map\nexcept AttributeError:\n"
+        "    tree_map = jax.tree_util.tree_map\n"
+    )
+    (tmp_path / "deprecation.py").write_text(guarded)
+    first = run(["--no-cache", "."], tmp_path)
+    assert "HCB008" not in first.output, first.output
+    assert (tmp_path / "pyproject.toml").read_text() == pyproject
+    (tmp_path / "step.py").write_text(MODULE)  # rewritten with jax.tree.map, unguarded
+    second = run(["--no-cache", "."], tmp_path)
+    assert (
+        "HCB008 [fixed]" in second.output
+        and "jax>=0.4.25" in (tmp_path / "pyproject.toml").read_text()
+    ), second.output

@@ -64,6 +64,10 @@ def test_a_dependency_to_declare_by_hand_is_a_manual_finding(tmp_path):
     result = run(["--no-cache", "."], cwd=tmp_path / "p")
     assert "setup.py: manual: this project now imports hcmigrate_compat" in result.output
     assert result.exit_code == 1
+    # a second run changes no file, and still names it: it exits as the first did
+    again = run(["--no-cache", "."], cwd=tmp_path / "p")
+    assert "setup.py: manual: this project now imports hcmigrate_compat" in again.output
+    assert "0 rewritten" in again.output and again.exit_code == 1
 
 
 def test_no_compat_cannot_go_with_the_compat_strategy(tmp_path):
