@@ -22,6 +22,11 @@ class Options:
     select: frozenset[str] | None = None  # rule codes (or prefixes) to apply; None = all
     ignore: frozenset[str] = frozenset()  # rule codes (or prefixes) to skip
     target_jax: tuple[int, ...] | None = None  # None = newest JAX
+    # The floor the project declares when the run raises it to `target_jax`
+    # (hcmigrate.project): a replacement with a spelling that works from that floor on is
+    # written that way (`jax.tree_util.tree_map`, clip bounds by position), so that only what
+    # the host_callback rewrite needs raises the floor. None: as `target_jax`.
+    declared_jax: tuple[int, ...] | None = None
     # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
     # `[tool.black]` line-length; see hcmigrate.codemod.layout).
     line_length: int = DEFAULT_LINE_LENGTH

@@ -73,7 +73,9 @@ def plan_run(
     raises_floor_to = None
     if settings.raise_floor_to and takes_legacy_api(model, scanned, targets):
         raises_floor_to = settings.raise_floor_to
-        run_options = dataclasses.replace(run_options, target_jax=raises_floor_to)
+        run_options = dataclasses.replace(
+            run_options, target_jax=raises_floor_to, declared_jax=run_options.target_jax
+        )
     # Only the files that need one (generated files, candidates) get a result: the many files
     # the pre-filter passed are only counted (a whole-tree run would otherwise build one object
     # per file for nothing).

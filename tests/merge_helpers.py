@@ -145,10 +145,11 @@ def lines_touched_without_need(source: str, new: str) -> list[str]:
 
 
 def _needs_migration(statement: str, uses: re.Pattern) -> bool:
-    """Does the statement use a legacy name, or a JAX API removed since (`jax.tree_map`)?"""
-    return bool(uses.search(statement)) or any(
-        lookup(name) is not None for name in re.findall(r"\bjax(?:\.\w+)+", statement)
-    )
+    """Does the statement use a legacy name, or a JAX API removed since (`jax.tree_map`,
+    `jnp.trapz` as the usual alias spells it)?"""
+    dotted = re.findall(r"\bjax(?:\.\w+)+", statement)
+    dotted += ["jax.numpy" + rest for rest in re.findall(r"\bjnp((?:\.\w+)+)", statement)]
+    return bool(uses.search(statement)) or any(lookup(name) is not None for name in dotted)
 
 
 def _extends(old: str, new: str) -> bool:

@@ -170,8 +170,9 @@ def test_target_jax_from_config_and_pins(tmp_path):
 def test_a_pin_older_than_the_rewritten_code_needs_is_reported(tmp_path):
     """`jax>=0.1.67` lets pip install a JAX the rewrite's code fails on: with the floor left as
     it is (--no-raise-jax-pin), HCB008 says to raise the pin, naming what needs the most (exit
-    1: a human must act): the numpy helper's jax.tree.map, 0.4.25 (jax.debug.callback needs
-    0.3.17); a pin at what the code needs says nothing."""
+    1: a human must act): jax.debug.callback, 0.3.17 (the numpy helper maps with
+    jax.tree_util.tree_map below 0.4.25: it never raises the need); a pin at what the code
+    needs says nothing."""
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "d"\ndependencies = ["jax>=0.1.67"]\n'
     )
@@ -179,11 +180,11 @@ def test_a_pin_older_than_the_rewritten_code_needs_is_reported(tmp_path):
     res = run(["--check", "--no-raise-jax-pin", "a.py"], tmp_path)
     assert res.exit_code == 1
     assert (
-        "a.py:1:1: HCB008 [manual] the rewritten code needs JAX >= 0.4.25 (jax.tree.map); the "
-        "target JAX is 0.1.67"
+        "a.py:5:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.debug.callback); "
+        "the target JAX is 0.1.67"
     ) in res.output
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "d"\ndependencies = ["jax>=0.4.25"]\n'
+        '[project]\nname = "d"\ndependencies = ["jax>=0.3.17"]\n'
     )
     assert "HCB008" not in run(["--check", "a.py"], tmp_path).output
 

@@ -15,10 +15,11 @@ from jax.experimental import host_callback as hcb
 def step(x):
     hcb.barrier_wait()
     hcb.id_tap(lambda v, _: jax.numpy.sum(v), x)
-    return jax.tree_map(lambda a: a + 1, x)
+    return jax.numpy.trapz(x)
 """
-# (the barrier and the tap are rewritten for the raised floor; so is jax.tree_map, which the declared floor
-# would have spelled jax.tree_util.tree_map)
+# (the barrier and the tap are rewritten for the raised floor; so is jax.numpy.trapz, whose
+# replacement, jax.numpy.trapezoid, needs JAX 0.4.26 and has no older spelling: the floor
+# rises to 0.4.26. jax.tree_map would not raise it: jax.tree_util.tree_map runs on every JAX)
 MIGRATED = """\
 import jax
 
@@ -26,7 +27,7 @@ import jax
 def step(x):
     jax.effects_barrier()
     jax.debug.callback(lambda v: jax.numpy.sum(v), x, ordered=True)
-    return jax.tree.map(lambda a: a + 1, x)
+    return jax.numpy.trapezoid(x)
 """
 
 RAISED = [
@@ -34,14 +35,14 @@ RAISED = [
         "pyproject.toml",
         '[project]\nname = "p"\ndependencies = [\n    "jax[cpu]>=0.4.1,<0.5",  # the CPU wheel\n'
         '    "jaxlib >= 0.4.1",\n    "numpy",\n]\n\n[tool.ruff]\nline-length = 100\n',
-        '[project]\nname = "p"\ndependencies = [\n    "jax[cpu]>=0.4.25,<0.5",  # the CPU wheel\n'
+        '[project]\nname = "p"\ndependencies = [\n    "jax[cpu]>=0.4.26,<0.5",  # the CPU wheel\n'
         '    "jaxlib >= 0.4.20",\n    "numpy",\n]\n\n[tool.ruff]\nline-length = 100\n',
         [
             "pyproject.toml:4:6: HCB008 [fixed] raised the project's JAX floor "
-            "`jax[cpu]>=0.4.1,<0.5` -> `jax[cpu]>=0.4.25,<0.5`: the rewritten code needs JAX "
-            ">= 0.4.25",
+            "`jax[cpu]>=0.4.1,<0.5` -> `jax[cpu]>=0.4.26,<0.5`: the rewritten code needs JAX "
+            ">= 0.4.26",
             "pyproject.toml:5:6: HCB008 [fixed] raised the project's JAX floor "
-            "`jaxlib >= 0.4.1` -> `jaxlib >= 0.4.20`: the rewritten code needs JAX >= 0.4.25 "
+            "`jaxlib >= 0.4.1` -> `jaxlib >= 0.4.20`: the rewritten code needs JAX >= 0.4.26 "
             "(which imports with jaxlib >= 0.4.20)",
         ],
         id="pyproject-extras-upper-bound-jaxlib",
@@ -51,10 +52,10 @@ RAISED = [
         '[tool.poetry]\r\nname = "p"\r\n\r\n[tool.poetry.dependencies]\r\npython = "^3.9"\r\n'
         'jax = "^0.4.1"\r\noptax = "^0.1"\r\n',
         '[tool.poetry]\r\nname = "p"\r\n\r\n[tool.poetry.dependencies]\r\npython = "^3.9"\r\n'
-        'jax = "^0.4.25"\r\noptax = "^0.1"\r\n',
+        'jax = "^0.4.26"\r\noptax = "^0.1"\r\n',
         [
             "pyproject.toml:6:8: HCB008 [fixed] raised the project's JAX floor "
-            '`jax = "^0.4.1"` -> `jax = "^0.4.25"`: the rewritten code needs JAX >= 0.4.25'
+            '`jax = "^0.4.1"` -> `jax = "^0.4.26"`: the rewritten code needs JAX >= 0.4.26'
         ],
         id="poetry-caret-crlf",
     ),
@@ -64,13 +65,13 @@ RAISED = [
         "    jax>=0.4.13  # tree_util\n\n"
         "[options.extras_require]\ncuda = jax[cuda12]>=0.4.13\n",
         "[metadata]\nname = p\n\n[options]\ninstall_requires =\n    numpy\n"
-        "    jax>=0.4.25  # tree_util\n\n"
-        "[options.extras_require]\ncuda = jax[cuda12]>=0.4.25\n",
+        "    jax>=0.4.26  # tree_util\n\n"
+        "[options.extras_require]\ncuda = jax[cuda12]>=0.4.26\n",
         [
             "setup.cfg:7:5: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
-            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
+            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
             "setup.cfg:10:8: HCB008 [fixed] raised the project's JAX floor `jax[cuda12]>=0.4.13` "
-            "-> `jax[cuda12]>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
+            "-> `jax[cuda12]>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
         ],
         id="setup-cfg",
     ),
@@ -79,21 +80,21 @@ RAISED = [
         "from setuptools import setup\n\nsetup(\n    name='p',\n"
         "    install_requires=['numpy', 'jax>0.4.1'],\n)\n",
         "from setuptools import setup\n\nsetup(\n    name='p',\n"
-        "    install_requires=['numpy', 'jax>=0.4.25'],\n)\n",
+        "    install_requires=['numpy', 'jax>=0.4.26'],\n)\n",
         [
             "setup.py:5:33: HCB008 [fixed] raised the project's JAX floor `jax>0.4.1` -> "
-            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25"
+            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
         ],
         id="setup-py-literal",
     ),
     pytest.param(
         "requirements.txt",
         "numpy\njax~=0.4.14 ; python_version >= '3.9'\n",
-        "numpy\njax~=0.4.25 ; python_version >= '3.9'\n",
+        "numpy\njax~=0.4.26 ; python_version >= '3.9'\n",
         [
             "requirements.txt:2:1: HCB008 [fixed] raised the project's JAX floor "
-            "`jax~=0.4.14 ; python_version >= '3.9'` -> `jax~=0.4.25 ; python_version >= "
-            "'3.9'`: the rewritten code needs JAX >= 0.4.25"
+            "`jax~=0.4.14 ; python_version >= '3.9'` -> `jax~=0.4.26 ; python_version >= "
+            "'3.9'`: the rewritten code needs JAX >= 0.4.26"
         ],
         id="requirements-compatible-release",
     ),
@@ -102,26 +103,26 @@ RAISED = [
         '[tool.poetry]\nname = "p"\n\n[tool.poetry.dependencies]\npython = "^3.8"\n'
         'jax = ">=0.4.1"\n',
         '[tool.poetry]\nname = "p"\n\n[tool.poetry.dependencies]\npython = "^3.9"\n'
-        'jax = ">=0.4.25"\n',
+        'jax = ">=0.4.26"\n',
         [
             "pyproject.toml:5:11: HCB008 [fixed] raised the project's Python floor "
-            '`python = "^3.8"` -> `python = "^3.9"`: the rewritten code needs JAX >= 0.4.25 '
+            '`python = "^3.8"` -> `python = "^3.9"`: the rewritten code needs JAX >= 0.4.26 '
             "(which requires Python >= 3.9)",
             "pyproject.toml:6:8: HCB008 [fixed] raised the project's JAX floor "
-            '`jax = ">=0.4.1"` -> `jax = ">=0.4.25"`: the rewritten code needs JAX >= 0.4.25',
+            '`jax = ">=0.4.1"` -> `jax = ">=0.4.26"`: the rewritten code needs JAX >= 0.4.26',
         ],
         id="poetry-python-caret",
     ),
     pytest.param(
         "pyproject.toml",
         '[project]\nname = "p"\nrequires-python = ">=3.7"\ndependencies = ["jax>=0.4.1"]\n',
-        '[project]\nname = "p"\nrequires-python = ">=3.9"\ndependencies = ["jax>=0.4.25"]\n',
+        '[project]\nname = "p"\nrequires-python = ">=3.9"\ndependencies = ["jax>=0.4.26"]\n',
         [
             "pyproject.toml:3:20: HCB008 [fixed] raised the project's Python floor "
             '`requires-python = ">=3.7"` -> `requires-python = ">=3.9"`: the rewritten code '
-            "needs JAX >= 0.4.25 (which requires Python >= 3.9)",
+            "needs JAX >= 0.4.26 (which requires Python >= 3.9)",
             "pyproject.toml:4:18: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
-            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
+            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
         ],
         id="requires-python",
     ),
@@ -130,26 +131,26 @@ RAISED = [
         "from setuptools import setup\n\nsetup(\n    name='p',\n    python_requires=\"~=3.8\",\n"
         "    install_requires=['jax>=0.4.1'],\n)\n",
         "from setuptools import setup\n\nsetup(\n    name='p',\n    python_requires=\"~=3.9\",\n"
-        "    install_requires=['jax>=0.4.25'],\n)\n",
+        "    install_requires=['jax>=0.4.26'],\n)\n",
         [
             "setup.py:5:22: HCB008 [fixed] raised the project's Python floor "
             '`python_requires = "~=3.8"` -> `python_requires = "~=3.9"`: the rewritten code '
-            "needs JAX >= 0.4.25 (which requires Python >= 3.9)",
+            "needs JAX >= 0.4.26 (which requires Python >= 3.9)",
             "setup.py:6:24: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
-            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
+            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
         ],
         id="setup-py-python-requires-compatible",
     ),
     pytest.param(
         "setup.cfg",
         "[options]\npython_requires = >=3.8\ninstall_requires =\n    jax>=0.4.1\n",
-        "[options]\npython_requires = >=3.9\ninstall_requires =\n    jax>=0.4.25\n",
+        "[options]\npython_requires = >=3.9\ninstall_requires =\n    jax>=0.4.26\n",
         [
             "setup.cfg:2:19: HCB008 [fixed] raised the project's Python floor "
             "`python_requires = >=3.8` -> `python_requires = >=3.9`: the rewritten code needs "
-            "JAX >= 0.4.25 (which requires Python >= 3.9)",
+            "JAX >= 0.4.26 (which requires Python >= 3.9)",
             "setup.cfg:4:5: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
-            "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25",
+            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
         ],
         id="setup-cfg-python-requires",
     ),
@@ -190,14 +191,14 @@ def test_diff_shows_the_edit_and_check_refuses_it(tmp_path):
     assert res.exit_code == 0
     assert (
         '--- a/pyproject.toml\n+++ b/pyproject.toml\n@@ -1,3 +1,3 @@\n [project]\n name = "p"\n'
-        '-dependencies = ["jax>=0.4.13"]\n+dependencies = ["jax>=0.4.25"]\n'
+        '-dependencies = ["jax>=0.4.13"]\n+dependencies = ["jax>=0.4.26"]\n'
     ) in res.stdout
-    assert "+    return jax.tree.map(" in res.stdout
+    assert "+    return jax.numpy.trapezoid(" in res.stdout
     res = run(["--no-cache", "--check", "."], tmp_path)
     assert res.exit_code == 1
     assert _floor_lines(res.output) == [
         "pyproject.toml:3:18: HCB008 [fixed] would raise the project's JAX floor `jax>=0.4.13` "
-        "-> `jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25"
+        "-> `jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
     ]
     assert (tmp_path / "pyproject.toml").read_text() == before
     assert (tmp_path / "step.py").read_text() == MODULE
@@ -256,7 +257,8 @@ LEFT_MANUAL = [
 
 @pytest.mark.parametrize("name, text, args, reason", LEFT_MANUAL)
 def test_a_floor_that_cannot_be_raised_alone_stays_manual(tmp_path, name, text, args, reason):
-    """Nothing is edited; the code is written for the declared floor (jax.tree_util), HCB008
+    """Nothing is edited; the code is written for the declared floor (jax.numpy.trapz, whose
+    replacement is newer than it, stays and is reported), HCB008
     asks a human to raise it (exit 1: jax.effects_barrier needs 0.3.17), and says why the run did
     not."""
     _project(tmp_path, name, text)
@@ -267,7 +269,8 @@ def test_a_floor_that_cannot_be_raised_alone_stays_manual(tmp_path, name, text, 
         "step.py:6:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.effects_barrier, jax.debug.callback); "
         "the target JAX is 0.3.13"
     ) in res.output
-    assert "jax.tree_util.tree_map(" in (tmp_path / "step.py").read_text()
+    assert "jax.numpy.trapz(x)" in (tmp_path / "step.py").read_text()
+    assert "JAX106 [manual] `jax.numpy.trapz` is gone from JAX" in res.output, res.output
     assert _floor_lines(res.output) == ([reason] if reason else [])
     again = run(["--no-cache", *args, "."], tmp_path)  # (the same answer on the migrated tree)
     assert again.exit_code == 1
@@ -302,10 +305,10 @@ def test_interactive_raises_the_floor_only_with_an_accepted_change(tmp_path):
     assert (tmp_path / "step.py").read_text() == MODULE
     res = run(["--no-cache", "--interactive", "."], tmp_path, input="a\n")
     assert (tmp_path / "step.py").read_text() == MIGRATED
-    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.25\n"
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.26\n"
     assert _floor_lines(res.output) == [
         "requirements.txt:1:1: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
-        "`jax>=0.4.25`: the rewritten code needs JAX >= 0.4.25"
+        "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
     ]
 
 
@@ -395,9 +398,9 @@ def test_modern_names_behind_the_codes_own_version_switch_need_nothing(tmp_path)
     first = run(["--no-cache", "."], tmp_path)
     assert "HCB008" not in first.output, first.output
     assert (tmp_path / "pyproject.toml").read_text() == pyproject
-    (tmp_path / "step.py").write_text(MODULE)  # rewritten with jax.tree.map, unguarded
+    (tmp_path / "step.py").write_text(MODULE)  # rewritten with jax.numpy.trapezoid, unguarded
     second = run(["--no-cache", "."], tmp_path)
     assert (
         "HCB008 [fixed]" in second.output
-        and "jax>=0.4.25" in (tmp_path / "pyproject.toml").read_text()
+        and "jax>=0.4.26" in (tmp_path / "pyproject.toml").read_text()
     ), second.output

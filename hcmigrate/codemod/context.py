@@ -343,6 +343,10 @@ class ModuleContext(NamesContext, StatementsContext):
     def target_at_least(self, version: tuple[int, ...]) -> bool:
         return self.options.target_jax is None or tuple(self.options.target_jax) >= version
 
+    def declared_at_least(self, version: tuple[int, ...]) -> bool:
+        declared = self.options.declared_jax
+        return self.target_at_least(version) if declared is None else tuple(declared) >= version
+
     @property
     def target_jax(self) -> tuple[int, ...] | None:
         return tuple(self.options.target_jax) if self.options.target_jax is not None else None

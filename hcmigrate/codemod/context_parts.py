@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hcmigrate.codemod.module_helpers import HELPERS
+from hcmigrate.codemod.module_helpers import HELPERS, tree_map_of
+from hcmigrate.native_needs import SINCE
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
 from hcmigrate.rules.nodes import parse
 
@@ -73,6 +74,9 @@ class NamesContext:
                 placeholder: self._helper_name(module, alias, member)[0]
                 for placeholder, module, alias, member in helper.imports
             }
+            names["tree_map"] = tree_map_of(
+                names.get("jax", "jax"), self.declared_at_least(SINCE["jax.tree.map"])
+            )
             definitions.append((helper.name, helper.text(names)))
         return definitions
 

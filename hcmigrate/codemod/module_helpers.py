@@ -23,7 +23,8 @@ from hcmigrate.codemod.partial_parse import VerbatimStatement
 class HelperDef:
     name: str
     # the definition, black-formatted, ending with a newline; `{jax}`, `{np}`, `{wraps}`
-    # stand for the module's spellings of those (hcmigrate.codemod.import_names)
+    # stand for the module's spellings of those (hcmigrate.codemod.import_names), `{tree_map}`
+    # for `jax.tree.map` or, below the JAX that has it, `jax.tree_util.tree_map` (tree_map_of)
     source: str
     # (placeholder, module, usual alias, member): `member` spells `module.member`, by the
     # module's own `from module import member` where it has one (`wraps`), else through
@@ -32,6 +33,12 @@ class HelperDef:
 
     def text(self, names: dict[str, str]) -> str:
         return self.source.format(**names)
+
+
+def tree_map_of(jax: str, has_jax_tree: bool) -> str:
+    """How a helper maps over a tree: `jax.tree.map` (from JAX 0.4.25: native_needs.SINCE), else
+    `jax.tree_util.tree_map`, which every release has: a helper never raises the floor."""
+    return f"{jax}.tree.map" if has_jax_tree else f"{jax}.tree_util.tree_map"
 
 
 _NUMPY_HELPER_IMPORTS = (
@@ -62,7 +69,7 @@ def _with_numpy_args(f):
     """Call `f` with read-only numpy copies of its arguments, as legacy did."""
 
 {_LEGACY_ARRAY}
-    return {{wraps}}(f)(lambda *a: f(*{{jax}}.tree.map(numpy_copy, a)))
+    return {{wraps}}(f)(lambda *a: f(*{{tree_map}}(numpy_copy, a)))
 ''',
         imports=_NUMPY_HELPER_IMPORTS,
     ),
@@ -77,7 +84,7 @@ def _tap_with_numpy_args(tap):
 {_LEGACY_ARRAY}
     @{{wraps}}(tap)
     def call(*args):
-        tap(*{{jax}}.tree.map(numpy_copy, args))
+        tap(*{{tree_map}}(numpy_copy, args))
 
     return call
 ''',
@@ -122,7 +129,7 @@ def _print_like_id_print(value, /, **header):
 
     if header:
         print(" ".join(f"{{k}}: {{v}}" for k, v in sorted(header.items())))
-    print(text({jax}.tree.map({np}.asarray, value), 0, 0)[0])
+    print(text({tree_map}({np}.asarray, value), 0, 0)[0])
 ''',
         imports=(("jax", "jax", None, None), ("np", "numpy", "np", None)),
     ),
@@ -134,7 +141,7 @@ def _print_like_id_print(value, /, **header):
         source='''\
 def _shape_dtype_structs(result_shape):
     """Legacy `result_shape` leaves as ShapeDtypeStructs with canonical dtypes."""
-    return {jax}.tree.map(
+    return {tree_map}(
         lambda leaf: {jax}.ShapeDtypeStruct(
             getattr(leaf, "shape", ()),
             {jax}.dtypes.canonicalize_dtype(getattr(leaf, "dtype", type(leaf))),

@@ -317,6 +317,11 @@ class RuleContext(Protocol):
     def target_at_least(self, version: tuple[int, ...]) -> bool:
         """May the generated code use what JAX `version` introduced?"""
 
+    def declared_at_least(self, version: tuple[int, ...]) -> bool:
+        """Does the floor the project declares (before the run raises it) have what JAX
+        `version` introduced? Where it does not and an older spelling does the same, that
+        spelling is written."""
+
     @property
     def target_jax(self) -> tuple[int, ...] | None:
         """The oldest JAX the project supports (--target-jax or its pin), if known."""

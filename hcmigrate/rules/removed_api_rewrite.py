@@ -38,12 +38,17 @@ def code_of(node: cst.CSTNode) -> str:
 def replacement_for(row: RemovedApi, ctx: RuleContext, prefer_portable: bool = False) -> str | None:
     """The spelling of the row's replacement that exists in the oldest JAX the project
     declares (the target JAX): the replacement, or the portable spelling where the target
-    predates the replacement; None where neither works across the declared range."""
+    predates the replacement; None where neither works across the declared range. Where the
+    run raises the floor, a portable spelling the declared floor has is preferred: only what
+    the host_callback rewrite needs raises it."""
     if row.replacement is None:
         return None
     if prefer_portable and row.portable:
         return row.portable
-    if row.replacement_since and not ctx.target_at_least(version(row.replacement_since)):
+    since = version(row.replacement_since) if row.replacement_since else None
+    if since and row.portable and not ctx.declared_at_least(since):
+        return row.portable
+    if since and not ctx.target_at_least(since):
         return row.portable
     return row.replacement
 

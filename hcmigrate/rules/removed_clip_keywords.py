@@ -73,7 +73,8 @@ def rewrite(site: RemovedApiSite, ctx: RuleContext) -> cst.Call | None:
     removed = [a for a in call.args if a.keyword is not None and a.keyword.value in rows]
     if all(
         rows[a.keyword.value].replacement is not None  # (`a=`: no keyword replaces it)
-        and ctx.target_at_least(version(rows[a.keyword.value].replacement_since))
+        # (by position where the declared floor predates the keyword: every release has it)
+        and ctx.declared_at_least(version(rows[a.keyword.value].replacement_since))
         for a in removed
     ):
         renamed = {

@@ -75,7 +75,7 @@ def _print_like_id_print(value, /, **header):
 
     if header:
         print(" ".join(f"{k}: {v}" for k, v in sorted(header.items())))
-    print(text(jax.tree.map(np.asarray, value), 0, 0)[0])
+    print(text(jax.tree_util.tree_map(np.asarray, value), 0, 0)[0])
 
 
 def step(x):
@@ -84,7 +84,7 @@ def step(x):
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
                 "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
-                "1:1 HCB008 [manual] the rewritten code needs JAX >= 0.4.25 (jax.tree.map); the target JAX is 0.1.67: raise the project's `jax` requirement, or migrate with --strategy compat",
+                "5:1 HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.debug.callback); the target JAX is 0.1.67: raise the project's `jax` requirement, or migrate with --strategy compat",
             ),
             options={"target_jax": (0, 1, 67)},
         ),
