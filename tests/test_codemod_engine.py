@@ -170,3 +170,25 @@ def test_a_helper_is_defined_above_the_module_level_code_that_calls_it(tmp_path)
     )
     assert run.returncode == 0, script.read_text() + run.stderr[-2000:]
     assert run.stdout == "what: guarded\n2.\nwhat: two\n2.\nndarray\nTrue\n"
+
+
+def test_lambdas_that_tap_one_function_become_defs_named_by_what_they_tap():
+    """(jax-tqdm's progress bar) Three `lambda _: id_tap(_update, v, result=i)` in a row: the
+    first def is `tap_update`, the next is named by what it taps (`tap_update_remainder`), and
+    a name taken both ways gets a number."""
+    code = migrate_source(
+        "import jax\nfrom jax.experimental import host_callback as hcb\n\n\n"
+        "def step(i, rate, remainder):\n"
+        "    def _update(arg, transforms):\n        print(arg)\n\n"
+        "    jax.lax.cond(i > 0, lambda _: hcb.id_tap(_update, rate, result=i), lambda _: i, None)\n"
+        "    jax.lax.cond(i > 1, lambda _: hcb.id_tap(_update, remainder, result=i), lambda _: i, None)\n"
+        "    jax.lax.cond(i > 2, lambda _: hcb.id_tap(_update, remainder, result=i), lambda _: i, None)\n"
+        "    return i\n"
+    ).code
+    defs = [line.strip() for line in code.splitlines() if line.strip().startswith("def tap_")]
+    assert defs == [
+        "def tap_update(_):",
+        "def tap_update_remainder(_):",
+        "def tap_update_1(_):",
+    ], code
+    compile(code, "step.py", "exec")

@@ -80,9 +80,13 @@ class NamesContext:
             definitions.append((helper.name, helper.text(names)))
         return definitions
 
-    def fresh_name(self, base: str) -> str:
+    def fresh_name(self, base: str, *alternatives: str) -> str:
         if self._names is None:
             self._names = self.resolver.index.names
+        for name in alternatives:  # (after `base`: the names that say more, before `base_1`)
+            if base in self._names and name not in self._names:
+                self._names.add(name)
+                return name
         # (names only ever join the set: the search for `base` goes on where it last stopped,
         # instead of trying `base_1`, `base_2`, ... again at every site)
         i = self._next_suffix.get(base, 0)
@@ -124,9 +128,9 @@ class StatementsContext:
         return self.hoisting.liftable_lambda(node)
 
     def run_first_in_lambda(
-        self, lam: cst.Lambda, statement: cst.BaseSmallStatement, name_base: str
+        self, lam: cst.Lambda, statement: cst.BaseSmallStatement, names: tuple[str, ...]
     ) -> None:
-        self.lambda_defs.run_first(lam, statement, self._record, name_base)
+        self.lambda_defs.run_first(lam, statement, self._record, names)
         self._record.queued.append(statement)
 
     def lifted_def(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Name | None:

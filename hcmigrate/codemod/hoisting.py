@@ -183,10 +183,10 @@ class LambdaDefs:
         self._fresh_name = fresh_name
         self._defs: dict[int, _LambdaDef] = {}  # id(original lambda) -> its def
 
-    def run_first(self, lam: cst.Lambda, statement, owner, name_base: str) -> None:
+    def run_first(self, lam: cst.Lambda, statement, owner, names: tuple[str, ...]) -> None:
         lifted = self._defs.get(id(lam))
         if lifted is None or lifted.owner.retracted:
-            lifted = self._defs[id(lam)] = _LambdaDef(self._fresh_name(name_base), [], owner)
+            lifted = self._defs[id(lam)] = _LambdaDef(self._fresh_name(*names), [], owner)
         lifted.statements.append(statement)
 
     def replace(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Name | None:

@@ -218,8 +218,9 @@ class RuleContext(Protocol):
         """The name of the module helper `key` (hcmigrate.codemod.module_helpers.HELPERS),
         defined once after the module's imports if the site is rewritten."""
 
-    def fresh_name(self, base: str) -> str:
-        """A name no statement of the module uses yet (`base`, `base_1`, ...)."""
+    def fresh_name(self, base: str, *alternatives: str) -> str:
+        """A name no statement of the module uses yet (`base`, then the `alternatives`, then
+        `base_1`, ...)."""
 
     # ---- where the site stands, and statements around it
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:

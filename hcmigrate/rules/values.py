@@ -61,7 +61,7 @@ def with_legacy_value(
     elif (lam := ctx.liftable_lambda(site.original)) is not None:
         # `lambda _: id_tap(f, i, result=i)` -> a local def: the callback, then `return i`.
         def run_first(statement: cst.BaseSmallStatement) -> None:
-            ctx.run_first_in_lambda(lam, statement, def_name(site))
+            ctx.run_first_in_lambda(lam, statement, def_name(site))  # (names to try)
 
     else:  # (an expression only: a branch of `a if c else b`, a comprehension ...)
         if value is not None:
@@ -86,15 +86,27 @@ def with_legacy_value(
     return value
 
 
-def def_name(site: CallSite) -> str:
+def def_name(site: CallSite) -> tuple[str, ...]:
     """The name of the def a lambda holding the site becomes: what it does (`tap_update_bar`
-    for a tap of `_update_bar`, `print_value` for an id_print)."""
-    if site.function == "id_print":
-        return "print_value"
-    func = site.original_args.get("tap_func")
-    name = func.value if isinstance(func, cst.Name) else None
-    name = name or (func.attr.value if isinstance(func, cst.Attribute) else None)
-    return f"tap_{name.strip('_')}" if name and name.strip("_") else "tap"
+    for a tap of `_update_bar`, `print_value` for an id_print), and where a def of the module
+    has that name already, with what it taps (`tap_update_bar_remainder`)."""
+    base = (
+        "print_value"
+        if site.function == "id_print"
+        else f"tap_{_last_name(site.original_args.get('tap_func')) or ''}".rstrip("_")
+    )
+    tapped = _last_name(site.original_args.get("arg"))
+    return (base, f"{base}_{tapped}") if tapped else (base,)
+
+
+_CONSTANTS = frozenset({"None", "True", "False"})
+
+
+def _last_name(node: cst.BaseExpression | None) -> str | None:
+    """`_update_bar` of `_update_bar` or `self._update_bar`, without its underscores."""
+    name = node.value if isinstance(node, cst.Name) and node.value not in _CONSTANTS else None
+    name = name or (node.attr.value if isinstance(node, cst.Attribute) else None)
+    return name.strip("_") or None if name else None
 
 
 def _in_comprehension(node: cst.CSTNode, ctx: RuleContext) -> bool:
