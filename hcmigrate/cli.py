@@ -470,7 +470,20 @@ def _compat_declaration(
     (hcmigrate.compat_dependency): what was (or would be) added, or where to add it by hand;
     and whether that is left for a human. A run that changes nothing still names the
     dependency left to add by hand while a file imports the package (a second run exits as
-    the first did); it writes nothing then."""
+    the first did); it writes nothing then. A Bazel target listing a module that imports it
+    (its BUILD file beside the module) is named too, for a human: hcmigrate edits no BUILD
+    file."""
+    from hcmigrate.compat_dependency import bazel_targets_to_edit
+
+    bazel = bazel_targets_to_edit(t.path for t in plan.targets)
+    said, by_hand = _declared_compat(settings, plan, final, mode)
+    lines = [*([said] if said else []), *bazel]
+    return ("\n".join(lines) or None), by_hand or bool(bazel)
+
+
+def _declared_compat(
+    settings: Settings, plan, final: list[FileResult], mode: str
+) -> tuple[str | None, bool]:
     from hcmigrate.compat_dependency import declare_compat, imports_compat
     from hcmigrate.diagnostics import Level
     from hcmigrate.files import read_source, write_atomic

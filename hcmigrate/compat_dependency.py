@@ -77,6 +77,27 @@ def imports_compat(paths) -> bool:
     return False
 
 
+_BAZEL_FILES = ("BUILD", "BUILD.bazel")
+
+
+def bazel_targets_to_edit(paths) -> list[str]:
+    """Manual lines for a project built with Bazel (saxml): the BUILD file beside a module
+    that imports hcmigrate_compat lists that module's dependencies in its target, which
+    hcmigrate does not edit. Only files beside a BUILD file are read."""
+    lines = []
+    for path in map(Path, paths):
+        build = next((path.parent / n for n in _BAZEL_FILES if (path.parent / n).is_file()), None)
+        if build is None or not imports_compat([path]):
+            continue
+        text = read_metadata(build) or ""
+        if f'"{path.name}"' in text and "hcmigrate" not in text:
+            lines.append(
+                f"{build}: manual: the Bazel target whose srcs has {path.name} lists its "
+                f"dependencies: add `{DISTRIBUTION}` (imported as hcmigrate_compat) there by hand"
+            )
+    return lines
+
+
 def declare_compat(root: Path) -> Declaration | None:
     """What declaring the compat runtime takes in the project at `root`; None: nothing to do
     (already declared, or the project declares no dependencies)."""

@@ -87,3 +87,29 @@ def test_a_project_that_ships_the_compat_runtime_gets_no_dependency_on_it(tmp_pa
     assert declare_compat(tmp_path) is None
     (tmp_path / "pyproject.toml").write_text(pyproject.format("mysolver"))
     assert '"hcmigrate-compat"' in declare_compat(tmp_path).new_text
+
+
+def test_a_bazel_target_of_a_module_pointed_at_compat_is_named_for_a_human(tmp_path):
+    """(saxml) A BUILD file beside a module lists the module's dependencies in its target:
+    hcmigrate edits no BUILD file, and every run names it while the module imports
+    hcmigrate_compat and the target does not list it (exit 1, as for a manual site)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "b"\ndependencies = ["jax"]\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "BUILD").write_text(
+        'py_library(\n    name = "serve",\n    srcs = ["serve.py"],\n'
+        '    deps = ["//third_party/py/jax"],\n)\n'
+    )
+    (tmp_path / "pkg" / "serve.py").write_text(
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        "def step(x):\n    return hcb.id_tap(print, x, device_index=1)\n"
+    )
+    line = (
+        "pkg/BUILD: manual: the Bazel target whose srcs has serve.py lists its dependencies: "
+        "add `hcmigrate-compat` (imported as hcmigrate_compat) there by hand"
+    )
+    first = run(["--no-cache", "."], cwd=tmp_path)
+    assert line in first.output and first.exit_code == 1, first.output
+    assert "hcmigrate_compat" in (tmp_path / "pkg" / "serve.py").read_text()
+    assert "added `hcmigrate-compat` to pyproject.toml" in first.output
+    again = run(["--no-cache", "."], cwd=tmp_path)
+    assert line in again.output and again.exit_code == 1, again.output
