@@ -20,6 +20,10 @@ folder `NAME/` whose `main.py` is the entry), this script
     python scripts/check_fidelity.py                 # table of every program and site
     python scripts/check_fidelity.py --json          # the same as JSON (for tests and docs)
     python scripts/check_fidelity.py t_vmap c01_host_sees_numpy --keep /tmp/migrated
+    python scripts/check_fidelity.py --json --python A --python B   # one report per interpreter
+
+With several `--python`, each program is migrated once and its migration run on each
+interpreter; the JSON is then `{"by_python": {PYTHON: report, ...}}`.
 
 Exit status 0 whatever the verdicts (this is a measurement); 2 when a program cannot be
 migrated or run at all for a reason outside the program (no golden trace, no ruff).
@@ -363,12 +367,12 @@ def crash_lines(stderr: str, root: str) -> list[tuple[str, int]]:
     return out
 
 
-CANDIDATE_PYTHON = [sys.executable]  # --python: the interpreter (and JAX) the migration runs on
 CANDIDATE_PLATFORM = ["cpu"]  # --platform: JAX_PLATFORMS of the migrated program's run
 
 
-def run_candidate(script: Path) -> tuple[dict | None, str]:
-    side = Side("candidate", CANDIDATE_PYTHON[0], script, compat_dir=project_compat_dir())
+def run_candidate(script: Path, python: str) -> tuple[dict | None, str]:
+    """Run the migrated `script` with `python` (its interpreter and JAX)."""
+    side = Side("candidate", python, script, compat_dir=project_compat_dir())
     with scratch_folder() as workdir:
         [res] = run_sides(
             [side],
@@ -381,15 +385,20 @@ def run_candidate(script: Path) -> tuple[dict | None, str]:
     return res.trace, res.stderr if res.trace else res.why_no_trace()
 
 
-def check_program(path: Path, keep: Path | None) -> Result:
+def check_program(path: Path, keep: Path | None, pythons: list[str]) -> list[Result]:
+    """The program's result on each interpreter of `pythons` (one migration for all)."""
     folder = path.parent.parent if path.name == PROGRAM_MAIN else path.parent
     name = fixture_name(path)
-    result = Result(name=name, folder=folder.relative_to(REPO).as_posix(), verdict=NO_GOLDEN)
-    golden_path = folder / "golden" / f"{name}.json"
-    if name in WAITING_FOR_RECORDER:
-        result.note = f"golden waits for the recorder fix: {WAITING_FOR_RECORDER[name]}"
-    if not golden_path.exists():
+
+    def new_result() -> Result:
+        result = Result(name=name, folder=folder.relative_to(REPO).as_posix(), verdict=NO_GOLDEN)
+        if name in WAITING_FOR_RECORDER:
+            result.note = f"golden waits for the recorder fix: {WAITING_FOR_RECORDER[name]}"
         return result
+
+    golden_path = folder / "golden" / f"{name}.json"
+    if not golden_path.exists():
+        return [new_result() for _ in pythons]
     golden = json.loads(golden_path.read_text(encoding="utf-8"))
     with scratch_folder() as tmp:
         if path.name == PROGRAM_MAIN:
@@ -403,9 +412,10 @@ def check_program(path: Path, keep: Path | None) -> Result:
             script, original_root = root / path.name, path.parent
         files, error = migrate(root)
         if error:
-            result.verdict, result.note = NOT_MIGRATED, error
-            return result
-        trace, stderr = run_candidate(script)
+            results = [new_result() for _ in pythons]
+            for result in results:
+                result.verdict, result.note = NOT_MIGRATED, error
+            return results
         if keep is not None:
             shutil.copytree(root, keep / name, dirs_exist_ok=True)
         originals = {}
@@ -414,36 +424,45 @@ def check_program(path: Path, keep: Path | None) -> Result:
             src = original_root / rel
             if src.exists():
                 originals[rel] = (src.read_text(encoding="utf-8"), f.read_text(encoding="utf-8"))
-        for rel, (before, after) in originals.items():
-            measure_layout(result.layout, before, after)
-        result.sites = _sites(files, root, originals)
-        crashed = trace is None or (
-            trace.get("exit_status") != 0 and golden.get("exit_status") == 0
-        )
-        if trace is None:
-            result.verdict, result.differences = CRASHES, [stderr.strip()[-500:]]
-        else:
-            comparison = compare_traces(golden, trace, Tolerance())
-            result.differences = [d.message for d in comparison.differences]
-            # the printed text, character for character (id_print's text and the program's own)
-            result.text_exact = printed_text(golden) == printed_text(trace)
-            result.text_difference = first_difference(printed_text(golden), printed_text(trace))
-            result.text_printed = "" if result.text_exact else printed_text(trace)
-            result.verdict = (
-                EQUIVALENT if comparison.equivalent else CRASHES if crashed else DIFFERENT
-            )
-            if crashed:
-                result.note = stderr.strip()[-1500:]
-        _judge_sites(
-            result,
-            golden,
-            trace,
-            originals,
-            crash_lines(stderr, str(root)) if crashed else [],
-            str(folder.relative_to(REPO) / (name if path.name == PROGRAM_MAIN else "")),
-            str(root),
-        )
-    return result
+        layout = Layout()
+        for before, after in originals.values():
+            measure_layout(layout, before, after)
+        golden_root = str(folder.relative_to(REPO) / (name if path.name == PROGRAM_MAIN else ""))
+        results = []
+        for python in pythons:
+            result = new_result()
+            result.layout = Layout(**asdict(layout))
+            result.sites = _sites(files, root, originals)
+            trace, stderr = run_candidate(script, python)
+            _judge_run(result, golden, trace, stderr, originals, golden_root, str(root))
+            results.append(result)
+    return results
+
+
+def _judge_run(result, golden, trace, stderr, originals, golden_root, cand_root) -> None:
+    """The verdicts of one run of the migrated program (`trace`, None when it crashed)."""
+    crashed = trace is None or (trace.get("exit_status") != 0 and golden.get("exit_status") == 0)
+    if trace is None:
+        result.verdict, result.differences = CRASHES, [stderr.strip()[-500:]]
+    else:
+        comparison = compare_traces(golden, trace, Tolerance())
+        result.differences = [d.message for d in comparison.differences]
+        # the printed text, character for character (id_print's text and the program's own)
+        result.text_exact = printed_text(golden) == printed_text(trace)
+        result.text_difference = first_difference(printed_text(golden), printed_text(trace))
+        result.text_printed = "" if result.text_exact else printed_text(trace)
+        result.verdict = EQUIVALENT if comparison.equivalent else CRASHES if crashed else DIFFERENT
+        if crashed:
+            result.note = stderr.strip()[-1500:]
+    _judge_sites(
+        result,
+        golden,
+        trace,
+        originals,
+        crash_lines(stderr, cand_root) if crashed else [],
+        golden_root,
+        cand_root,
+    )
 
 
 def _sites(files: list[dict], root: Path, originals: dict) -> list[Site]:
@@ -584,7 +603,9 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", type=Path, help="copy each migrated program into this folder")
     parser.add_argument(
         "--python",
-        help="run the migrated programs with this interpreter (e.g. the oldest supported JAX's)",
+        action="append",
+        help="run the migrated programs with this interpreter (e.g. the oldest supported JAX's);"
+        " repeat it for a report per interpreter",
     )
     parser.add_argument(
         "--platform",
@@ -601,16 +622,26 @@ def main(argv=None) -> int:
         programs = [p for p in programs if fixture_name(p) in set(ns.names)]
     if ns.keep:
         ns.keep.mkdir(parents=True, exist_ok=True)
-    if ns.python:
-        CANDIDATE_PYTHON[0] = ns.python
+    pythons = ns.python or [sys.executable]
     with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        results = list(pool.map(lambda p: check_program(p, ns.keep), programs))
-    totals = summary(results)
+        per_program = list(pool.map(lambda p: check_program(p, ns.keep, pythons), programs))
+    reports = {}
+    for i, python in enumerate(pythons):
+        results = [program_results[i] for program_results in per_program]
+        reports[python] = {"programs": [asdict(r) for r in results], "summary": summary(results)}
+        if not ns.json:
+            if len(pythons) > 1:
+                print(f"\n== {python}")
+            print_table(results, reports[python]["summary"])
     if ns.json:
-        print(json.dumps({"programs": [asdict(r) for r in results], "summary": totals}, indent=1))
-    else:
-        print_table(results, totals)
-    unusable = [r for r in results if r.verdict in (NO_GOLDEN, NOT_MIGRATED)]
+        print(
+            json.dumps(
+                reports[pythons[0]] if len(pythons) == 1 else {"by_python": reports}, indent=1
+            )
+        )
+    unusable = [
+        r for results in per_program for r in results if r.verdict in (NO_GOLDEN, NOT_MIGRATED)
+    ]
     return 2 if any(r.name not in WAITING_FOR_RECORDER for r in unusable) else 0
 
 
