@@ -50,6 +50,7 @@ REPO = SCRIPTS.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(SCRIPTS))
 
+from forked_runs import run_forked  # noqa: E402
 from record_golden import (  # noqa: E402
     PROGRAM_MAIN,
     WAITING_FOR_RECORDER,
@@ -121,23 +122,32 @@ class Result:
 # Migration
 
 
-def migrate(root: Path) -> tuple[list[dict], str]:
-    """Migrate the program under `root` in place with the hcmigrate command; its per-file
-    diagnostics and the command's error text (empty when it ran)."""
+# What `python -m hcmigrate` imports before it reads its arguments: imported once by the
+# interpreter that forks the runs (scripts/forked_runs.py), not once per program.
+MIGRATION_PRELOAD = ["hcmigrate.cli", "hcmigrate.codemod.pipeline", "libcst.matchers"]
+
+
+def migrate_all(roots: list[Path], jobs: int) -> list[tuple[list[dict], str]]:
+    """Migrate the program under each of `roots` in place with the hcmigrate command (a run
+    each, in its folder: `python -m hcmigrate ... ROOT`); for each, its per-file diagnostics
+    and the command's error text (empty when it ran)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run(
-        [sys.executable, "-m", "hcmigrate", "--output-format", "json", "--no-cache", "-j", "1"]
-        + [str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root if root.is_dir() else root.parent,
-    )
-    try:
-        report = json.loads(proc.stdout)
-    except ValueError:
-        return [], (proc.stderr or proc.stdout).strip()[-2000:]
-    return report.get("files", []), ""
+    command = ["--output-format", "json", "--no-cache", "-j", "1"]
+    runs = [
+        {"cwd": str(root), "env": env, "module": "hcmigrate", "args": [*command, str(root)]}
+        | {"timeout": 600}
+        for root in roots
+    ]
+    done = run_forked(sys.executable, runs, preload=MIGRATION_PRELOAD, env=env, jobs=jobs)
+    migrations = []
+    for proc in done:
+        try:
+            report = json.loads(proc.stdout)
+        except ValueError:
+            migrations.append(([], (proc.stderr or proc.stdout).strip()[-2000:]))
+            continue
+        migrations.append((report.get("files", []), ""))
+    return migrations
 
 
 def call_span(tree: ast.AST, line: int, col: int) -> int:
@@ -385,8 +395,43 @@ def run_candidate(script: Path, python: str) -> tuple[dict | None, str]:
     return res.trace, res.stderr if res.trace else res.why_no_trace()
 
 
-def check_program(path: Path, keep: Path | None, pythons: list[str]) -> list[Result]:
-    """The program's result on each interpreter of `pythons` (one migration for all)."""
+@dataclass
+class Copy:
+    """A program copied into a scratch folder, to be migrated there."""
+
+    path: Path  # the program's entry in fixtures (NAME.in.py or NAME/main.py)
+    root: Path  # the folder holding the copy
+    script: Path  # the copy's entry
+
+
+def copy_program(path: Path, tmp: Path) -> Copy:
+    """Copy the program into the new folder `tmp` (into `tmp/program` for a one-file program,
+    `tmp/NAME` for a package)."""
+    tmp.mkdir()
+    if path.name == PROGRAM_MAIN:
+        root = tmp / fixture_name(path)
+        shutil.copytree(path.parent, root, ignore=shutil.ignore_patterns("__pycache__"))
+        return Copy(path, root, root / PROGRAM_MAIN)
+    root = tmp / "program"
+    root.mkdir()
+    shutil.copy2(path, root / path.name)
+    return Copy(path, root, root / path.name)
+
+
+def golden_path(path: Path) -> Path:
+    folder = path.parent.parent if path.name == PROGRAM_MAIN else path.parent
+    return folder / "golden" / f"{fixture_name(path)}.json"
+
+
+def check_program(
+    path: Path,
+    copy: Copy | None,
+    migration: tuple[list[dict], str],
+    keep: Path | None,
+    pythons: list[str],
+) -> list[Result]:
+    """The program's result on each interpreter of `pythons`: its `copy`, migrated once
+    (`migration`: migrate_all's answer), run on each. No copy: the program has no golden trace."""
     folder = path.parent.parent if path.name == PROGRAM_MAIN else path.parent
     name = fixture_name(path)
 
@@ -396,46 +441,37 @@ def check_program(path: Path, keep: Path | None, pythons: list[str]) -> list[Res
             result.note = f"golden waits for the recorder fix: {WAITING_FOR_RECORDER[name]}"
         return result
 
-    golden_path = folder / "golden" / f"{name}.json"
-    if not golden_path.exists():
+    if copy is None:
         return [new_result() for _ in pythons]
-    golden = json.loads(golden_path.read_text(encoding="utf-8"))
-    with scratch_folder() as tmp:
-        if path.name == PROGRAM_MAIN:
-            shutil.copytree(path.parent, tmp / name, ignore=shutil.ignore_patterns("__pycache__"))
-            root, script = tmp / name, tmp / name / PROGRAM_MAIN
-            original_root = path.parent
-        else:
-            root = tmp / "program"
-            root.mkdir()
-            shutil.copy2(path, root / path.name)
-            script, original_root = root / path.name, path.parent
-        files, error = migrate(root)
-        if error:
-            results = [new_result() for _ in pythons]
-            for result in results:
-                result.verdict, result.note = NOT_MIGRATED, error
-            return results
-        if keep is not None:
-            shutil.copytree(root, keep / name, dirs_exist_ok=True)
-        originals = {}
-        for f in sorted(root.rglob("*.py")):
-            rel = f.relative_to(root).as_posix()
-            src = original_root / rel
-            if src.exists():
-                originals[rel] = (src.read_text(encoding="utf-8"), f.read_text(encoding="utf-8"))
-        layout = Layout()
-        for before, after in originals.values():
-            measure_layout(layout, before, after)
-        golden_root = str(folder.relative_to(REPO) / (name if path.name == PROGRAM_MAIN else ""))
-        results = []
-        for python in pythons:
-            result = new_result()
-            result.layout = Layout(**asdict(layout))
-            result.sites = _sites(files, root, originals)
-            trace, stderr = run_candidate(script, python)
-            _judge_run(result, golden, trace, stderr, originals, golden_root, str(root))
-            results.append(result)
+    golden = json.loads(golden_path(path).read_text(encoding="utf-8"))
+    root, script = copy.root, copy.script
+    original_root = path.parent
+    files, error = migration
+    if error:
+        results = [new_result() for _ in pythons]
+        for result in results:
+            result.verdict, result.note = NOT_MIGRATED, error
+        return results
+    if keep is not None:
+        shutil.copytree(root, keep / name, dirs_exist_ok=True)
+    originals = {}
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        src = original_root / rel
+        if src.exists():
+            originals[rel] = (src.read_text(encoding="utf-8"), f.read_text(encoding="utf-8"))
+    layout = Layout()
+    for before, after in originals.values():
+        measure_layout(layout, before, after)
+    golden_root = str(folder.relative_to(REPO) / (name if path.name == PROGRAM_MAIN else ""))
+    results = []
+    for python in pythons:
+        result = new_result()
+        result.layout = Layout(**asdict(layout))
+        result.sites = _sites(files, root, originals)
+        trace, stderr = run_candidate(script, python)
+        _judge_run(result, golden, trace, stderr, originals, golden_root, str(root))
+        results.append(result)
     return results
 
 
@@ -623,8 +659,22 @@ def main(argv=None) -> int:
     if ns.keep:
         ns.keep.mkdir(parents=True, exist_ok=True)
     pythons = ns.python or [sys.executable]
-    with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        per_program = list(pool.map(lambda p: check_program(p, ns.keep, pythons), programs))
+    jobs = max(1, ns.jobs)
+    with scratch_folder() as tmp:
+        copies = [
+            copy_program(p, tmp / str(i)) if golden_path(p).exists() else None
+            for i, p in enumerate(programs)
+        ]
+        roots = [c.root for c in copies if c is not None]
+        migrated = dict(zip(roots, migrate_all(roots, jobs)))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            per_program = list(
+                pool.map(
+                    lambda p, c: check_program(p, c, c and migrated[c.root], ns.keep, pythons),
+                    programs,
+                    copies,
+                )
+            )
     reports = {}
     for i, python in enumerate(pythons):
         results = [program_results[i] for program_results in per_program]
