@@ -20,6 +20,10 @@ folder `NAME/` whose `main.py` is the entry), this script
     python scripts/check_fidelity.py                 # table of every program and site
     python scripts/check_fidelity.py --json          # the same as JSON (for tests and docs)
     python scripts/check_fidelity.py t_vmap c01_host_sees_numpy --keep /tmp/migrated
+    python scripts/check_fidelity.py --json --python A --python B   # one report per interpreter
+
+With several `--python`, each program is migrated once and its migration run on each
+interpreter; the JSON is then `{"by_python": {PYTHON: report, ...}}`.
 
 Exit status 0 whatever the verdicts (this is a measurement); 2 when a program cannot be
 migrated or run at all for a reason outside the program (no golden trace, no ruff).
@@ -46,6 +50,7 @@ REPO = SCRIPTS.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(SCRIPTS))
 
+from forked_runs import run_forked  # noqa: E402
 from record_golden import (  # noqa: E402
     PROGRAM_MAIN,
     WAITING_FOR_RECORDER,
@@ -117,23 +122,32 @@ class Result:
 # Migration
 
 
-def migrate(root: Path) -> tuple[list[dict], str]:
-    """Migrate the program under `root` in place with the hcmigrate command; its per-file
-    diagnostics and the command's error text (empty when it ran)."""
+# What `python -m hcmigrate` imports before it reads its arguments: imported once by the
+# interpreter that forks the runs (scripts/forked_runs.py), not once per program.
+MIGRATION_PRELOAD = ["hcmigrate.cli", "hcmigrate.codemod.pipeline", "libcst.matchers"]
+
+
+def migrate_all(roots: list[Path], jobs: int) -> list[tuple[list[dict], str]]:
+    """Migrate the program under each of `roots` in place with the hcmigrate command (a run
+    each, in its folder: `python -m hcmigrate ... ROOT`); for each, its per-file diagnostics
+    and the command's error text (empty when it ran)."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.run(
-        [sys.executable, "-m", "hcmigrate", "--output-format", "json", "--no-cache", "-j", "1"]
-        + [str(root)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=root if root.is_dir() else root.parent,
-    )
-    try:
-        report = json.loads(proc.stdout)
-    except ValueError:
-        return [], (proc.stderr or proc.stdout).strip()[-2000:]
-    return report.get("files", []), ""
+    command = ["--output-format", "json", "--no-cache", "-j", "1"]
+    runs = [
+        {"cwd": str(root), "env": env, "module": "hcmigrate", "args": [*command, str(root)]}
+        | {"timeout": 600}
+        for root in roots
+    ]
+    done = run_forked(sys.executable, runs, preload=MIGRATION_PRELOAD, env=env, jobs=jobs)
+    migrations = []
+    for proc in done:
+        try:
+            report = json.loads(proc.stdout)
+        except ValueError:
+            migrations.append(([], (proc.stderr or proc.stdout).strip()[-2000:]))
+            continue
+        migrations.append((report.get("files", []), ""))
+    return migrations
 
 
 def call_span(tree: ast.AST, line: int, col: int) -> int:
@@ -363,12 +377,12 @@ def crash_lines(stderr: str, root: str) -> list[tuple[str, int]]:
     return out
 
 
-CANDIDATE_PYTHON = [sys.executable]  # --python: the interpreter (and JAX) the migration runs on
 CANDIDATE_PLATFORM = ["cpu"]  # --platform: JAX_PLATFORMS of the migrated program's run
 
 
-def run_candidate(script: Path) -> tuple[dict | None, str]:
-    side = Side("candidate", CANDIDATE_PYTHON[0], script, compat_dir=project_compat_dir())
+def run_candidate(script: Path, python: str) -> tuple[dict | None, str]:
+    """Run the migrated `script` with `python` (its interpreter and JAX)."""
+    side = Side("candidate", python, script, compat_dir=project_compat_dir())
     with scratch_folder() as workdir:
         [res] = run_sides(
             [side],
@@ -381,69 +395,110 @@ def run_candidate(script: Path) -> tuple[dict | None, str]:
     return res.trace, res.stderr if res.trace else res.why_no_trace()
 
 
-def check_program(path: Path, keep: Path | None) -> Result:
+@dataclass
+class Copy:
+    """A program copied into a scratch folder, to be migrated there."""
+
+    path: Path  # the program's entry in fixtures (NAME.in.py or NAME/main.py)
+    root: Path  # the folder holding the copy
+    script: Path  # the copy's entry
+
+
+def copy_program(path: Path, tmp: Path) -> Copy:
+    """Copy the program into the new folder `tmp` (into `tmp/program` for a one-file program,
+    `tmp/NAME` for a package)."""
+    tmp.mkdir()
+    if path.name == PROGRAM_MAIN:
+        root = tmp / fixture_name(path)
+        shutil.copytree(path.parent, root, ignore=shutil.ignore_patterns("__pycache__"))
+        return Copy(path, root, root / PROGRAM_MAIN)
+    root = tmp / "program"
+    root.mkdir()
+    shutil.copy2(path, root / path.name)
+    return Copy(path, root, root / path.name)
+
+
+def golden_path(path: Path) -> Path:
+    folder = path.parent.parent if path.name == PROGRAM_MAIN else path.parent
+    return folder / "golden" / f"{fixture_name(path)}.json"
+
+
+def check_program(
+    path: Path,
+    copy: Copy | None,
+    migration: tuple[list[dict], str],
+    keep: Path | None,
+    pythons: list[str],
+) -> list[Result]:
+    """The program's result on each interpreter of `pythons`: its `copy`, migrated once
+    (`migration`: migrate_all's answer), run on each. No copy: the program has no golden trace."""
     folder = path.parent.parent if path.name == PROGRAM_MAIN else path.parent
     name = fixture_name(path)
-    result = Result(name=name, folder=folder.relative_to(REPO).as_posix(), verdict=NO_GOLDEN)
-    golden_path = folder / "golden" / f"{name}.json"
-    if name in WAITING_FOR_RECORDER:
-        result.note = f"golden waits for the recorder fix: {WAITING_FOR_RECORDER[name]}"
-    if not golden_path.exists():
+
+    def new_result() -> Result:
+        result = Result(name=name, folder=folder.relative_to(REPO).as_posix(), verdict=NO_GOLDEN)
+        if name in WAITING_FOR_RECORDER:
+            result.note = f"golden waits for the recorder fix: {WAITING_FOR_RECORDER[name]}"
         return result
-    golden = json.loads(golden_path.read_text(encoding="utf-8"))
-    with scratch_folder() as tmp:
-        if path.name == PROGRAM_MAIN:
-            shutil.copytree(path.parent, tmp / name, ignore=shutil.ignore_patterns("__pycache__"))
-            root, script = tmp / name, tmp / name / PROGRAM_MAIN
-            original_root = path.parent
-        else:
-            root = tmp / "program"
-            root.mkdir()
-            shutil.copy2(path, root / path.name)
-            script, original_root = root / path.name, path.parent
-        files, error = migrate(root)
-        if error:
+
+    if copy is None:
+        return [new_result() for _ in pythons]
+    golden = json.loads(golden_path(path).read_text(encoding="utf-8"))
+    root, script = copy.root, copy.script
+    original_root = path.parent
+    files, error = migration
+    if error:
+        results = [new_result() for _ in pythons]
+        for result in results:
             result.verdict, result.note = NOT_MIGRATED, error
-            return result
-        trace, stderr = run_candidate(script)
-        if keep is not None:
-            shutil.copytree(root, keep / name, dirs_exist_ok=True)
-        originals = {}
-        for f in sorted(root.rglob("*.py")):
-            rel = f.relative_to(root).as_posix()
-            src = original_root / rel
-            if src.exists():
-                originals[rel] = (src.read_text(encoding="utf-8"), f.read_text(encoding="utf-8"))
-        for rel, (before, after) in originals.items():
-            measure_layout(result.layout, before, after)
+        return results
+    if keep is not None:
+        shutil.copytree(root, keep / name, dirs_exist_ok=True)
+    originals = {}
+    for f in sorted(root.rglob("*.py")):
+        rel = f.relative_to(root).as_posix()
+        src = original_root / rel
+        if src.exists():
+            originals[rel] = (src.read_text(encoding="utf-8"), f.read_text(encoding="utf-8"))
+    layout = Layout()
+    for before, after in originals.values():
+        measure_layout(layout, before, after)
+    golden_root = str(folder.relative_to(REPO) / (name if path.name == PROGRAM_MAIN else ""))
+    results = []
+    for python in pythons:
+        result = new_result()
+        result.layout = Layout(**asdict(layout))
         result.sites = _sites(files, root, originals)
-        crashed = trace is None or (
-            trace.get("exit_status") != 0 and golden.get("exit_status") == 0
-        )
-        if trace is None:
-            result.verdict, result.differences = CRASHES, [stderr.strip()[-500:]]
-        else:
-            comparison = compare_traces(golden, trace, Tolerance())
-            result.differences = [d.message for d in comparison.differences]
-            # the printed text, character for character (id_print's text and the program's own)
-            result.text_exact = printed_text(golden) == printed_text(trace)
-            result.text_difference = first_difference(printed_text(golden), printed_text(trace))
-            result.text_printed = "" if result.text_exact else printed_text(trace)
-            result.verdict = (
-                EQUIVALENT if comparison.equivalent else CRASHES if crashed else DIFFERENT
-            )
-            if crashed:
-                result.note = stderr.strip()[-1500:]
-        _judge_sites(
-            result,
-            golden,
-            trace,
-            originals,
-            crash_lines(stderr, str(root)) if crashed else [],
-            str(folder.relative_to(REPO) / (name if path.name == PROGRAM_MAIN else "")),
-            str(root),
-        )
-    return result
+        trace, stderr = run_candidate(script, python)
+        _judge_run(result, golden, trace, stderr, originals, golden_root, str(root))
+        results.append(result)
+    return results
+
+
+def _judge_run(result, golden, trace, stderr, originals, golden_root, cand_root) -> None:
+    """The verdicts of one run of the migrated program (`trace`, None when it crashed)."""
+    crashed = trace is None or (trace.get("exit_status") != 0 and golden.get("exit_status") == 0)
+    if trace is None:
+        result.verdict, result.differences = CRASHES, [stderr.strip()[-500:]]
+    else:
+        comparison = compare_traces(golden, trace, Tolerance())
+        result.differences = [d.message for d in comparison.differences]
+        # the printed text, character for character (id_print's text and the program's own)
+        result.text_exact = printed_text(golden) == printed_text(trace)
+        result.text_difference = first_difference(printed_text(golden), printed_text(trace))
+        result.text_printed = "" if result.text_exact else printed_text(trace)
+        result.verdict = EQUIVALENT if comparison.equivalent else CRASHES if crashed else DIFFERENT
+        if crashed:
+            result.note = stderr.strip()[-1500:]
+    _judge_sites(
+        result,
+        golden,
+        trace,
+        originals,
+        crash_lines(stderr, cand_root) if crashed else [],
+        golden_root,
+        cand_root,
+    )
 
 
 def _sites(files: list[dict], root: Path, originals: dict) -> list[Site]:
@@ -584,7 +639,9 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", type=Path, help="copy each migrated program into this folder")
     parser.add_argument(
         "--python",
-        help="run the migrated programs with this interpreter (e.g. the oldest supported JAX's)",
+        action="append",
+        help="run the migrated programs with this interpreter (e.g. the oldest supported JAX's);"
+        " repeat it for a report per interpreter",
     )
     parser.add_argument(
         "--platform",
@@ -601,16 +658,40 @@ def main(argv=None) -> int:
         programs = [p for p in programs if fixture_name(p) in set(ns.names)]
     if ns.keep:
         ns.keep.mkdir(parents=True, exist_ok=True)
-    if ns.python:
-        CANDIDATE_PYTHON[0] = ns.python
-    with ThreadPoolExecutor(max_workers=max(1, ns.jobs)) as pool:
-        results = list(pool.map(lambda p: check_program(p, ns.keep), programs))
-    totals = summary(results)
+    pythons = ns.python or [sys.executable]
+    jobs = max(1, ns.jobs)
+    with scratch_folder() as tmp:
+        copies = [
+            copy_program(p, tmp / str(i)) if golden_path(p).exists() else None
+            for i, p in enumerate(programs)
+        ]
+        roots = [c.root for c in copies if c is not None]
+        migrated = dict(zip(roots, migrate_all(roots, jobs)))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            per_program = list(
+                pool.map(
+                    lambda p, c: check_program(p, c, c and migrated[c.root], ns.keep, pythons),
+                    programs,
+                    copies,
+                )
+            )
+    reports = {}
+    for i, python in enumerate(pythons):
+        results = [program_results[i] for program_results in per_program]
+        reports[python] = {"programs": [asdict(r) for r in results], "summary": summary(results)}
+        if not ns.json:
+            if len(pythons) > 1:
+                print(f"\n== {python}")
+            print_table(results, reports[python]["summary"])
     if ns.json:
-        print(json.dumps({"programs": [asdict(r) for r in results], "summary": totals}, indent=1))
-    else:
-        print_table(results, totals)
-    unusable = [r for r in results if r.verdict in (NO_GOLDEN, NOT_MIGRATED)]
+        print(
+            json.dumps(
+                reports[pythons[0]] if len(pythons) == 1 else {"by_python": reports}, indent=1
+            )
+        )
+    unusable = [
+        r for results in per_program for r in results if r.verdict in (NO_GOLDEN, NOT_MIGRATED)
+    ]
     return 2 if any(r.name not in WAITING_FOR_RECORDER for r in unusable) else 0
 
 

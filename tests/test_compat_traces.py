@@ -3,7 +3,8 @@
 Every scenario in fixtures/compat_runtime/scenarios runs on current JAX through
 ``python -m compat`` (fast path and public-only path), on each number of CPU devices it
 names, and its trace must equal the one ``scripts/record_compat_traces.py`` recorded under
-real jax==0.4.30.
+real jax==0.4.30. Each run is its own process, forked by one interpreter that imported JAX
+once (``scripts/forked_runs.py``; ``# own process`` scenarios start fresh).
 """
 
 from __future__ import annotations

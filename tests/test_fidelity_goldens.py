@@ -84,10 +84,6 @@ NOT_EQUIVALENT = {
 }
 
 
-def _check_fidelity(*extra: str) -> dict:
-    return _check_fidelity_of(*extra, *EQUIVALENT, *NOT_EQUIVALENT)
-
-
 def _check_fidelity_of(*args: str) -> dict:
     run = subprocess.run(
         [sys.executable, "scripts/check_fidelity.py", "--json", "--jobs", "2", *args],
@@ -152,27 +148,38 @@ def _assert_printed_as_unmigrated(program: dict, python: str) -> None:
     assert run.stdout == program["text_printed"], program["text_difference"]
 
 
-def test_migrated_programs_do_what_legacy_did():
+@pytest.fixture(scope="module")
+def fidelity_reports() -> dict:
+    """check_fidelity's report of every program on current JAX (`sys.executable`) and on the
+    oldest supported one (jax 0.6.2, the cached environment the compat runtime's oldest-JAX
+    tests use), by interpreter: each program is migrated once and that migration run on
+    both."""
+    from test_compat_oldest_jax import oldest_jax_python
+
+    oldest = str(oldest_jax_python())
+    pythons = ("--python", sys.executable, "--python", oldest)
+    reports = _check_fidelity_of(*pythons, *EQUIVALENT, *NOT_EQUIVALENT)["by_python"]
+    return {"current": reports[sys.executable], "oldest": reports[oldest], "oldest_python": oldest}
+
+
+def test_migrated_programs_do_what_legacy_did(fidelity_reports):
     """Each program migrated by the CLI and run on current JAX makes the host calls, with the
     values, in the order of its golden trace (but those NOT_EQUIVALENT names), and in no
     program does a site labelled `fixed` crash or differ."""
-    _assert_all_equivalent(_check_fidelity())
+    _assert_all_equivalent(fidelity_reports["current"])
 
 
-def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax():
-    """The same programs, migrated for any JAX the project supports, run on the oldest one
-    (jax 0.6.2, the cached environment the compat runtime's oldest-JAX tests use)."""
-    from test_compat_oldest_jax import oldest_jax_python
-
+def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax(fidelity_reports):
+    """The same programs, migrated for any JAX the project supports, run on the oldest one."""
     # (jax 0.6.2 still has the legacy module: c11_guarded_import's guard lets its tap run; and
     # its batching table can be indexed, so c07_patches_internals runs on the compat runtime)
     runs_there = ("c11_guarded_import", "c07_patches_internals")
     not_equivalent = {k: v for k, v in NOT_EQUIVALENT.items() if k not in runs_there}
-    python = str(oldest_jax_python())
-    _assert_all_equivalent(_check_fidelity("--python", python), not_equivalent, python)
+    python = fidelity_reports["oldest_python"]
+    _assert_all_equivalent(fidelity_reports["oldest"], not_equivalent, python)
 
 
-def test_id_print_prints_legacy_text_for_every_argument_kind():
+def test_id_print_prints_legacy_text_for_every_argument_kind(fidelity_reports):
     """The c10 programs: every id_print becomes a jax.debug.callback (or, beside impure calls
     whose results are used, an io_callback) of the module's `_print_like_id_print`, and
     prints legacy's text exactly: a dict, tuple or list written out, held in a name or passed
@@ -186,9 +193,9 @@ def test_id_print_prints_legacy_text_for_every_argument_kind():
         "c10_id_print_io_chain",
         "c10_id_print_float64",
     )
-    report = _check_fidelity_of(*programs)
-    assert sorted(p["name"] for p in report["programs"]) == sorted(programs)
-    for program in report["programs"]:
+    report = [p for p in fidelity_reports["current"]["programs"] if p["name"] in programs]
+    assert sorted(p["name"] for p in report) == sorted(programs)
+    for program in report:
         prints = [s for s in program["sites"] if s["code"] == "HCB201"]
         assert prints, program["name"]
         assert {s["verdict"] for s in prints} == {"equivalent"}, (program["name"], prints)
