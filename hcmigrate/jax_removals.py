@@ -52,6 +52,15 @@ class RemovedApi:
     # KEYWORD rows: the parameter's default in every release covered (Python source), passed by
     # position where a later parameter is passed by position and this one was left out.
     default: str | None = None
+    # Where no one spelling spans the project's JAX range, an import of the name (`from M
+    # import n`) becomes a guarded import that tries `replacement` (where the range allows it;
+    # else the name as imported) and on ImportError falls back: "old" to the removed spelling
+    # (the same object on every release that has it: measured), "none" to `n = None` (the
+    # API is gone with no successor). None: no guarded import.
+    guard: str | None = None
+    # ATTRIBUTE rows of functions rewritten where called: the call's new form, `{args}` its
+    # arguments as written (`list(map({args}))`); other uses are manual findings
+    call_form: str | None = None
     rule: str = ""  # the code of the rule that rewrites or reports it
     advice: str = ""  # what to do, where the rewrite is not mechanical; caveats otherwise
     evidence: str = ""  # what the measurement saw (messages, wheels)
@@ -108,6 +117,7 @@ def _core_moved(n: str) -> RemovedApi:
         deprecated_in="0.4.38",
         replacement=f"jax.extend.core.{n}",
         replacement_since="0.4.27",
+        guard="old",
         rule="JAX107",
     )
 
@@ -238,6 +248,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.38",
         replacement="jax.extend.core.primitives.call_p",
         replacement_since="0.4.27",
+        guard="old",
         rule="JAX107",
     ),
     RemovedApi(
@@ -247,6 +258,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.4.38",
         replacement="jax.extend.core.primitives.closed_call_p",
         replacement_since="0.4.27",
+        guard="old",
         rule="JAX107",
     ),
     *(
@@ -432,21 +444,31 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         Kind.ATTRIBUTE,
         removed_in="0.7.0",
         # the same primitive, renamed `jit`, in its public home; no release has both spellings
-        # (0.6.2 alone has jax.extend.core.primitives.pjit_p), so no rewrite spans the range
+        # (0.6.2 alone has jax.extend.core.primitives.pjit_p): where the project's range starts
+        # before 0.7.0, an import of it becomes a guarded import of both (measured: the
+        # primitive `jax.jit` emits is the one the guarded import binds, on 0.4.30, 0.6.2 and
+        # the current JAX)
         replacement="jax.extend.core.primitives.jit_p",
         replacement_since=_JIT_P_SINCE,
-        mechanical=False,
-        rule="JAX109",
+        guard="old",
+        rule="JAX111",
         advice=f"JAX internal: the jit primitive is jax.extend.core.primitives.jit_p from JAX "
-        f"{_JIT_P_SINCE} (before, only this name): match on the one the installed JAX has, or "
-        "stop matching on the primitive",
+        f"{_JIT_P_SINCE} (before, only this name): import it guarded "
+        "(`try: from jax.extend.core.primitives import jit_p as pjit_p` / `except "
+        "ImportError: from jax.experimental.pjit import pjit_p`)",
     ),
-    _manual(
+    RemovedApi(
         "jax.interpreters.pxla.xla_pmap_p",
-        "0.10.0",
-        "JAX internal with no successor: jax.pmap now traces to jit of shard_map and has no "
-        "primitive of its own; stop matching on it",
+        Kind.ATTRIBUTE,
+        removed_in="0.10.0",
         deprecated_in="0.8.2",
+        replacement=None,
+        mechanical=False,
+        guard="none",
+        rule="JAX111",
+        advice="JAX internal with no successor: jax.pmap now traces to a `jit` equation "
+        "holding a `shard_map` one, no primitive of its own; import it guarded (`except "
+        "ImportError: xla_pmap_p = None`) or stop matching on it",
     ),
     RemovedApi(
         "jax.random.shuffle",
@@ -490,13 +512,30 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         Kind.MODULE,
         deprecated_in="0.4.33",
     ),
-    _manual(
+    RemovedApi(
         "jax.util",
-        "0.8.0",
-        "jax.util was internal: safe_map(f, *xs) is list(map(f, *xs)) and safe_zip(*xs) is "
-        "list(zip(*xs, strict=True)) where the lengths agree (they raised ValueError where "
-        "not); copy any other helper you need",
         Kind.MODULE,
+        removed_in="0.8.0",
+        replacement=None,
+        mechanical=False,
+        rule="JAX112",
+        advice="jax.util was internal: safe_map(f, *xs) is list(map(f, *xs)) and safe_zip(*xs) "
+        "is list(zip(*xs)) where the lengths agree (they raised ValueError where not); copy "
+        "any other helper you need",
+    ),
+    *(
+        RemovedApi(
+            f"jax.util.{name}",
+            Kind.ATTRIBUTE,
+            removed_in="0.7.0",
+            deprecated_in="0.6.0",
+            replacement=None,
+            call_form=f"list({builtin}({{args}}))",
+            rule="JAX112",
+            advice=f"{name}(...) is list({builtin}(...)) where the lengths agree (it raised "
+            "ValueError where not)",
+        )
+        for name, builtin in (("safe_map", "map"), ("safe_zip", "zip"))
     ),
     RemovedApi(
         "jax.lib.xla_bridge",

@@ -287,9 +287,10 @@ _CLOSED_CALL = "from jax import core\n\nprint(core.closed_call_p)\n"
             "from jax.interpreters import pxla\n\nRULES = {pxla.xla_pmap_p: None}\n",
             None,  # unchanged: nothing replaces it
             [
-                "3:10 JAX109 [manual] `jax.interpreters.pxla.xla_pmap_p` was removed in JAX "
-                "0.10.0: JAX internal with no successor: jax.pmap now traces to jit of shard_map "
-                "and has no primitive of its own; stop matching on it"
+                "3:10 JAX111 [manual] `jax.interpreters.pxla.xla_pmap_p` was removed in JAX "
+                "0.10.0: JAX internal with no successor: jax.pmap now traces to a `jit` equation "
+                "holding a `shard_map` one, no primitive of its own; import it guarded (`except "
+                "ImportError: xla_pmap_p = None`) or stop matching on it"
             ],
         ),
     ],
@@ -530,10 +531,14 @@ def test_scan_selects_files_using_names_of_a_jax_star_import(tmp_path):
 
 
 # ------------------------------------------------------------------------------ JAX internals
+# numpyro 0.15.0's numpyro/ops/provenance.py, in its shapes: it matches jaxpr equations on the
+# primitives of jit and pmap and maps with jax.util.safe_map; numpyro allows jax >= 0.4.14.
 _INTERNALS = textwrap.dedent(
     """\
+    import jax
     from jax import util
     from jax.experimental.pjit import pjit_p
+    from jax.interpreters.pxla import xla_pmap_p  # pmap's primitive
 
 
     def calls_jit(eqn):
@@ -542,42 +547,110 @@ _INTERNALS = textwrap.dedent(
 
     def pairs(xs, ys):
         return util.safe_map(lambda a, b: a + b, xs, ys)
+
+
+    jitted = jax.make_jaxpr(lambda x: jax.jit(lambda y: y + 1)(x))(1.0).jaxpr.eqns[0]
+    pmapped = jax.make_jaxpr(jax.pmap(lambda x: x + 1))(jax.numpy.ones((1,))).eqns[0]
+    print(calls_jit(jitted), pairs([1, 2], [3, 4]), pmapped.primitive is xla_pmap_p)
+    print(xla_pmap_p is None, pmapped.primitive)
     """
 )
 
-_JIT_EQN = """
-import jax
-closed = jax.make_jaxpr(lambda x: jax.jit(lambda y: y + 1)(x))(1.0)
-print(closed.jaxpr.eqns[0].primitive is {primitive})
-"""
 
-
-def test_internals_numpyro_used_are_manual_findings_naming_their_replacement(legacy_python):
-    """`pjit_p` and `jax.util` (numpyro 0.15.0's provenance.py): no spelling spans a project's
-    range, so each is a manual finding that says what to write; what it says holds on real
-    JAX: a jitted call's equation carries `pjit_p` on jax 0.4.30 and
-    `jax.extend.core.primitives.jit_p` on the current JAX, and `safe_map` gave what
-    `list(map(...))` gives."""
+def test_internals_numpyro_used_run_on_every_release_of_its_range(legacy_python):
+    """`pjit_p`, `xla_pmap_p` and `jax.util.safe_map` (numpyro 0.15.0's provenance.py), for a
+    project that allows jax 0.4.14: the guarded imports and `list(map(...))` run on jax 0.4.30
+    as the original did, and on the current JAX, where jit's primitive still matches and
+    pmap's is None (a pmapped function is a `jit` equation there); idempotent."""
     result = migrate_source(_INTERNALS, Options(target_jax=(0, 4, 14)))
-    assert result.code == _INTERNALS
-    assert [d.brief() for d in result.diagnostics] == [
-        "1:17 JAX109 [manual] `jax.util` was removed in JAX 0.8.0: jax.util was internal: "
-        "safe_map(f, *xs) is list(map(f, *xs)) and safe_zip(*xs) is list(zip(*xs, "
-        "strict=True)) where the lengths agree (they raised ValueError where not); copy any "
-        "other helper you need",
-        "2:35 JAX109 [manual] `jax.experimental.pjit.pjit_p` was removed in JAX 0.7.0: JAX "
-        "internal: the jit primitive is jax.extend.core.primitives.jit_p from JAX 0.7.0 "
-        "(before, only this name): match on the one the installed JAX has, or stop matching "
-        "on the primitive",
+    code = result.code
+    assert "jax.util" not in code and "from jax import util" not in code
+    assert "except ImportError:\n    xla_pmap_p = None\n" in code
+    assert "from jax.interpreters.pxla import xla_pmap_p  # pmap's primitive\n" in code
+    compile(code, "<migrated>", "exec")
+    assert migrate_source(code, Options(target_jax=(0, 4, 14))).code == code
+    assert [d.brief().split(" ", 3)[1:3] for d in result.diagnostics] == [
+        ["JAX112", "[fixed]"],  # the import of jax.util, gone
+        ["JAX111", "[fixed]"],
+        ["JAX111", "[fixed-with-behaviour-note]"],
+        ["JAX112", "[fixed-with-behaviour-note]"],
     ]
-    legacy = "from jax.experimental.pjit import pjit_p\n" + _JIT_EQN.format(primitive="pjit_p")
-    assert _printed(str(legacy_python), legacy) == "True\n"
-    current = "from jax.extend.core.primitives import jit_p\n" + _JIT_EQN.format(primitive="jit_p")
-    assert _printed(sys.executable, current) == "True\n"
-    same = (
-        "from jax.util import safe_map, safe_zip\nxs, ys = [1, 2], [3, 4]\n"
-        "f = lambda a, b: a * b\n"
-        "print(safe_map(f, xs, ys) == list(map(f, xs, ys)), "
-        "safe_zip(xs, ys) == list(zip(xs, ys, strict=True)))\n"
+    legacy = "True [4, 6] True\nFalse xla_pmap\n"
+    assert _printed(str(legacy_python), _INTERNALS) == legacy
+    assert _printed(str(legacy_python), code) == legacy
+    assert _printed(sys.executable, code) == "True [4, 6] False\nTrue jit\n"
+
+
+def test_a_guarded_import_already_there_is_left_as_it_is():
+    """The fallback of a guarded import is for the older JAX it was written for: numpyro's
+    `try: import jax.extend.linear_util as lu / except ImportError: import jax.linear_util as
+    lu` stays (numpyro allows jax 0.4.14, where only the fallback imports), and so does a
+    guard the user wrote with a None fallback."""
+    text = textwrap.dedent(
+        """\
+        try:
+            import jax.extend.linear_util as lu
+        except ImportError:
+            import jax.linear_util as lu
+        try:
+            from jax.experimental.pjit import pjit_p
+        except ImportError:
+            pjit_p = None
+        """
     )
-    assert _printed(str(legacy_python), same) == "True True\n"
+    result = migrate_source(text, Options(target_jax=(0, 4, 14)))
+    assert result.code == text and result.diagnostics == []
+
+
+def test_jax_util_names_with_no_public_home_keep_the_import():
+    """`util.unzip2` beside `util.safe_map`: the call is rewritten, the import stays (a manual
+    finding); a `safe_map` passed as a value is a manual finding; a local `map` keeps
+    `safe_map` as it is."""
+    text = textwrap.dedent(
+        """\
+        from jax import util
+        from jax.util import safe_map
+
+        a = util.safe_map(str, [1])
+        b, c = util.unzip2([(1, 2)])
+        f = safe_map
+
+
+        def local(map):
+            return safe_map(map, [1])
+        """
+    )
+    result = migrate_source(text)
+    assert "a = list(map(str, [1]))" in result.code
+    assert "return safe_map(map, [1])" in result.code
+    assert result.code.startswith("from jax import util\nfrom jax.util import safe_map\n")
+    assert [d.brief().split(" ", 3)[:3] for d in result.diagnostics] == [
+        ["1:1", "JAX112", "[manual]"],  # (util.unzip2)
+        ["2:1", "JAX112", "[manual]"],  # (f = safe_map)
+        ["4:5", "JAX112", "[fixed-with-behaviour-note]"],
+    ]
+
+
+def test_added_imports_stay_out_of_a_shim_for_older_jax():
+    """numpyro's provenance.py imports jax, then `try: import jax.extend.linear_util as lu /
+    except ImportError: import jax.linear_util as lu` (a shim for older JAX, not a guard of
+    jax being installed): the import a rewrite needs goes at the top level, not inside the
+    `try:`, where a failing first import would skip it."""
+    text = textwrap.dedent(
+        """\
+        import jax
+        import jax.core as core
+
+        try:
+            import jax.extend.linear_util as lu
+        except ImportError:
+            import jax.linear_util as lu
+
+        rules = {core.call_p: lu}
+        """
+    )
+    code = migrate_source(text, Options(target_jax=(0, 4, 30))).code
+    assert code.startswith(
+        "import jax\nimport jax.core as core\nimport jax.extend.core.primitives\n"
+    )
+    assert "try:\n    import jax.extend.linear_util as lu\nexcept" in code

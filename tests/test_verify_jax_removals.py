@@ -198,7 +198,7 @@ def test_the_rule_of_the_row_is_named_once_it_has_a_code():
     assert text.endswith(
         "not caused by the host_callback migration; hcmigrate's rule JAX999 rewrites it"
     )
-    manual = replace(BY_KEY["jax.experimental.pjit.pjit_p"], rule="JAX998")
+    manual = replace(BY_KEY["jax.interpreters.pxla.xla_pmap_p"], rule="JAX998")
     assert (
         Failure("removed-jax-api", manual.name, manual)
         .describe()

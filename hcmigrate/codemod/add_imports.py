@@ -166,24 +166,35 @@ def _name_key(alias: cst.ImportAlias) -> tuple[int, str]:
 
 def _jax_guard(body: list[cst.BaseStatement]) -> int | None:
     """The index of a top-level `try` among the imports that imports jax (other than the legacy
-    module) and handles the ImportError: the module's guard of its jax imports."""
-    for i in range(insertion_point(body, past_blocks=True)):
+    module) and handles the ImportError: the module's guard of its jax imports. Not a guard: a
+    `try` in a module that imports jax unguarded, or one whose handler imports from jax (a
+    shim for older JAX releases: `except ImportError: import jax.linear_util as lu`)."""
+    end = insertion_point(body, past_blocks=True)
+    if any(_imports_jax(line) for line in body[:end]):
+        return None
+    for i in range(end):
         statement = body[i]
         if not isinstance(statement, cst.Try) or not any(
-            _catches_import_error(h) for h in statement.handlers
+            catches_import_error(h) for h in statement.handlers
         ):
             continue
-        for line in statement.body.body:
-            if _is_import_line(line) and any(
-                (top := _module_of_small(small)).split(".")[0] == "jax"
-                and not top.startswith(LEGACY_MODULE)
-                for small in line.body
-            ):
-                return i
+        if any(_imports_jax(line) for h in statement.handlers for line in h.body.body):
+            continue
+        if any(_imports_jax(line) for line in statement.body.body):
+            return i
     return None
 
 
-def _catches_import_error(handler: cst.ExceptHandler) -> bool:
+def _imports_jax(line: cst.BaseStatement) -> bool:
+    """An import line taking a jax module (other than the legacy module)."""
+    return _is_import_line(line) and any(
+        (top := _module_of_small(small)).split(".")[0] == "jax"
+        and not top.startswith(LEGACY_MODULE)
+        for small in line.body
+    )
+
+
+def catches_import_error(handler: cst.ExceptHandler) -> bool:
     if handler.type is None:
         return True
     names = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]

@@ -14,6 +14,12 @@ name (`round_`, `clip`, `tree_map`, `jax`) is taken for the star-imported module
 nothing else can bind it: no binding in any enclosing scope, not a builtin, and that star
 import the module's only one (another, `from numpy import *`, may bind the same name: then
 the name is left alone). Where the code ran on its legacy JAX, such a name was that module's.
+
+An import that is already guarded is no site: one in an `except ImportError:` handler is the
+fallback for the older JAX it was written for (`try: import jax.extend.linear_util as lu` /
+`except ImportError: import jax.linear_util as lu`: the fallback runs only where the newer
+import fails), and one in a `try:` whose handler binds the same names (`except ImportError:
+xla_pmap_p = None`) is the guard the JAX111 rewrite writes (so a second run changes nothing).
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ import re
 
 import libcst as cst
 
-from hcmigrate.codemod.scopes import IMPORT, LOCAL
+from hcmigrate.codemod.add_imports import catches_import_error
+from hcmigrate.codemod.scopes import BUILTIN, IMPORT, LOCAL
 from hcmigrate.jax_removals import Kind, RemovedApi
 from hcmigrate.removed_api_scan import ROOT, RemovedApiScan, is_call, method_name, only_imported
 from hcmigrate.rules.nodes import dotted_name
@@ -67,7 +74,11 @@ class RemovedApis:
         for row in scan.rows:
             if row.kind is Kind.KEYWORD:
                 self._keywords.setdefault(row.name, []).append(row)
-        self._keyword_tails = tuple({name.rsplit(".", 1)[1] for name in self._keywords})
+        # functions rewritten where called (`jax.util.safe_map(f, xs)` -> `list(map(f, xs))`)
+        self._call_forms = {r.name: r for r in scan.rows if r.call_form}
+        self._keyword_tails = tuple(
+            {name.rsplit(".", 1)[1] for name in [*self._keywords, *self._call_forms]}
+        )
         self._methods = {method_name(r): r for r in scan.rows if r.kind is Kind.METHOD}
         self._behaviour = {r.name: r for r in scan.behaviour}
         stars = resolver.scopes.star_imports
@@ -163,6 +174,8 @@ class RemovedApis:
         if qualified is None:
             return None
         row = self._by_name.get(qualified)
+        if row is not None and row.call_form and self.call_form_site(node):
+            return None  # (the call is the site)
         if row is not None and not only_imported(row):
             return row, qualified
         parent, _, _ = qualified.rpartition(".")
@@ -222,13 +235,39 @@ class RemovedApis:
                 return bool(names) and all(n.source == IMPORT and is_jax(n.name) for n in names)
         return False
 
+    def call_form_site(self, func: cst.CSTNode) -> bool:
+        """Is `func` called, with no keyword (`safe_map` has none), where the builtins its
+        call form names are the builtins (no binding of `list` or `map` shadows them)?"""
+        call = self._resolver.parent(func)
+        if not (isinstance(call, cst.Call) and call.func is func):
+            return False
+        if any(a.keyword is not None for a in call.args):
+            return False
+        root = func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        offset = self._resolver.index.start_offset(root)
+        if offset is None:
+            return False
+        row = self._by_name.get(self._qualified(func) or "")
+        names = re.findall(r"(\w+)\(", row.call_form) if row is not None else []
+        scopes = self._resolver.scopes
+        return all(
+            all(b.kind == BUILTIN for b in scopes.bindings_at(offset, name)) for name in names
+        )
+
     def keyword_call(self, call: cst.Call) -> RemovedApi | None:
-        """The first removed keyword row a call of a JAX function passes (`jnp.clip(a_min=)`)."""
+        """The first removed keyword row a call of a JAX function passes (`jnp.clip(a_min=)`),
+        or the row of a function rewritten where called."""
         if not self._keyword_tails or not (dotted_name(call.func) or "").endswith(
             self._keyword_tails
         ):
             return None
-        rows = self._keywords.get(self._qualified(call.func) or "")
+        qualified = self._qualified(call.func) or ""
+        row = self._call_forms.get(qualified)
+        if row is not None:
+            return row if self.call_form_site(call.func) else None
+        rows = self._keywords.get(qualified)
         if not rows:
             return None
         passed = {a.keyword.value for a in call.args if a.keyword is not None}
@@ -237,7 +276,9 @@ class RemovedApis:
     # ---------------------------------------------------------------- imports
     def import_rows(self, node: cst.CSTNode) -> list[tuple[cst.ImportAlias, RemovedApi, str]]:
         """(alias, row, what it imports) for each name an import statement takes from a
-        removed name or module."""
+        removed name or module (none for an import already guarded: the module docstring)."""
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and self._guarded(node):
+            return []
         if isinstance(node, cst.Import):
             found = []
             for alias in node.names:
@@ -264,6 +305,20 @@ class RemovedApis:
                 found.append((alias, row, real))
         return found
 
+    def _guarded(self, node: cst.Import | cst.ImportFrom) -> bool:
+        line = self._resolver.parent(node)
+        block = self._resolver.parent(line)
+        owner = self._resolver.parent(block)
+        if isinstance(owner, cst.ExceptHandler):
+            return catches_import_error(owner)
+        if not isinstance(owner, cst.Try) or owner.body is not block:
+            return False
+        bound = _bound_names(node)
+        return any(
+            catches_import_error(handler) and bound <= _bound_in(handler.body)
+            for handler in owner.handlers
+        )
+
     def row_of_import(self, real: str) -> RemovedApi | None:
         """The row of a removed name, or of the removed module `real` is (or is inside)."""
         parts = real.split(".")
@@ -272,3 +327,26 @@ class RemovedApis:
             if row is not None and (cut == len(parts) or row.kind is Kind.MODULE):
                 return row
         return None
+
+
+def _bound_names(node: cst.Import | cst.ImportFrom) -> set[str]:
+    if isinstance(node.names, cst.ImportStar):
+        return {"*"}
+    return {
+        alias.asname.name.value
+        if alias.asname and isinstance(alias.asname.name, cst.Name)
+        else (dotted_name(alias.name) or "").split(".")[0]
+        for alias in node.names
+    }
+
+
+def _bound_in(block: cst.BaseSuite) -> set[str]:
+    """The names the simple statements of a block bind by import or plain assignment."""
+    bound: set[str] = set()
+    for line in getattr(block, "body", ()):
+        for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
+            if isinstance(small, (cst.Import, cst.ImportFrom)):
+                bound |= _bound_names(small)
+            elif isinstance(small, cst.Assign):
+                bound |= {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+    return bound

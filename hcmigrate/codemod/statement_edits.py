@@ -60,9 +60,7 @@ class StatementEdits:
         if self._live(self._replaced.get(key, ())):
             # the queued lines replace the statement; its comments go with them
             lines = [
-                result.with_changes(body=[s])
-                if i == len(before) - 1
-                else cst.SimpleStatementLine(body=[s])
+                _replacing(result, s) if i == len(before) - 1 else _line(s)
                 for i, s in enumerate(before)
             ]
             lines[0] = lines[0].with_changes(leading_lines=result.leading_lines)
@@ -80,7 +78,7 @@ class StatementEdits:
             lines.append(result.with_changes(leading_lines=after_def))
         else:
             lines = [result]
-        return cst.FlattenSentinel([*lines, *(cst.SimpleStatementLine(body=[s]) for s in after)])
+        return cst.FlattenSentinel([*lines, *(_line(s) for s in after)])
 
     def with_todos(self, original: cst.CSTNode, updated):
         """The statement with the comments kept from its sites, then the TODOs, above it."""
@@ -105,3 +103,17 @@ def _line(statement) -> cst.BaseStatement:
     if isinstance(statement, cst.BaseStatement):
         return statement
     return cst.SimpleStatementLine(body=[statement])
+
+
+def _replacing(result: cst.SimpleStatementLine, statement) -> cst.BaseStatement:
+    """The last statement that replaces `result`, keeping its end-of-line comment (a compound
+    statement, a guarded import, keeps it on the first line of its body)."""
+    if not isinstance(statement, cst.BaseStatement):
+        return result.with_changes(body=[statement])
+    comment = result.trailing_whitespace
+    if comment.comment is None or not isinstance(statement, cst.Try):
+        return statement
+    first, *rest = statement.body.body
+    if isinstance(first, cst.SimpleStatementLine):
+        first = first.with_changes(trailing_whitespace=comment)
+    return statement.with_changes(body=statement.body.with_changes(body=[first, *rest]))

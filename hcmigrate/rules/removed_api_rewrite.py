@@ -161,41 +161,99 @@ def rename_or_import(
 def rewrite_import(site: RemovedApiSite, ctx: RuleContext):
     """`from jax import tree_map as tm` -> `from jax.tree_util import tree_map as tm` (every
     use of `tm` keeps working), `from jax.config import config` -> `from jax import config`,
-    `import jax.linear_util as lu` -> `import jax.extend.linear_util as lu`. Names with no
-    importable replacement are reported, and the statement is left as it is."""
+    `import jax.linear_util as lu` -> `import jax.extend.linear_util as lu`; a name no one
+    spelling serves across the project's JAX range, where its row says how, becomes a guarded
+    import (`guarded_import`). Names with no importable replacement are reported, and the
+    statement is left as it is."""
     found = _moves(site, ctx)
     if found is None:
         return None
+    moves, guarded = found
     node = site.updated
     if isinstance(node, cst.Import):
-        new_names = [found.get(id(a), a) for a in node.names]
+        new_names = [moves.get(id(a), a) for a in node.names]
         return node.with_changes(names=new_names)
-    kept = [a for a in node.names if id(a) not in found]
+    kept = [a for a in node.names if id(a) not in moves and id(a) not in guarded]
     groups: dict[str, list[cst.ImportAlias]] = {}
     for alias in node.names:
-        if id(alias) in found:
-            module, new_alias = found[id(alias)]
+        if id(alias) in moves:
+            module, new_alias = moves[id(alias)]
             groups.setdefault(module, []).append(new_alias)
     statements = [
         cst.ImportFrom(module=dotted(module), names=_with_commas(aliases, False))
         for module, aliases in groups.items()
     ]
+    tries = list(guarded.values())
+    if not kept and not statements:  # (the guarded imports replace the statement)
+        for statement in tries:
+            ctx.insert_before(site.original, statement)
+        ctx.replace_statement(site.original)
+        return node
     if not kept:
         first, *rest = statements
         result = node.with_changes(module=first.module, names=_with_commas(first.names, node))
     else:
         result, rest = node.with_changes(names=_with_commas(kept, node)), statements
-    for statement in rest:
+    for statement in [*rest, *tries]:
         ctx.insert_after(site.original, statement)
     return result
 
 
-def _moves(site: RemovedApiSite, ctx: RuleContext) -> dict | None:
+def guarded_import(row: RemovedApi, module: str, alias: cst.ImportAlias, newest: str | None):
+    """`from module import <alias>` guarded: it tries `newest` (a dotted name; None: the name
+    as imported) and, where that import fails, falls back to the removed spelling (row.guard
+    "old") or binds None ("none"). Also what scripts/measure_jax_removals.py runs on real JAX."""
+    name = dotted_name(alias.name) or ""
+    bound = alias.asname.name.value if alias.asname else name
+    imported = f"from {module} import {name}" + (f" as {bound}" if bound != name else "")
+    tried = imported
+    if newest is not None:
+        new_module, _, new_name = newest.rpartition(".")
+        tried = f"from {new_module} import {new_name}" + (
+            f" as {bound}" if bound != new_name else ""
+        )
+    fallback = imported if row.guard == "old" else f"{bound} = None"
+    return cst.parse_statement(f"try:\n    {tried}\nexcept ImportError:\n    {fallback}\n")
+
+
+def _guard_for(row: RemovedApi, real: str, ctx: RuleContext) -> str | None:
+    """The name a guarded import of `real` tries first ("": the name as imported); None where
+    no guarded import is written (the row has no guard, or one spelling serves the range)."""
+    if row.guard is None or real != row.name:
+        return None
+    if row.guard == "none":  # (None from the release that removed it, whatever the range)
+        return ""
+    if row.replacement and row.replacement_since:
+        if ctx.target_at_least(version(row.replacement_since)):
+            return None  # (the replacement alone serves the range: moved as usual)
+        return row.replacement
+    return None
+
+
+def _moves(site: RemovedApiSite, ctx: RuleContext) -> tuple[dict, dict] | None:
     """For each alias of the import taking a removed name: its new form (Import: the alias;
-    ImportFrom: (module, alias)). None: a name has no importable replacement (reported)."""
+    ImportFrom: (module, alias)), or its guarded import (a `try` statement). None: a name has
+    no importable replacement (reported)."""
     moves: dict = {}
+    guarded: dict = {}
     for alias, row, real in site.aliases:
         rule = RULES[row.rule]
+        newest = _guard_for(row, real, ctx) if isinstance(site.original, cst.ImportFrom) else None
+        if newest is not None:
+            module = real.rpartition(".")[0]
+            guarded[id(alias)] = guarded_import(row, module, alias, newest or None)
+            bound = alias.asname.name.value if alias.asname else real.rpartition(".")[2]
+            if row.guard == "old":
+                ctx.report(rule, alias, f"import of `{real}` -> guarded: `{newest}`, else `{real}`")
+            else:
+                ctx.report(
+                    rule,
+                    alias,
+                    f"import of `{real}` guarded: `{bound} = None` on JAX >= {row.removed_in}, "
+                    "where code keyed on it never matches",
+                    level=Level.FIXED_WITH_NOTE,
+                )
+            continue
         replacement = replacement_for(row, ctx, prefer_portable=True)
         if not row.mechanical or replacement is None or not _DOTTED.fullmatch(replacement):
             ctx.report(rule, alias, *_import_manual(row, ctx))
@@ -212,7 +270,7 @@ def _moves(site: RemovedApiSite, ctx: RuleContext) -> dict | None:
             asname = None if bound == last else cst.AsName(name=cst.Name(bound))
             moves[id(alias)] = (module, cst.ImportAlias(name=cst.Name(last), asname=asname))
         ctx.report(rule, alias, f"import of `{real}` -> `{new_real}`")
-    return moves
+    return moves, guarded
 
 
 def _import_manual(row: RemovedApi, ctx: RuleContext) -> tuple[str, Level]:

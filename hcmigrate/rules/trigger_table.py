@@ -31,5 +31,7 @@ TRIGGERS = (
     RemovedJaxApi(rule='JAX108'),
     RemovedJaxApi(rule='JAX109'),
     RemovedJaxApi(rule='JAX110'),
+    RemovedJaxApi(rule='JAX111'),
+    RemovedJaxApi(rule='JAX112'),
     UnbindableCall(),
 )
