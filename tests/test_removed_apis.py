@@ -654,3 +654,40 @@ def test_added_imports_stay_out_of_a_shim_for_older_jax():
         "import jax\nimport jax.core as core\nimport jax.extend.core.primitives\n"
     )
     assert "try:\n    import jax.extend.linear_util as lu\nexcept" in code
+
+
+_CORE_USES = """\
+import jax
+import jax.core as core
+
+Literal = "a name of the module's own"
+
+
+def literal_count(jaxpr):
+    return sum(isinstance(v, core.Literal) for e in jaxpr.eqns for v in e.invars)
+
+
+RULES = {core.call_p: "call", core.closed_call_p: "closed_call"}
+closed = jax.make_jaxpr(lambda x: x + 1.0)(2.0)
+print(literal_count(closed.jaxpr), sorted(RULES.values()), Literal)
+"""
+
+
+def test_moved_core_names_used_as_attributes_run_on_every_release_of_the_range(legacy_python):
+    """numpyro's `core.Literal`, `core.call_p`, `core.closed_call_p` where the project allows
+    jax 0.4.14 (older than `jax.extend.core`, 0.4.27) and the current JAX has no `jax.core`
+    spelling: each becomes the name a module-level guarded import binds (a fresh one where the
+    module binds the name itself), and the module prints on jax 0.4.30 and on the current JAX
+    what it printed on jax 0.4.30; idempotent."""
+    options = Options(target_jax=(0, 4, 14))
+    result = migrate_source(_CORE_USES, options)
+    code = result.code
+    assert "isinstance(v, Literal_1)" in code and "RULES = {call_p: " in code
+    assert "    from jax.extend.core import Literal as Literal_1\nexcept ImportError:\n" in code
+    assert {d.code for d in result.diagnostics} == {"JAX107"}
+    assert {d.level.value for d in result.diagnostics} == {"fixed"}
+    assert migrate_source(code, options).code == code
+    printed = "1 ['call', 'closed_call'] a name of the module's own\n"
+    assert _printed(str(legacy_python), _CORE_USES) == printed
+    assert _printed(str(legacy_python), code) == printed
+    assert _printed(sys.executable, code) == printed

@@ -119,6 +119,8 @@ class ModuleContext(NamesContext, StatementsContext):
         self._module_diagnostics: list[Diagnostic] = []
         self._names: set[str] | None = None
         self._next_suffix: dict[str, int] = {}  # base of a fresh name -> the suffix to try next
+        # module-level statements a rule asked for by key (`module_binding`): key -> (name, helper)
+        self.module_bindings: dict[str, tuple] = {}
         self.hoisting = Hoisting(
             self.resolver, lambda call: self.dispatch.legacy_function(call) is not None
         )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from hcmigrate.codemod.module_helpers import HELPERS, tree_map_of
+from hcmigrate.codemod.module_helpers import HELPERS, HelperDef, tree_map_of
+from hcmigrate.codemod.scopes import BUILTIN
 from hcmigrate.native_needs import SINCE
 from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
 from hcmigrate.rules.nodes import parse
@@ -49,7 +50,33 @@ class NamesContext:
 
     def use_helper(self, key: str) -> str:
         self._record.helpers.append(key)  # (its imports: helper_imports, once it is kept)
-        return HELPERS[key].name
+        return self._helper(key).name
+
+    def _helper(self, key: str) -> HelperDef:
+        found = self.module_bindings.get(key)
+        return found[1] if found is not None else HELPERS[key]
+
+    def module_binding(self, key: str, name: str, statement) -> str | None:
+        """A module-level name bound by `statement(name)` (source text: a guarded import),
+        added once after the module's imports, like a helper, if the site is rewritten: `name`
+        where the module binds it nowhere the site can see, else a fresh one; None where the
+        site's own scope binds the name chosen at an earlier site."""
+        offset = self._site_offset()
+        if key not in self.module_bindings:
+            free = offset is not None and all(
+                b.kind == BUILTIN for b in self.resolver.scopes.bindings_at(offset, name)
+            )
+            free = free and name not in self.resolver.scopes.module.bindings
+            chosen = name if free else self.fresh_name(name)
+            source = statement(chosen)
+            self.module_bindings[key] = (chosen, HelperDef(chosen, source, ()))
+        chosen = self.module_bindings[key][0]
+        if offset is not None and any(
+            b.kind != BUILTIN and b.scope is not self.resolver.scopes.module
+            for b in self.resolver.scopes.bindings_at(offset, chosen)
+        ):
+            return None
+        return self.use_helper(key)
 
     def _helper_name(self, module: str, alias: str | None, member: str | None):
         if member:
@@ -61,7 +88,7 @@ class NamesContext:
         return [
             self._helper_name(module, alias, member)[1]
             for key in dict.fromkeys(keys)
-            for _, module, alias, member in HELPERS[key].imports
+            for _, module, alias, member in self._helper(key).imports
         ]
 
     def helper_definitions(self, keys) -> list[tuple[str, str]]:
@@ -69,7 +96,7 @@ class NamesContext:
         they use."""
         definitions = []
         for key in dict.fromkeys(keys):
-            helper = HELPERS[key]
+            helper = self._helper(key)
             names = {
                 placeholder: self._helper_name(module, alias, member)[0]
                 for placeholder, module, alias, member in helper.imports

@@ -193,7 +193,12 @@ def add_helpers(
     definitions = []
     for source in missing.values():
         statement = _definition(source, indent)
-        leading = [cst.EmptyLine(), cst.EmptyLine()] if at > 0 or definitions else []
+        # (a guarded import joins the imports above it; a def has two blank lines around it)
+        defs = (cst.FunctionDef, cst.ClassDef)
+        apart = (
+            isinstance(statement, defs) or bool(definitions) and isinstance(definitions[-1], defs)
+        )
+        leading = [cst.EmptyLine(), cst.EmptyLine()] if (at > 0 or definitions) and apart else []
         definitions.append(statement.with_changes(leading_lines=leading))
     following = body[at:]
     if following:

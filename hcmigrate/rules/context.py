@@ -218,6 +218,12 @@ class RuleContext(Protocol):
         """The name of the module helper `key` (hcmigrate.codemod.module_helpers.HELPERS),
         defined once after the module's imports if the site is rewritten."""
 
+    def module_binding(self, key: str, name: str, statement) -> str | None:
+        """A module-level name bound by the statement `statement(name)` returns (its source
+        text: a guarded import), added once after the module's imports if the site is
+        rewritten; `name` where the module binds it nowhere the site sees, else a fresh name;
+        None where the site's own scope binds the name chosen at an earlier site."""
+
     def fresh_name(self, base: str, *alternatives: str) -> str:
         """A name no statement of the module uses yet (`base`, then the `alternatives`, then
         `base_1`, ...)."""

@@ -123,6 +123,8 @@ def rename(
     in the declared JAX range, or the row has no mechanical replacement."""
     row = site.row
     replacement = replacement_for(row, ctx)
+    if row.mechanical and replacement is None and _guard_for(row, row.name, ctx):
+        return _guarded_use(site, ctx, rule)
     if not row.mechanical or replacement is None:
         return report_manual(site, ctx, rule)
     new = spelled(site, ctx, replacement)
@@ -132,6 +134,31 @@ def rename(
     message = f"{old} -> `{code_of(new)}`" + (f": {note}" if note else "")
     ctx.report(rule, site.original, message, level=level)
     return new
+
+
+def _guarded_use(site: RemovedApiSite, ctx: RuleContext, rule: Rule):
+    """`core.Literal` where the project's range starts before `jax.extend.core.Literal` and
+    `jax.core.Literal` is gone from the current JAX: the name a module-level guarded import
+    binds (`try: from jax.extend.core import Literal / except ImportError: from jax.core
+    import Literal`), added once after the module's imports."""
+    row = site.row
+    module, _, name = row.name.rpartition(".")
+
+    def statement(bound: str) -> str:
+        asname = None if bound == name else cst.AsName(name=cst.Name(bound))
+        alias = cst.ImportAlias(name=cst.Name(name), asname=asname)
+        return code_of(guarded_import(row, module, alias, row.replacement))
+
+    local = ctx.module_binding(f"guarded:{row.name}", name, statement)
+    if local is None:  # (the site's scope binds the name the guarded import binds)
+        return report_manual(site, ctx, rule)
+    ctx.report(
+        rule,
+        site.original,
+        f"`{code_of(site.original)}` -> `{local}`, a guarded import: `{row.replacement}`, "
+        f"else `{row.name}`",
+    )
+    return cst.Name(local)
 
 
 def report_manual(site: RemovedApiSite, ctx: RuleContext, rule: Rule) -> None:

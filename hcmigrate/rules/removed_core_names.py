@@ -15,7 +15,8 @@ CORE_NAMES = register(
         level=Level.FIXED,
         legacy="jax.core.Primitive('p'); jax.core.get_aval(x)",
         modern="jax.extend.core.Primitive('p'); jax.typeof(x)",
-        summary="`jax.core` names that moved -> `jax.extend.core`; `get_aval` -> `jax.typeof` "
+        summary="`jax.core` names that moved -> `jax.extend.core` (a guarded import of both "
+        "where the project allows a JAX older than 0.4.27); `get_aval` -> `jax.typeof` "
         "(a manual finding where the project allows a JAX without it); internals with no "
         "public home are manual findings.",
         behaviour_note="`jax.typeof` gives a ShapedArray where `get_aval` gave a "
@@ -40,6 +41,34 @@ double_p = jax.extend.core.Primitive("double")
                     "2:22 JAX107 [fixed] import of `jax.core.ClosedJaxpr` -> `jax.extend.core.ClosedJaxpr`",
                     "4:12 JAX107 [fixed] `core.Primitive` -> `jax.extend.core.Primitive`",
                 ),
+            ),
+            Example(
+                title="the project allows jax 0.4.14, older than jax.extend.core: guarded imports",
+                before="""\
+import jax.core as core
+from jax.core import ClosedJaxpr
+
+double_p = core.Primitive("double")
+""",
+                after="""\
+import jax.core as core
+try:
+    from jax.extend.core import ClosedJaxpr
+except ImportError:
+    from jax.core import ClosedJaxpr
+try:
+    from jax.extend.core import Primitive
+except ImportError:
+    from jax.core import Primitive
+
+
+double_p = Primitive("double")
+""",
+                diagnostics=(
+                    "2:22 JAX107 [fixed] import of `jax.core.ClosedJaxpr` -> guarded: `jax.extend.core.ClosedJaxpr`, else `jax.core.ClosedJaxpr`",
+                    "4:12 JAX107 [fixed] `core.Primitive` -> `Primitive`, a guarded import: `jax.extend.core.Primitive`, else `jax.core.Primitive`",
+                ),
+                options={"target_jax": (0, 4, 14)},
             ),
             Example(
                 title="the project allows jax 0.4.30, which has no jax.typeof",
