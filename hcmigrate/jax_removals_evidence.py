@@ -73,6 +73,8 @@ EVIDENCE = {
     "jax.clear_backends": '0.4.30 WARN, 0.6.2 FAIL, 0.10.2 FAIL; wheels: present 0.4.16–0.4.25, deprecated 0.4.26–0.4.35, removed 0.4.36–0.5.3, absent 0.6.0–0.10.2; "jax.clear_backends was removed in JAX v0.4.36"',
     "jax.experimental.array_api": "0.4.30 OK, 0.6.2 FAIL, 0.10.2 FAIL; wheels: absent 0.4.16–0.4.20, present 0.4.21–0.4.31, deprecated 0.4.33–0.4.38, absent 0.5.0–0.10.2",
     "jax.util": "0.4.30 OK, 0.6.2 OK, 0.10.2 FAIL; wheels: present 0.4.16–0.7.2, absent 0.8.0–0.10.2",
+    "jax.util.safe_map": '0.4.30 OK, 0.6.2 WARN, 0.10.2 FAIL; wheels: present 0.4.16–0.5.3, deprecated 0.6.0–0.6.2, removed 0.7.0–0.7.2, absent 0.8.0–0.10.2; "safe_map was deprecated in JAX v0.6.0 and removed in JAX v0.7.0."',
+    "jax.util.safe_zip": '0.4.30 OK, 0.6.2 WARN, 0.10.2 FAIL; wheels: present 0.4.16–0.5.3, deprecated 0.6.0–0.6.2, removed 0.7.0–0.7.2, absent 0.8.0–0.10.2; "safe_zip was deprecated in JAX v0.6.0 and removed in JAX v0.7.0."',
     "jax.lib.xla_bridge": "0.4.30 OK, 0.6.2 OK, 0.10.2 FAIL; wheels: present 0.4.16–0.8.3, absent 0.9.0–0.10.2",
     "jax.random": "normal(PRNGKey(0), (3,)): 0.4.30 [1.8161, -0.4826, 0.3399], 0.6.2 [1.6226, 2.0253, -0.4336], 0.10.2 [1.6226, 2.0253, -0.4336]; with jax_threefry_partitionable=False: 0.10.2 [1.8161, -0.4826, 0.3399] on every version (the old stream); wheels: jax_threefry_partitionable default False 0.4.16–0.4.38, True 0.5.0–0.10.2",
 }

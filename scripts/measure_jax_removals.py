@@ -17,6 +17,12 @@ Two measurements, written to docs/jax_removals.json:
   message), function signatures (keyword rows), methods of `ArrayImpl` (array-method rows),
   module files (module rows) and the `jax_threefry_partitionable` default (the random-stream
   row). Every release is read, so `removed_in` is the first release without the API, exactly.
+* guards: for each row with a `guard`, the guarded import the codemod writes for a project
+  whose JAX range starts before the replacement (hcmigrate.rules.removed_api_rewrite
+  .guarded_import), run in the three interpreters with a check of what it binds: the
+  primitive `jax.jit` emits (pjit_p), the equation `jax.pmap` traces to (xla_pmap_p), or the
+  removed spelling's own object (the names that moved to jax.extend.core); and, in every
+  wheel, where each spelling of the guarded import comes from (the module that defines it).
 
     python scripts/measure_jax_removals.py            # measure all, write docs/jax_removals.json
     python scripts/measure_jax_removals.py --diff     # also print where the table disagrees
@@ -172,6 +178,35 @@ CONTROLS = {
 }
 
 
+# What each guarded import is checked for (`value`), by the name it binds, `{bound}`.
+GUARD_CHECKS = {
+    "jax.experimental.pjit.pjit_p": "import jax\nvalue = jax.make_jaxpr(lambda x: "
+    "jax.jit(lambda y: y + 1)(x))(1.0).jaxpr.eqns[0].primitive is {bound}",
+    "jax.interpreters.pxla.xla_pmap_p": "import jax\neqn = jax.make_jaxpr(jax.pmap(lambda x: "
+    "x + 1))(jax.numpy.ones((1,))).eqns[0]\nvalue = [{bound} is not None and eqn.primitive is "
+    "{bound}, str(eqn.primitive)]",
+}
+# the rows whose guard falls back to the removed spelling: the same object where both exist
+GUARD_SAME_OBJECT = (
+    "try:\n    old = resolve({old!r})\nexcept Exception:\n    old = None\n"
+    "value = None if old is None else {bound} is old"
+)
+
+
+def guard_probe(row) -> str:
+    """The guarded import of the row's name, as the codemod writes it for a project whose
+    range starts before the replacement, and its check."""
+    import libcst as cst
+
+    from hcmigrate.rules.removed_api_rewrite import code_of, guarded_import
+
+    module, name = _split(row.name)
+    newest = row.replacement if row.guard == "old" else None
+    statement = guarded_import(row, module, cst.ImportAlias(name=cst.Name(name)), newest)
+    check = GUARD_CHECKS.get(row.name, GUARD_SAME_OBJECT)
+    return code_of(statement) + check.format(bound=name, old=row.name)
+
+
 def _split(dotted: str) -> tuple[str, str]:
     parent, _, name = dotted.rpartition(".")
     return parent, name
@@ -247,6 +282,7 @@ def all_probes(rows) -> list[dict]:
         for name, code in row_probes(row).items()
     ]
     probes += [{"id": f"control/{name}", "code": code} for name, code in CONTROLS.items()]
+    probes += [{"id": f"guard/{row.key}", "code": guard_probe(row)} for row in rows if row.guard]
     return probes
 
 
@@ -556,6 +592,25 @@ class Wheel:
                 return status, message, stmt
         return "absent", "", None
 
+    def origin(self, dotted: str, depth: int = 0) -> str:
+        """Where the object `dotted` names is defined (its imports followed): `module.name`,
+        or `module.name (deprecated alias)` for one JAX's `_deprecations` hands out."""
+        module, name = _split(dotted)
+        info = self.module(module)
+        if info is None or depth > 6:
+            return dotted
+        if name in info.imported_from:
+            source, original = info.imported_from[name]
+            if self.module(source) is not None:
+                return self.origin(f"{source}.{original}", depth + 1)
+            return f"{source}.{original}"
+        if name not in info.bound and name in info.deprecations:
+            return f"{dotted} (deprecated alias)"
+        for star in [] if name in info.bound else info.stars:
+            if self.attribute(star, name)[0] != "absent":
+                return self.origin(f"{star}.{name}", depth + 1)
+        return dotted
+
     def _module_status(self, dotted: str) -> tuple[str, str, None]:
         info = self.module(dotted)
         if info is None:
@@ -786,6 +841,23 @@ def random_evidence(row_data: dict) -> str:
     )
 
 
+def guard_origins(row, versions: list[str]) -> list[list[str]]:
+    """[[first, last, origin], ...]: in each release, which spelling of the guarded import
+    imports ("new", "old", "neither") and the module that defines the object it binds."""
+    origins: dict[str, str] = {}
+    for version in versions:
+        wheel = Wheel(version)
+        spellings = [("new", row.replacement)] if row.guard == "old" else []
+        spellings.append(("old", row.name))
+        origin = "neither"
+        for label, dotted in spellings:
+            if wheel.dotted(dotted)[0] in USABLE:
+                origin = f"{label}: {wheel.origin(dotted)}"
+                break
+        origins[version] = origin
+    return runs_of(origins)
+
+
 def measure_wheels(rows, versions: list[str]) -> dict[str, dict]:
     wheels = [Wheel(v) for v in versions]
     out = {}
@@ -839,6 +911,14 @@ def measure(rows, pythons: dict[str, str], versions: list[str]) -> dict:
             p["id"]: {role: measured[role][p["id"]] for role in pythons}
             for p in probes
             if p["id"].startswith("control/")
+        },
+        "guards": {
+            row.key: {
+                "runs": {role: measured[role][f"guard/{row.key}"] for role in pythons},
+                "wheels": guard_origins(row, versions),
+            }
+            for row in rows
+            if row.guard
         },
         "rows": {},
     }
