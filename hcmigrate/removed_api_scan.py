@@ -91,13 +91,14 @@ class RemovedApiScan:
     def words(self) -> frozenset[str]:
         """What a statement holding a site contains (the partial parse's seeds): a removed
         name as an attribute (`.tree_map`: a name a `from` import binds is no site, its import
-        is); a function that lost a keyword (`clip`, also called by a bare name); a method
+        is); a function that lost a keyword (`clip`, also called by a bare name) or that is
+        rewritten where called (`safe_map`, called by a bare name after its import); a method
         (`.device_buffer`, `.device()`); a call into a module whose behaviour changed
         (`random.`). Not the modules that live on as attributes (`jax.config`: only imports)."""
         words = set()
         for row in self.rows:
             last = row.name.rsplit(".", 1)[1]
-            if row.kind is Kind.KEYWORD:
+            if row.kind is Kind.KEYWORD or row.call_form:  # (`safe_map(...)`, by a bare name too)
                 words.add(last)
             elif row.kind is Kind.METHOD:
                 words.add("." + last + ("()" if is_call(row) else ""))

@@ -691,3 +691,36 @@ def test_moved_core_names_used_as_attributes_run_on_every_release_of_the_range(l
     assert _printed(str(legacy_python), _CORE_USES) == printed
     assert _printed(str(legacy_python), code) == printed
     assert _printed(sys.executable, code) == printed
+
+
+@pytest.mark.parametrize(
+    "text, after",
+    [
+        (
+            "from jax.util import safe_map\n\nx = safe_map(str, [1])\n",
+            "\nx = list(map(str, [1]))\n",
+        ),
+        (
+            "from jax.experimental.pjit import pjit, pjit_p  # jit things\n\nP = (pjit, pjit_p)\n",
+            "from jax.experimental.pjit import pjit  # jit things\ntry:\n"
+            "    from jax.extend.core.primitives import jit_p as pjit_p\nexcept ImportError:\n"
+            "    from jax.experimental.pjit import pjit_p\n\nP = (pjit, pjit_p)\n",
+        ),
+        (
+            "from jax.experimental.pjit import pjit_p as P\n",
+            "try:\n    from jax.extend.core.primitives import jit_p as P\nexcept ImportError:\n"
+            "    from jax.experimental.pjit import pjit_p as P\n",
+        ),
+        # negatives: not JAX's
+        ("from mypkg import util\n\nx = util.safe_map(f, xs)\n", None),
+        ("pjit_p = object()\nxla_pmap_p = None\nRULES = {pjit_p: 1}\n", None),
+        ("def safe_map(f, xs):\n    return [f(x) for x in xs]\n\n\ny = safe_map(str, [1])\n", None),
+    ],
+    ids=["bare-safe_map", "pjit_p-beside-pjit", "pjit_p-as", "other-util", "own-names", "own-def"],
+)
+def test_internals_in_their_import_styles_and_look_alikes(text, after):
+    options = Options(target_jax=(0, 4, 14))
+    code = migrate_source(text, options).code
+    assert code == (text if after is None else after)
+    compile(code, "<migrated>", "exec")
+    assert migrate_source(code, options).code == code
