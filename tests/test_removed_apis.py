@@ -711,12 +711,26 @@ def test_moved_core_names_used_as_attributes_run_on_every_release_of_the_range(l
             "try:\n    from jax.extend.core.primitives import jit_p as P\nexcept ImportError:\n"
             "    from jax.experimental.pjit import pjit_p as P\n",
         ),
+        (
+            "import jax.experimental.pjit\n\nP = jax.experimental.pjit.pjit_p\n",
+            "import jax.experimental.pjit\ntry:\n"
+            "    from jax.extend.core.primitives import jit_p as pjit_p\nexcept ImportError:\n"
+            "    from jax.experimental.pjit import pjit_p\n\n\nP = pjit_p\n",
+        ),
         # negatives: not JAX's
         ("from mypkg import util\n\nx = util.safe_map(f, xs)\n", None),
         ("pjit_p = object()\nxla_pmap_p = None\nRULES = {pjit_p: 1}\n", None),
         ("def safe_map(f, xs):\n    return [f(x) for x in xs]\n\n\ny = safe_map(str, [1])\n", None),
     ],
-    ids=["bare-safe_map", "pjit_p-beside-pjit", "pjit_p-as", "other-util", "own-names", "own-def"],
+    ids=[
+        "bare-safe_map",
+        "pjit_p-beside-pjit",
+        "pjit_p-as",
+        "pjit_p-spelled-out",
+        "other-util",
+        "own-names",
+        "own-def",
+    ],
 )
 def test_internals_in_their_import_styles_and_look_alikes(text, after):
     options = Options(target_jax=(0, 4, 14))
