@@ -738,3 +738,14 @@ def test_internals_in_their_import_styles_and_look_alikes(text, after):
     assert code == (text if after is None else after)
     compile(code, "<migrated>", "exec")
     assert migrate_source(code, options).code == code
+
+
+def test_guarded_bindings_are_written_under_the_compat_strategy_too():
+    """The JAX1xx rules run in the compat strategy's pass too: the guarded imports their
+    rewrites name are added there as well (without them, `Literal_1` would be unbound)."""
+    options = Options(target_jax=(0, 4, 14), strategy="compat")
+    code = migrate_source(_CORE_USES, options).code
+    assert "    from jax.extend.core import Literal as Literal_1\n" in code
+    assert migrate_source(code, options).code == code
+    printed = "1 ['call', 'closed_call'] a name of the module's own\n"
+    assert _printed(sys.executable, code) == printed

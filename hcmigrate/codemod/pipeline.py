@@ -186,15 +186,19 @@ def migrate_module(
     cleanup = CleanUpImports(imports, registry.imports)
     if options.strategy == "compat":
         result = module.visit(PointAtCompat(ctx, imports, registry.compat))
-        # (the compat pass rebuilt the tree without noting what from: the clean-up walks it all)
-        return add_imports(result.visit(cleanup), ctx.imports, style), ctx.diagnostics
+        # (the compat pass rebuilt the tree without noting what from: the clean-up walks it all;
+        # the JAX1xx rules of that pass may ask for module bindings: JAX107's guarded imports)
+        return _with_imports_and_helpers(result.visit(cleanup), ctx, style, index.text)
     ctx.plan = make_plan(ctx.resolver, ctx.reporter, ctx.dispatch)
     rewritten = module.visit(Rewriter(ctx, _nodes_to_rewrite(ctx)))
     cleanup.descend = _only_to_imports(ctx)
-    cleaned = rewritten.visit(cleanup)
+    return _with_imports_and_helpers(rewritten.visit(cleanup), ctx, style, index.text)
+
+
+def _with_imports_and_helpers(cleaned: cst.Module, ctx: ModuleContext, style, text: str):
     imports = [*ctx.imports, *ctx.helper_imports(ctx.helpers)]
     with_imports = add_imports(cleaned, imports, style)
-    indent = indent_unit(index.text)
+    indent = indent_unit(text)
     return add_helpers(with_imports, ctx.helper_definitions(ctx.helpers), indent), ctx.diagnostics
 
 
