@@ -190,6 +190,40 @@ def ini_line_length(root: Path) -> int | None:
     return None
 
 
+def yapf_style_file(root: Path) -> Path | None:
+    """The file in `root` that configures yapf, looked up as yapf looks its style up
+    (`.style.yapf`, `pyproject.toml` `[tool.yapf]`, `setup.cfg` `[yapf]`), when the project
+    formats with yapf: not where it also configures black (`[tool.black]`), whose layout then
+    wins."""
+    import configparser
+
+    pyproject: dict = {}
+    if (root / "pyproject.toml").is_file():
+        try:
+            text = read_regular(root / "pyproject.toml", limit=MAX_CONFIG_BYTES).decode("utf-8")
+            pyproject = tomllib.loads(text)
+        except Exception:  # (load_config reports a bad pyproject.toml)
+            pyproject = {}
+    tool = pyproject.get("tool") if isinstance(pyproject.get("tool"), dict) else {}
+    if "black" in tool:
+        return None
+    if (root / ".style.yapf").is_file():
+        return root / ".style.yapf"
+    if isinstance(tool.get("yapf"), dict):
+        return root / "pyproject.toml"
+    if (root / "setup.cfg").is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(
+                read_regular(root / "setup.cfg", limit=MAX_CONFIG_BYTES).decode("utf-8")
+            )
+        except (configparser.Error, OSError, UnicodeDecodeError, FileError):
+            return None
+        if parser.has_section("yapf"):
+            return root / "setup.cfg"
+    return None
+
+
 def parse_version(text: str, where: str = "--target-jax") -> tuple[int, ...]:
     m = re.fullmatch(r"\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*", str(text))
     if not m:

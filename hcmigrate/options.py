@@ -33,6 +33,9 @@ class Options:
     # How the project sorts imports (its isort or ruff settings; hcmigrate.import_style): where
     # an added import goes.
     import_style: ImportStyle = ImportStyle()
+    # The file that configures yapf, in a project formatted with yapf (hcmigrate.config): the
+    # statements the codemod writes are laid out by yapf with that style, never by black.
+    yapf_style: str | None = None
     # True: never point code at the compat runtime (a project that will not depend on
     # hcmigrate-compat): a site only the compat runtime keeps is left as it is, manual.
     no_compat: bool = False

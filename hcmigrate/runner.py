@@ -180,7 +180,9 @@ def _laid_out(task: Task, text: str, new_text: str) -> str:
         return new_text
     from hcmigrate.codemod.layout import format_written_lines
 
-    laid_out = format_written_lines(text, new_text, task.options.line_length)
+    laid_out = format_written_lines(
+        text, new_text, task.options.line_length, yapf_style=task.options.yapf_style
+    )
     if laid_out != new_text and compile_error(laid_out, task.display) is not None:
         return new_text
     return laid_out

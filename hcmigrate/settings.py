@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hcmigrate.options import DEFAULT_LINE_LENGTH, Options
-from hcmigrate.config import ini_line_length, load_config, parse_version, pinned_jax, shown
+from hcmigrate.config import (
+    ini_line_length,
+    load_config,
+    parse_version,
+    pinned_jax,
+    shown,
+    yapf_style_file,
+)
 from hcmigrate.discover import Selector, check_patterns
 from hcmigrate.errors import ConfigError
 from hcmigrate.facts import NATIVE_OUTPUT_SINCE
@@ -174,6 +181,7 @@ def resolve_settings(
             or ini_line_length(root)
             or DEFAULT_LINE_LENGTH,
             import_style=read_import_style(root),
+            yapf_style=str(yapf) if (yapf := yapf_style_file(root)) else None,
         ),
         root=root,
         exclude=exclude_patterns,

@@ -24,6 +24,7 @@ from click.testing import CliRunner
 
 from hcmigrate.cli import cli
 from hcmigrate.compat_dependency import DISTRIBUTION
+from hcmigrate.config import yapf_style_file
 from hcmigrate.jax_removals import lookup
 from hcmigrate.project_model.bindings import legacy_binding_targets
 
@@ -75,7 +76,8 @@ def configured_checkers(root: Path) -> list[list[str]]:
     """The checkers the project configures (each a command, to which a file is appended):
     ruff's linter with the project's rules (a project that configures no ruff: pyflakes' rules,
     and isort's `I` unless it configures isort itself), ruff's formatter or black where the
-    project formats with one, isort where it configures isort."""
+    project formats with one, isort where it configures isort, yapf where it formats with
+    yapf."""
     pyproject = root / "pyproject.toml"
     tool = tomllib.loads(pyproject.read_text()).get("tool", {}) if pyproject.is_file() else {}
     ruff = tool.get("ruff")
@@ -92,6 +94,8 @@ def configured_checkers(root: Path) -> list[list[str]]:
         checkers.append(
             [sys.executable, "-m", "isort", "--check-only", "--settings-path", str(root)]
         )
+    if yapf_style_file(root) is not None:  # (yapf finds the project's style from the file)
+        checkers.append([sys.executable, "-m", "yapf", "--diff"])
     return checkers
 
 

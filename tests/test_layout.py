@@ -193,3 +193,57 @@ def test_continuation_lines_follow_their_bracket_in_a_file_that_aligns_them():
         "                                                       dfden=x['dfden'])),\n"
         "                d)\n"
     )
+
+
+_LONG_TAP = (
+    "class P:\n"
+    "    def f(self, x):\n"
+    "        jax.debug.callback(lambda value: self._reporter.advance(value, scale=2), x, ordered=True)\n"
+)
+
+
+def test_a_yapf_project_gets_yapfs_layout_never_blacks(tmp_path):
+    """A statement the rewrite made too long is laid out by yapf with the project's style; where
+    yapf is not installed (an optional extra) it keeps its printed layout: black's layout is
+    never imposed on a yapf project (issue 27)."""
+    (tmp_path / "setup.cfg").write_text("[yapf]\nbased_on_style = google\ncolumn_limit = 80\n")
+    source = _LONG_TAP.replace("jax.debug.callback(", "hcb.id_tap(").replace(", ordered=True", "")
+    script = (
+        "import sys, json\n"
+        "if sys.argv[1] == 'without': sys.modules['yapf'] = None\n"
+        "from hcmigrate.codemod.layout import format_written_lines\n"
+        "print(json.dumps(format_written_lines(*json.loads(sys.stdin.read()))))\n"
+    )
+    arguments = json.dumps([source, _LONG_TAP, 80, None, str(tmp_path / "setup.cfg")])
+
+    def laid_out(yapf: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-c", script, yapf], input=arguments, capture_output=True, text=True
+        )
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    assert laid_out("with") == (
+        "class P:\n"
+        "    def f(self, x):\n"
+        "        jax.debug.callback(lambda value: self._reporter.advance(value, scale=2),\n"
+        "                           x,\n"
+        "                           ordered=True)\n"
+    )
+    assert laid_out("without") == _LONG_TAP
+
+
+def test_the_yapf_style_is_read_where_yapf_reads_it(tmp_path):
+    from hcmigrate.config import yapf_style_file
+
+    assert yapf_style_file(tmp_path) is None
+    (tmp_path / "setup.cfg").write_text("[flake8]\nmax-line-length = 100\n")
+    assert yapf_style_file(tmp_path) is None
+    (tmp_path / "setup.cfg").write_text("[yapf]\nbased_on_style = google\n")
+    assert yapf_style_file(tmp_path) == tmp_path / "setup.cfg"
+    (tmp_path / "pyproject.toml").write_text("[tool.yapf]\nbased_on_style = 'pep8'\n")
+    assert yapf_style_file(tmp_path) == tmp_path / "pyproject.toml"
+    (tmp_path / ".style.yapf").write_text("[style]\nbased_on_style = pep8\n")
+    assert yapf_style_file(tmp_path) == tmp_path / ".style.yapf"
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
+    assert yapf_style_file(tmp_path) is None  # (black is the project's formatter)

@@ -17,6 +17,11 @@ What is formatted (a one-line statement within the limit is already as black wri
 and the result must be the same program (the same ast) as the unformatted rewrite. Where
 black is missing or refuses a statement, the rewrite keeps its printed layout.
 
+A project formatted with yapf (hcmigrate.config.yapf_style_file) never gets black's layout:
+the statements black would have been given go to yapf, with the project's style file, in
+their place in the file (yapf's `lines`); where yapf (an optional extra) is not installed,
+they keep their printed layout.
+
 Two kinds of written statement are never handed to black, in any file: one whose only change
 is a rename (`jax.tree_map` -> `jax.tree.map`, `hcb.id_tap` -> `hcb.id_tap`), with no line
 longer than the limit or than it was, keeps its layout and quotes; and in a file not laid
@@ -59,20 +64,27 @@ def _changed_lines(source: str, code: str, ops=None) -> tuple[set[int], set[int]
 
 
 def format_written_lines(
-    source: str, code: str, line_length: int = DEFAULT_LINE_LENGTH, source_tree=None
+    source: str,
+    code: str,
+    line_length: int = DEFAULT_LINE_LENGTH,
+    source_tree=None,
+    yapf_style: str | None = None,
 ) -> str:
     """`code` (the rewrite of `source`, whose ast is `source_tree` if the caller has it) with
-    the statements the codemod wrote formatted."""
+    the statements the codemod wrote formatted: by yapf with the style file `yapf_style` in a
+    project formatted with yapf, by black otherwise."""
     if code == source:
         return code
     ops = opcodes(source.splitlines(), code.splitlines())
     replaced, written = _changed_lines(source, code, ops)
     if not written:
         return code
-    try:
-        import black
-    except ImportError:  # (a dependency; an environment without it keeps the printed layout)
-        return code
+    black = None
+    if yapf_style is None:
+        try:
+            import black
+        except ImportError:  # (a dependency; an environment without it keeps the printed layout)
+            return code
     try:
         tree = ast.parse(code)
     except Exception:  # (top-level await in a notebook cell, a syntax black does not know)
@@ -83,7 +95,9 @@ def format_written_lines(
         return code
     try:  # (asked only when a statement needs black)
         source_tree = source_tree or ast.parse(source)
-        black_style = _black_style(black, source, replaced, line_length, source_tree)
+        black_style = black is not None and _black_style(
+            black, source, replaced, line_length, source_tree
+        )
     except Exception:
         return code
     old_lines = source.splitlines(keepends=True)
@@ -101,11 +115,18 @@ def format_written_lines(
                 text, changed = realigned, True
         if old is not None and _renamed_only(old, text, line_length):
             continue  # (the file's own layout and quotes)
-        if black_style or any(
-            i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
-            for i in range(first, last + 1)
+        if (
+            black_style
+            or yapf_style is not None
+            or any(
+                i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
+                for i in range(first, last + 1)
+            )
         ):
             to_format.append((first, last))
+    if yapf_style is not None:
+        laid_out = _yapf("".join(lines), to_format, yapf_style) if to_format else None
+        return laid_out or ("".join(lines) if changed else code)
     for first, last in sorted(to_format, reverse=True):  # (bottom up: line numbers stay valid)
         text = "".join(lines[first - 1 : last])
         indent = text[: len(text) - len(text.lstrip(" "))]
@@ -230,6 +251,32 @@ def _comments_above(statement: str, width: int) -> str:
         ending = line[len(line.rstrip("\r\n")) :]
         lines[row - 1 : row] = [f"{indent}{token.string}{ending}", f"{code}{ending}"]
     return "".join(lines)
+
+
+def _yapf(code: str, spans: list[tuple[int, int]], style_file: str) -> str | None:
+    """`code` with the statements on lines `spans` laid out by yapf in the project's style
+    (yapf formats only those lines, in their place in the file); None where yapf is not
+    installed (an optional extra: the printed layout is kept, black's is never imposed on a
+    yapf project) or refuses the file."""
+    try:
+        from yapf.yapflib.yapf_api import FormatCode
+    except ImportError:
+        return None
+    crlf = "\r\n" in code
+    try:
+        formatted, _ = FormatCode(
+            code.replace("\r\n", "\n") if crlf else code, style_config=style_file, lines=spans
+        )
+    except Exception:  # (a style file yapf rejects, a syntax it does not know)
+        return None
+    if crlf:
+        formatted = formatted.replace("\n", "\r\n")
+    before, after = code.splitlines(keepends=True), formatted.splitlines(keepends=True)
+    first, last = min(a for a, _ in spans), max(b for _, b in spans)
+    tail = len(before) - last
+    if before[: first - 1] != after[: first - 1] or before[last:] != after[len(after) - tail :]:
+        return None  # (yapf touched a line around the statements: the file's own are kept)
+    return formatted
 
 
 def _black(black, text: str, line_length: int, normalize_strings: bool) -> str:

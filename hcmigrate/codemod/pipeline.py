@@ -113,7 +113,9 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
     code, _ = index.print_module(new_module)
     code = with_module_alias(text, code, scopes)
     if options.lay_out:
-        code = format_written_lines(text, code, options.line_length, scopes.tree)
+        code = format_written_lines(
+            text, code, options.line_length, scopes.tree, options.yapf_style
+        )
     diagnostics = sorted(diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != text:  # never hand back code that does not compile
         error = compile_error(code, filename, top_level_await=top_level_await)
