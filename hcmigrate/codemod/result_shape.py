@@ -7,7 +7,10 @@ float fails; float64 raises without x64). Literal forms are converted in place; 
 expression whose kind is unknown gets a general conversion evaluated at trace time: one
 module helper (`_shape_dtype_structs`, hcmigrate.codemod.module_helpers), called on the
 expression. A name the code visibly bound to a `ShapeDtypeStruct` with a canonical dtype is
-used as it is, as a person would write it.
+used as it is, as a person would write it; so is a name bound to a `ShapeDtypeStruct` (or a
+tuple or list of them) whose dtype the code does not show to be canonical (`x.dtype`): its
+dtypes are then used as given (`dtypes_as_given`), which the rule's note says (legacy made a
+64-bit dtype 32-bit without x64; pure_callback raises on it).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class Converted:
     expr: cst.BaseExpression | None  # None: no result (legacy result_shape None / absent)
     is_empty: bool  # no result at all (None or ())
     general: bool  # the general trace-time conversion was needed
+    dtypes_as_given: bool = False  # ShapeDtypeStructs whose dtype may not be canonical, kept
 
 
 class ShapeConverter:
@@ -44,14 +48,16 @@ class ShapeConverter:
         self._visible_value = visible_value  # the one value a name was assigned, if visible
         self._traced_parameter = traced_parameter  # a parameter of a jitted function?
         self.general = False
+        self.dtypes_as_given = False
 
     def convert(self, node: cst.BaseExpression | None) -> Converted:
-        self.general = False
+        self.general = self.dtypes_as_given = False
         if node is None or literal_value(node) is None:
             return Converted(None, True, False)
         if isinstance(node, cst.Tuple) and not node.elements:
             return Converted(node, True, False)
-        return Converted(self._leaf_or_tree(node), False, self.general)
+        converted = self._leaf_or_tree(node)
+        return Converted(converted, False, self.general, self.dtypes_as_given)
 
     def _leaf_or_tree(self, node: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(node, (cst.Tuple, cst.List)):
@@ -73,6 +79,9 @@ class ShapeConverter:
             self._is_canonical_struct(node) or self._traced_parameter(node)
         ):
             return node  # (a traced array's dtype is canonical)
+        if isinstance(node, cst.Name) and self._bound_to_structs(node):
+            self.dtypes_as_given = True
+            return node
         if isinstance(value, (bool, int, float, complex)):
             return self._scalar(type(value).__name__)
         if isinstance(node, cst.Call):
@@ -113,6 +122,29 @@ class ShapeConverter:
             return False
         dtype = _dtype_args(value)
         return len(dtype) == 1 and self._is_canonical_dtype(dtype[0].value)
+
+    def _bound_to_structs(self, name: cst.Name) -> bool:
+        """Is `name` visibly bound (once) to a `ShapeDtypeStruct(...)`, or to a tuple or list
+        of them (or of names so bound)?"""
+        value = self._visible_value(name)
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return bool(value.elements) and all(
+                isinstance(e, cst.Element)
+                and (
+                    self._is_struct_call(e.value)
+                    or (
+                        isinstance(e.value, cst.Name)
+                        and self._is_struct_call(self._visible_value(e.value))
+                    )
+                )
+                for e in value.elements
+            )
+        return self._is_struct_call(value)
+
+    def _is_struct_call(self, value) -> bool:
+        return isinstance(value, cst.Call) and any(
+            n.endswith("ShapeDtypeStruct") for n in self._qualified(value.func)
+        )
 
     def _is_canonical_dtype(self, node: cst.BaseExpression) -> bool:
         if (

@@ -136,6 +136,8 @@ def step(x):
         ),
     ),
 )
+# A result_shape of ShapeDtypeStructs the code built, kept as it is (hcmigrate.codemod.result_shape).
+DTYPES_AS_GIVEN_NOTE = "result_shape's dtypes used as given: a 64-bit one raises without x64, where legacy made it 32-bit"
 # What an ordered io_callback does differently from legacy `call` (docs/callback-semantics.md).
 IO_NOTE = (
     "it fails inside a lax.cond or while_loop under vmap even when its own operands are not "
@@ -401,6 +403,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     shapes = ctx.shapes.convert(site.original_args.get("result_shape"))
     shape_expr = shapes.expr if shapes.expr is not None else cst.Name("None")
     note = " (result_shape converted at trace time)" if shapes.general else ""
+    if shapes.dtypes_as_given:
+        note += f" ({DTYPES_AS_GIVEN_NOTE})"
     if ctx.is_pure(original_func):
         extra = []
         if ctx.target_at_least(VMAP_METHOD_SINCE):
