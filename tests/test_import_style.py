@@ -83,3 +83,68 @@ def test_the_projects_own_packages_are_first_party(tmp_path):
     (tmp_path / "src" / "mylib" / "__init__.py").write_text("")
     (tmp_path / "tools.py").write_text("")
     assert {"mylib", "tools"} <= set(read_import_style(tmp_path).first_party)
+
+
+GOOGLE_ORDER = """\
+import functools
+
+from absl import logging
+import jax
+from jax.experimental import host_callback as hcb
+import tqdm
+
+
+def monitor(x):
+  return hcb.id_tap(lambda v, _: logging.info(functools.reduce(max, v)), x)
+"""
+
+
+def test_a_file_in_googles_order_gets_its_imports_in_that_order(tmp_path):
+    """No isort settings declared, and the file's imports are sorted by module name with `from`
+    and `import` lines interleaved (google's force_sort_within_sections): `import numpy` goes
+    between `import jax` and `import tqdm`, as isort with that setting puts it, not above
+    `from absl` as isort's default order would (praxis `sample_decode.py`; issue 27)."""
+    code = migrate_source(GOOGLE_ORDER).code
+    imports = code[: code.index("\n\n\ndef")] + "\n"
+    assert "import jax\nimport numpy as np\nimport tqdm\n" in imports
+    isort = [
+        sys.executable,
+        "-m",
+        "isort",
+        "--check-only",
+        "--diff",
+        "--force-sort-within-sections",
+    ]
+    check = subprocess.run([*isort, "-"], input=imports, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize(
+    "imports, expected",
+    [
+        # isort's default order (`import` lines first): it is kept
+        (
+            "import jax\nimport tqdm\nfrom absl import logging\n",
+            "import jax\nimport numpy as np\nimport tqdm\nfrom absl import logging\n",
+        ),
+        # neither order throughout (the second block breaks google's): isort's default
+        (
+            "from absl import logging\nimport jax\n\nimport tqdm\nimport functools\n",
+            "import numpy as np\nfrom absl import logging\nimport jax\n\nimport tqdm\n",
+        ),
+    ],
+)
+def test_the_files_order_is_inferred_only_where_it_is_consistent(imports, expected):
+    source = imports.replace(
+        "import jax\n", "import jax\nfrom jax.experimental import host_callback as hcb\n"
+    )
+    source += (
+        "\n\ndef monitor(x):\n  return hcb.id_tap(lambda v, _: logging.info(tqdm.tqdm(v)), x)\n"
+    )
+    assert expected in migrate_source(source).code
+
+
+def test_declared_isort_settings_win_over_the_files_order(tmp_path):
+    (tmp_path / ".isort.cfg").write_text("[settings]\nprofile = black\n")
+    code = migrate_source(GOOGLE_ORDER, Options(import_style=read_import_style(tmp_path))).code
+    assert "import functools\n\nimport numpy as np\nfrom absl import logging\n" in code

@@ -10,6 +10,7 @@ first party), in order; or after the docstring and `__future__` imports when the
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import libcst as cst
@@ -86,6 +87,7 @@ def add_imports(
     (`try: import jax ... except ImportError: raise ...`) gets its new third-party imports
     inside the guard, after the imports it protects."""
     body = list(module.body)
+    style = _in_file_order(body, style)
     guard = _jax_guard(body)
     guarded = list(body[guard].body.body) if guard is not None else []
     missing = [n for n in dict.fromkeys(needed) if not any(_binds(s, n) for s in [*body, *guarded])]
@@ -121,6 +123,43 @@ def add_imports(
         at = next(i for i, s in enumerate(body) if s is guard_node)
         body[at] = guard_node.with_changes(body=guard_node.body.with_changes(body=guarded))
     return module.with_changes(body=body)
+
+
+def _in_file_order(body: list[cst.BaseStatement], style: ImportStyle) -> ImportStyle:
+    """`style`, sorting by module name within sections (`force_sort_within_sections`, google's
+    order: `from flax import nn` before `import jax`) where the project declares no isort
+    settings and the module's own imports follow that order, in every block of them, and
+    not isort's default (some `from` line comes before an `import` line)."""
+    if style.source or style.force_sort_within_sections:
+        return style
+    forced = dataclasses.replace(style, force_sort_within_sections=True)
+    blocks = _import_blocks(body)
+
+    def in_order(order: ImportStyle) -> bool:
+        return all(
+            _sort_key(a, order) <= _sort_key(b, order)
+            for block in blocks
+            for a, b in zip(block, block[1:])
+        )
+
+    return forced if in_order(forced) and not in_order(style) else style
+
+
+def _import_blocks(body: list[cst.BaseStatement]) -> list[list[cst.SimpleStatementLine]]:
+    """The module's top-level one-import lines, in runs without a blank line between them."""
+    blocks: list[list[cst.SimpleStatementLine]] = []
+    previous = None
+    for i in range(insertion_point(body)):
+        line = body[i]
+        if not _is_import_line(line) or _is_preamble(line, i) or len(line.body) != 1:
+            previous = None
+            continue
+        blank = any(e.comment is None for e in line.leading_lines)
+        if previous is None or blank or previous != i - 1:
+            blocks.append([])
+        blocks[-1].append(line)
+        previous = i
+    return blocks
 
 
 def _merge_into(body: list[cst.BaseStatement], module: str, alias: cst.ImportAlias) -> bool:
