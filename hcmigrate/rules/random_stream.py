@@ -39,32 +39,27 @@ import numpy as np
 
 
 def _print_like_id_print(value, /, **header):
-    \"\"\"Print as the removed `id_print` did: the keywords as sorted `k: v` pairs, then
-    the value, arrays as numpy prints them, tuples, lists and dicts as `( a b )`,
-    `[ a b ]`, `{ k=v }`, one element a line (indented by 2) where wider than 80
-    columns.\"\"\"
+    \"\"\"Print as the removed `id_print` did: sorted `k: v` keywords, the value
+    in numpy's text, `( a b )`, `[ a b ]`, `{ k=v }`, wrapped at 80.\"\"\"
 
-    def text(v, column, indent):  # the text of `v` from `column`, the column after it
+    def text(v, column, indent):  # (`v`'s text from `column`, column after)
         if not isinstance(v, (tuple, list, dict)):
             shown = np.array2string(v) if isinstance(v, np.ndarray) else str(v)
             return shown, column + len(shown)
-        if isinstance(v, dict):
-            opening, closing = "{}"
-            items = [(f"{k}=", e) for k, e in sorted(v.items())]
-        else:
-            opening, closing = "()" if isinstance(v, tuple) else "[]"
-            items = [("", e) for e in v]
-        # on one line (from far left, everything fits), if that fits in 80 columns
+        is_dict = isinstance(v, dict)
+        ends = "{}" if is_dict else "()" if isinstance(v, tuple) else "[]"
+        pairs = sorted(v.items()) if is_dict else enumerate(v)
+        items = [(f"{k}=" if is_dict else "", e) for k, e in pairs]
         flat = " ".join(key + text(e, -float("inf"), 0)[0] for key, e in items)
         if column + len(flat) + 4 <= 80:
-            return f"{opening} {flat} {closing}", column + len(flat) + 4
-        shown, column = opening + " ", column + 2
+            return f"{ends[0]} {flat} {ends[1]}", column + len(flat) + 4
+        shown, column = ends[0] + " ", column + 2
         for n, (key, e) in enumerate(items):
             if n:
                 shown, column = shown + "\\n" + " " * (indent + 2), indent + 2
             part, column = text(e, column + len(key), indent + 2)
             shown += key + part
-        return shown + " " + closing, column + 2
+        return shown + " " + ends[1], column + 2
 
     if header:
         print(" ".join(f"{k}: {v}" for k, v in sorted(header.items())))
