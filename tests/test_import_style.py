@@ -148,3 +148,26 @@ def test_declared_isort_settings_win_over_the_files_order(tmp_path):
     (tmp_path / ".isort.cfg").write_text("[settings]\nprofile = black\n")
     code = migrate_source(GOOGLE_ORDER, Options(import_style=read_import_style(tmp_path))).code
     assert "import functools\n\nimport numpy as np\nfrom absl import logging\n" in code
+
+
+def test_the_order_is_read_from_the_file_as_its_authors_wrote_it():
+    """netket's `tdvp.py`: `from typing import ...` above `import warnings` fits google's order
+    only, but the legacy import stood out of either order (`import jax.numpy as jnp`, then
+    `import jax.experimental.host_callback as hcb`): no sorter keeps this file, so the new
+    import follows isort's default, after the block's `import` lines."""
+    source = (
+        "from typing import Any\n"
+        "import warnings\n"
+        "\n"
+        "import jax\n"
+        "import jax.numpy as jnp\n"
+        "import jax.experimental.host_callback as hcb\n"
+        "import tqdm\n"
+        "\n"
+        "\n"
+        "def monitor(x: Any):\n"
+        "  warnings.warn('monitored')\n"
+        "  return hcb.call(lambda v: tqdm.tqdm.write(str(v)), jnp.abs(x), result_shape=x)\n"
+    )
+    code = migrate_source(source).code
+    assert "\nimport tqdm\nfrom jax.experimental import io_callback\n" in code

@@ -87,7 +87,6 @@ def add_imports(
     (`try: import jax ... except ImportError: raise ...`) gets its new third-party imports
     inside the guard, after the imports it protects."""
     body = list(module.body)
-    style = _in_file_order(body, style)
     guard = _jax_guard(body)
     guarded = list(body[guard].body.body) if guard is not None else []
     missing = [n for n in dict.fromkeys(needed) if not any(_binds(s, n) for s in [*body, *guarded])]
@@ -125,11 +124,13 @@ def add_imports(
     return module.with_changes(body=body)
 
 
-def _in_file_order(body: list[cst.BaseStatement], style: ImportStyle) -> ImportStyle:
+def in_file_order(body: list[cst.BaseStatement], style: ImportStyle) -> ImportStyle:
     """`style`, sorting by module name within sections (`force_sort_within_sections`, google's
     order: `from flax import nn` before `import jax`) where the project declares no isort
     settings and the module's own imports follow that order, in every block of them, and
-    not isort's default (some `from` line comes before an `import` line)."""
+    not isort's default (some `from` line comes before an `import` line). Asked of the module
+    as its authors wrote it (the legacy import included: a file that placed it out of either
+    order is sorted by no tool)."""
     if style.source or style.force_sort_within_sections:
         return style
     forced = dataclasses.replace(style, force_sort_within_sections=True)

@@ -27,7 +27,7 @@ import gc
 import libcst as cst
 
 from hcmigrate.options import MigrationResult, Options
-from hcmigrate.codemod.add_imports import add_imports
+from hcmigrate.codemod.add_imports import add_imports, in_file_order
 from hcmigrate.codemod.compat_alias import with_module_alias
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
@@ -184,6 +184,7 @@ def migrate_module(
     style = options.import_style  # (the module's own package is first party, as isort sees it)
     if options.module_name:
         style = style.with_first_party([options.module_name.split(".")[0]])
+    style = in_file_order(list(module.body), style)
     imports = ImportRulesContext(ctx, Usage(ctx.resolver, ctx.replaced, options, module))
     cleanup = CleanUpImports(imports, registry.imports)
     if options.strategy == "compat":
