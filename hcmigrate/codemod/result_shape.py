@@ -147,6 +147,13 @@ class ShapeConverter:
         )
 
     def _is_canonical_dtype(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Name):  # (`dtype = jax.dtypes.canonicalize_dtype(...)` above)
+            value = self._visible_value(node)
+            if isinstance(value, cst.Call):
+                return any(n.endswith("canonicalize_dtype") for n in self._qualified(value.func))
+            return isinstance(value, (cst.Attribute, cst.SimpleString)) and (
+                self._is_canonical_dtype(value)
+            )
         if (
             isinstance(node, cst.Attribute)
             and node.attr.value == "dtype"
