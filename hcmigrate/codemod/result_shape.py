@@ -139,7 +139,20 @@ class ShapeConverter:
                 )
                 for e in value.elements
             )
-        return self._is_struct_call(value)
+        return self._is_struct_call(value) or self._maps_to_structs(value)
+
+    def _maps_to_structs(self, value) -> bool:
+        """Is `value` a tree map of a lambda that builds a ShapeDtypeStruct
+        (`jax.tree_map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), params)`)?"""
+        if not isinstance(value, cst.Call) or not value.args:
+            return False
+        names = self._qualified(value.func)
+        function = value.args[0].value
+        return (
+            any(n.rpartition(".")[2] == "tree_map" or n.endswith("jax.tree.map") for n in names)
+            and isinstance(function, cst.Lambda)
+            and self._is_struct_call(function.body)
+        )
 
     def _is_struct_call(self, value) -> bool:
         return isinstance(value, cst.Call) and any(
