@@ -28,6 +28,9 @@ longer than the limit or than it was, keeps its layout and quotes; and in a file
 out by black, continuation lines aligned with an open bracket (`call(a,\n     b)`, pycodestyle's
 visual indent) in the statement the rewrite replaced are aligned with that bracket where it
 now stands (a longer callee, an argument wrapped in a helper call), nested brackets included.
+Such a realigned statement keeps the alignment, not black's layout, where its lines fit in
+the file's own longest line and the file has many lines over the limit (it does not keep to
+it): one file, one layout.
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ def format_written_lines(
     except Exception:
         return code
     old_lines = source.splitlines(keepends=True)
+    file_limit = _file_limit(old_lines, line_length)
     old_of = _old_line_numbers(ops)
     changed = False
     to_format = []
@@ -115,6 +119,15 @@ def format_written_lines(
                 text, changed = realigned, True
         if old is not None and _renamed_only(old, text, line_length):
             continue  # (the file's own layout and quotes)
+        if (
+            not black_style
+            and yapf_style is None
+            and old is not None
+            and _visually_aligned(old)
+            and _visually_aligned(text)
+            and max(len(t.rstrip("\r\n")) for t in text.splitlines()) <= file_limit
+        ):
+            continue  # (aligned as the file aligns, within the lengths the file itself has)
         if (
             black_style
             or yapf_style is not None
@@ -145,6 +158,15 @@ def format_written_lines(
             lines[first - 1 : last] = [formatted]
             changed = True
     return "".join(lines) if changed else code
+
+
+def _file_limit(lines: list[str], line_length: int) -> int:
+    """The longest line the file keeps to: `line_length`, or, in a file with many lines over
+    it (3 and 1 in 100, not one stray URL), its own longest line: an aligned statement that
+    fits there keeps the file's alignment rather than get black's layout beside it."""
+    lengths = [len(line.rstrip("\r\n")) for line in lines]
+    over = sum(n > line_length for n in lengths)
+    return max(lengths) if over >= max(3, len(lengths) // 100) else line_length
 
 
 def _statement_spans(
