@@ -212,7 +212,7 @@ ORDERED_CALLBACK_NAMES = ("jax.debug.callback", "jax.experimental.io_callback")
 ORDERED_PRINT_NAMES = ("jax.debug.print",)
 # The codes of rules that write the modern API (the others remove, keep or point at compat).
 MODERN_API_CODES = frozenset(
-    {"HCB101", "HCB201", "HCB301", "HCB302", "HCB304", "HCB401", "HCB403", "HCB601"}
+    {"HCB101", "HCB201", "HCB301", "HCB302", "HCB304", "HCB305", "HCB401", "HCB403", "HCB601"}
 )
 PURE_CALLBACK_NAMES = ("jax.pure_callback", "jax._src.callback.pure_callback")
 VMAP_METHOD_FOR_VECTORIZED = {True: "legacy_vectorized", False: "sequential"}

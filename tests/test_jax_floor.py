@@ -404,3 +404,37 @@ def test_modern_names_behind_the_codes_own_version_switch_need_nothing(tmp_path)
         "HCB008 [fixed]" in second.output
         and "jax>=0.4.26" in (tmp_path / "pyproject.toml").read_text()
     ), second.output
+
+
+def test_every_rule_that_writes_the_modern_api_counts_for_the_floor():
+    """The floor is raised (and HCB008 checked) for the files whose sites a rule writing the
+    modern API rewrote (facts.MODERN_API_CODES): a rule left out of it (HCB305 was) leaves
+    a floor below what its code needs, silently."""
+    from hcmigrate.facts import MODERN_API_CODES
+    from hcmigrate.rules.registry import registry
+
+    writes_jax = {
+        rule.code
+        for rule in registry().rules
+        if rule.code.startswith("HCB")
+        and ("jax." in rule.modern or "io_callback" in rule.modern)
+        and "compat" not in rule.modern
+    }
+    assert writes_jax == MODERN_API_CODES
+
+
+def test_a_host_check_alone_raises_the_floor_to_what_it_needs(tmp_path):
+    """(diffrax) A module whose only rewrite is a host check (HCB305, jax.debug.callback: JAX
+    0.3.17) in a project declaring `jax>=0.3.4`: the floor is raised to 0.3.17."""
+    (tmp_path / "setup.py").write_text(
+        'from setuptools import setup\n\nsetup(name="d", install_requires=["jax>=0.3.4"])\n'
+    )
+    (tmp_path / "errors.py").write_text(
+        "import jax\nfrom jax.experimental import host_callback as hcb\n\n\n"
+        "def error_if(pred, msgs, index):\n"
+        "    def raises(i):\n        raise RuntimeError(msgs[i.item()])\n\n"
+        "    jax.lax.cond(pred, lambda: hcb.call(raises, index), lambda: None)\n"
+    )
+    res = run(["--no-cache", "."], tmp_path)
+    assert "HCB305" in res.output
+    assert '"jax>=0.3.17"' in (tmp_path / "setup.py").read_text(), res.output
