@@ -520,6 +520,7 @@ def _raise_floor(settings: Settings, plan, final: list[FileResult], mode: str):
     it, which exits 1). Where it could not be raised, why, beside HCB008's manual findings.
     (lines to print, files that failed)"""
     from hcmigrate.config import shown
+    from hcmigrate.diagnostics import Level
     from hcmigrate.facts import MODERN_API_CODES
     from hcmigrate.files import read_source, write_atomic
     from hcmigrate.jax_floor import FloorRaise, plan_raise
@@ -537,7 +538,12 @@ def _raise_floor(settings: Settings, plan, final: list[FileResult], mode: str):
         for r in final
         if r.status == CHANGED
         and (r.written or mode != "review")  # (--interactive: the changes accepted)
-        and any(d.code in MODERN_API_CODES or d.code.startswith("JAX") for d in r.diagnostics)
+        and any(
+            d.code in MODERN_API_CODES
+            or d.code.startswith("JAX")
+            or d.level is Level.COMPAT_FALLBACK  # (hcmigrate-compat needs its JAX floor)
+            for d in r.diagnostics
+        )
     ]
     if plan.raises_floor_to is None or not changed:
         return [], 0

@@ -155,6 +155,11 @@ VMAP_METHOD_SINCE = (0, 4, 35)
 # that deprecated host_callback: everything below is there); the floor itself rises only to
 # what the written code needs (NATIVE_SINCE).
 NATIVE_OUTPUT_SINCE = (0, 4, 26)
+# The oldest JAX the `hcmigrate-compat` distribution installs with
+# (packaging/hcmigrate-compat/pyproject.toml; tests/test_compat_floor.py runs it there): a
+# module the run points at hcmigrate_compat needs it, as a module written with jax.tree.map
+# needs 0.4.25 (hcmigrate.native_needs), and the project's floor rises to it with the rest.
+COMPAT_PACKAGE_JAX_FLOOR = (0, 4, 26)
 # The first JAX release that has each name the native rewrite writes (measured on the
 # releases' own sources, 0.3.13 to 0.4.35: scripts/measure_native_since.py; 0.3.13, the oldest
 # measured, reads "0.3.13 or older"). The replacement spellings the JAX-removals rules write

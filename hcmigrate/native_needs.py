@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from hcmigrate.facts import NATIVE_KEYWORD_SINCE, NATIVE_SINCE
+from hcmigrate.facts import COMPAT_PACKAGE_JAX_FLOOR, NATIVE_KEYWORD_SINCE, NATIVE_SINCE
 from hcmigrate.jax_removals import REMOVED_APIS, version
 
 
@@ -52,6 +52,8 @@ def needs_of(code: str) -> Needs:
         return needs
     aliases = _aliases(tree)
     for node in _unguarded_nodes(tree):
+        if _imports_compat_package(node):
+            needs.add("hcmigrate_compat", node.lineno, COMPAT_PACKAGE_JAX_FLOOR)
         if isinstance(node, (ast.Attribute, ast.Name)):
             dotted = _dotted(node, aliases)
             if dotted in SINCE:
@@ -103,6 +105,15 @@ def _catches_missing_names(kind: ast.expr | None) -> bool:
         return True
     kinds = kind.elts if isinstance(kind, ast.Tuple) else [kind]
     return any(getattr(k, "id", None) in _MISSING_NAME_ERRORS for k in kinds)
+
+
+def _imports_compat_package(node: ast.AST) -> bool:
+    """`from hcmigrate_compat import host_callback as hcb`, `import hcmigrate_compat...`."""
+    if isinstance(node, ast.ImportFrom):
+        return not node.level and (node.module or "").split(".")[0] == "hcmigrate_compat"
+    if isinstance(node, ast.Import):
+        return any(a.name.split(".")[0] == "hcmigrate_compat" for a in node.names)
+    return False
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:

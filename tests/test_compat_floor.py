@@ -30,6 +30,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
+from hcmigrate.facts import COMPAT_PACKAGE_JAX_FLOOR
 from hcmigrate.legacy_env import jax_env_python
 from test_compat_packaging import (
     LEGACY_PROGRAM,
@@ -46,7 +47,8 @@ sys.path.insert(0, str(REPO / "fixtures" / "compat_runtime"))
 import runner  # noqa: E402
 
 FLOOR_PYTHON = (3, 9)  # keep in step with packaging/hcmigrate-compat/pyproject.toml
-FLOOR_JAX = "0.4.26"
+# (the codemod raises a project's floor to it where it points code at the package: one value)
+FLOOR_JAX = ".".join(map(str, COMPAT_PACKAGE_JAX_FLOOR))
 FLOOR_NUMPY = "1.22"
 # id_print (every format), call (every result_shape form); LEGACY_PROGRAM taps under jit/vmap
 SCENARIOS = ("id_print_formats", "call_shapes")

@@ -438,3 +438,27 @@ def test_a_host_check_alone_raises_the_floor_to_what_it_needs(tmp_path):
     res = run(["--no-cache", "."], tmp_path)
     assert "HCB305" in res.output
     assert '"jax>=0.3.17"' in (tmp_path / "setup.py").read_text(), res.output
+
+
+def test_a_module_pointed_at_compat_raises_the_floor_to_the_compat_packages(tmp_path):
+    """(chex) A module kept on the compat runtime now imports hcmigrate_compat, which installs
+    with jax >= 0.4.26 and Python >= 3.9 only: the floors rise to those with the dependency
+    (pip on an older Python would otherwise find no distribution, not a clear floor), and a
+    second run changes nothing."""
+    pyproject = (
+        '[project]\nname = "p"\nrequires-python = ">=3.8"\ndependencies = ["jax>=0.4.1", "numpy"]\n'
+    )
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    (tmp_path / "serve.py").write_text(
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        "def step(x):\n    return hcb.id_tap(print, x, device_index=1)\n"
+    )
+    res = run(["--no-cache", "."], tmp_path)
+    assert "HCB102 [compat-fallback]" in res.output, res.output
+    assert (tmp_path / "pyproject.toml").read_text() == (
+        '[project]\nname = "p"\nrequires-python = ">=3.9"\n'
+        'dependencies = ["jax>=0.4.26", "numpy", "hcmigrate-compat"]\n'
+    ), res.output
+    assert "the rewritten code needs JAX >= 0.4.26" in res.output
+    again = run(["--no-cache", "."], tmp_path)
+    assert again.exit_code == 0 and "HCB008" not in again.output, again.output
