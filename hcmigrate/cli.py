@@ -422,6 +422,10 @@ def _run_paths(
     summary = Summary()
     # (the dependency to declare and the pins to raise by hand are manual findings)
     summary.needs_human = by_hand or bool(pins)
+    summary.files_by_hand = sum(
+        ": manual:" in line or "[manual]" in line
+        for line in [*(declaration or "").splitlines(), *floor_lines, *pins]
+    )
     summary.failed += floor_failed
     summary.add_unchanged(plan.passed)
     for r in final:

@@ -41,6 +41,9 @@ class Summary:
     sites: Counter = field(default_factory=Counter)  # Level -> count
     per_rule: Counter = field(default_factory=Counter)  # code -> count
     needs_human: bool = False
+    # lines on the project's files left for a human (a dependency to declare, a pin to raise,
+    # a BUILD file): not sites, but they make the run exit as manual sites do
+    files_by_hand: int = 0
 
     def add_unchanged(self, n: int) -> None:
         """Count `n` files that need no result of their own (the pre-filter passed them)."""
@@ -82,7 +85,10 @@ class Summary:
         if self.skipped:
             files += f", {self.skipped} skipped"
         sites = ", ".join(f"{self.sites.get(lvl, 0)} {lvl.value}" for lvl in LEVEL_ORDER)
-        return f"{files}; sites: {sites}"
+        by_hand = (
+            f"; {self.files_by_hand} by hand in the project's files" if self.files_by_hand else ""
+        )
+        return f"{files}; sites: {sites}{by_hand}"
 
 
 def statistics_rows(summary: Summary) -> list[tuple[int, str, str, str]]:
