@@ -213,7 +213,8 @@ def step(x):
 CHECK_NOTE = (
     "the host function only raises errors, so it needs no order and runs on several devices "
     "(pmap, sharded jit) as legacy call did; a host call after it in the program may run "
-    "before it raises"
+    "before it raises, and after it raised under pmap every later jax.effects_barrier() raises "
+    "that error again"
 )
 CHECK = Rule(
     code="HCB305",
@@ -224,7 +225,8 @@ CHECK = Rule(
     summary="A host check that returns nothing and only raises becomes an unordered jax.debug.callback.",
     behaviour_note=(
         "Runs wherever legacy call ran, on one device or several (and also under vmap, per "
-        "element, where legacy call failed); keeps no order with the module's other host calls."
+        "element, where legacy call failed); keeps no order with the module's other host calls; "
+        "after it raised under pmap every later jax.effects_barrier() raises that error again."
     ),
     examples=(
         Example(
@@ -252,7 +254,7 @@ def error_if(pred, index, messages):
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "9:32 HCB305 [fixed-with-behaviour-note] call -> jax.debug.callback (unordered): the host function only raises errors, so it needs no order and runs on several devices (pmap, sharded jit) as legacy call did; a host call after it in the program may run before it raises",
+                "9:32 HCB305 [fixed-with-behaviour-note] call -> jax.debug.callback (unordered): the host function only raises errors, so it needs no order and runs on several devices (pmap, sharded jit) as legacy call did; a host call after it in the program may run before it raises, and after it raised under pmap every later jax.effects_barrier() raises that error again",
             ),
         ),
     ),
