@@ -702,7 +702,7 @@ def test_moved_core_names_used_as_attributes_run_on_every_release_of_the_range(l
         ),
         (
             "from jax.experimental.pjit import pjit, pjit_p  # jit things\n\nP = (pjit, pjit_p)\n",
-            "from jax.experimental.pjit import pjit  # jit things\ntry:\n"
+            "from jax.experimental.pjit import pjit  # jit things\n\ntry:\n"
             "    from jax.extend.core.primitives import jit_p as pjit_p\nexcept ImportError:\n"
             "    from jax.experimental.pjit import pjit_p\n\nP = (pjit, pjit_p)\n",
         ),
@@ -713,9 +713,15 @@ def test_moved_core_names_used_as_attributes_run_on_every_release_of_the_range(l
         ),
         (
             "import jax.experimental.pjit\n\nP = jax.experimental.pjit.pjit_p\n",
-            "import jax.experimental.pjit\ntry:\n"
+            "import jax.experimental.pjit\n\ntry:\n"
             "    from jax.extend.core.primitives import jit_p as pjit_p\nexcept ImportError:\n"
             "    from jax.experimental.pjit import pjit_p\n\n\nP = pjit_p\n",
+        ),
+        (  # (the module's own guarded import keeps its spacing: only written ones get a blank)
+            "import jax\ntry:\n    import scipy\nexcept ImportError:\n    scipy = None\n"
+            "x = jax.tree_map(str, [1])\n",
+            "import jax\ntry:\n    import scipy\nexcept ImportError:\n    scipy = None\n"
+            "x = jax.tree_util.tree_map(str, [1])\n",
         ),
         # negatives: not JAX's
         ("from mypkg import util\n\nx = util.safe_map(f, xs)\n", None),
@@ -727,6 +733,7 @@ def test_moved_core_names_used_as_attributes_run_on_every_release_of_the_range(l
         "pjit_p-beside-pjit",
         "pjit_p-as",
         "pjit_p-spelled-out",
+        "own-guard-kept",
         "other-util",
         "own-names",
         "own-def",

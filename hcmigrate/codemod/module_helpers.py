@@ -230,3 +230,42 @@ def _two_blank_lines_above(statement: cst.BaseStatement) -> cst.BaseStatement:
     while lines and lines[0].comment is None:
         lines.pop(0)
     return statement.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *lines])
+
+
+def space_new_guarded_imports(module: cst.Module, original: cst.Module) -> cst.Module:
+    """A guarded import the run wrote at module level (`try: from jax.extend.core import
+    Literal` / `except ImportError: ...`, JAX107/JAX111) stands apart from the statements
+    around it by a blank line, as isort and ruff's I001 lay out a `try` after an import block;
+    the module's own statements keep their spacing."""
+    own = {original.code_for_node(s) for s in original.body if isinstance(s, cst.Try)}
+    body = list(module.body)
+    new = [
+        i
+        for i, s in enumerate(body)
+        if isinstance(s, cst.Try) and _imports_only(s) and module.code_for_node(s) not in own
+    ]
+    for i in new:
+        for j in (i, i + 1):
+            if 0 < j < len(body) and not _blank_above(body[j]):
+                body[j] = body[j].with_changes(
+                    leading_lines=[cst.EmptyLine(), *body[j].leading_lines]
+                )
+    return module.with_changes(body=body) if new else module
+
+
+def _imports_only(statement: cst.Try) -> bool:
+    """`try:` imports `except ImportError:` imports or `name = None`: a guarded import."""
+    blocks = [statement.body.body, *(h.body.body for h in statement.handlers)]
+    return all(
+        isinstance(line, cst.SimpleStatementLine)
+        and all(isinstance(small, (cst.Import, cst.ImportFrom, cst.Assign)) for small in line.body)
+        for block in blocks
+        for line in block
+    )
+
+
+def _blank_above(statement: cst.BaseStatement) -> bool:
+    if statement.leading_lines:
+        return statement.leading_lines[0].comment is None
+    # (a statement the partial parse kept as text carries its blank lines in its text)
+    return isinstance(statement, VerbatimStatement) and statement.text.startswith(("\n", "\r\n"))

@@ -32,7 +32,7 @@ from hcmigrate.codemod.compat_alias import with_module_alias
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
 from hcmigrate.codemod.line_diff import source_line
-from hcmigrate.codemod.module_helpers import add_helpers, indent_unit
+from hcmigrate.codemod.module_helpers import add_helpers, indent_unit, space_new_guarded_imports
 from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, PointAtCompat
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.parsing import (
@@ -202,7 +202,8 @@ def _with_imports_and_helpers(cleaned: cst.Module, ctx: ModuleContext, style, te
     imports = [*ctx.imports, *ctx.helper_imports(ctx.helpers)]
     with_imports = add_imports(cleaned, imports, style)
     indent = indent_unit(text)
-    return add_helpers(with_imports, ctx.helper_definitions(ctx.helpers), indent), ctx.diagnostics
+    helped = add_helpers(with_imports, ctx.helper_definitions(ctx.helpers), indent)
+    return space_new_guarded_imports(helped, ctx.resolver.index.module), ctx.diagnostics
 
 
 def keeps_compat(text: str, options: Options) -> bool:

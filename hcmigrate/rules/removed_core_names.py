@@ -52,10 +52,12 @@ double_p = core.Primitive("double")
 """,
                 after="""\
 import jax.core as core
+
 try:
     from jax.extend.core import ClosedJaxpr
 except ImportError:
     from jax.core import ClosedJaxpr
+
 try:
     from jax.extend.core import Primitive
 except ImportError:

@@ -44,6 +44,7 @@ try:
     from jax.extend.core.primitives import jit_p as pjit_p
 except ImportError:
     from jax.experimental.pjit import pjit_p
+
 try:
     from jax.interpreters.pxla import xla_pmap_p
 except ImportError:
