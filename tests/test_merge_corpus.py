@@ -114,6 +114,6 @@ def test_a_bazel_target_of_a_module_pointed_at_compat_is_named_for_a_human(tmp_p
     again = run(["--no-cache", "."], cwd=tmp_path)
     assert line in again.output and again.exit_code == 1, again.output
     # (the summary counts it apart from the sites: "0 manual" sites, yet the run exits 1)
-    assert again.output.rstrip().endswith(
-        "0 manual; 1 by hand in the project's files"
-    ), again.output
+    assert again.output.rstrip().endswith("0 manual; 1 by hand in the project's files"), (
+        again.output
+    )
