@@ -85,8 +85,14 @@ def bazel_targets_to_edit(paths) -> list[str]:
     that imports hcmigrate_compat lists that module's dependencies in its target, which
     hcmigrate does not edit. Only files beside a BUILD file are read."""
     lines = []
+    builds: dict[Path, Path | None] = {}  # folder -> its BUILD file (looked up once a folder)
     for path in map(Path, paths):
-        build = next((path.parent / n for n in _BAZEL_FILES if (path.parent / n).is_file()), None)
+        folder = path.parent
+        if folder not in builds:
+            builds[folder] = next(
+                (folder / n for n in _BAZEL_FILES if (folder / n).is_file()), None
+            )
+        build = builds[folder]
         if build is None or not imports_compat([path]):
             continue
         text = read_metadata(build) or ""

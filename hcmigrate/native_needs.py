@@ -81,10 +81,8 @@ def _unguarded_nodes(tree: ast.AST):
     while stack:
         node = stack.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
-            if child in _guarded_bodies(node):
-                continue
-            stack.append(child)
+        guarded = _guarded_bodies(node)  # (once per node, not once per child)
+        stack.extend(c for c in ast.iter_child_nodes(node) if c not in guarded)
 
 
 def _guarded_bodies(node: ast.AST) -> set:

@@ -124,7 +124,7 @@ class Result:
 
 # What `python -m hcmigrate` imports before it reads its arguments: imported once by the
 # interpreter that forks the runs (scripts/forked_runs.py), not once per program.
-MIGRATION_PRELOAD = ["hcmigrate.cli", "hcmigrate.codemod.pipeline", "libcst.matchers"]
+MIGRATION_PRELOAD = ["hcmigrate.cli", "hcmigrate.codemod.pipeline"]
 
 
 def migrate_all(roots: list[Path], jobs: int) -> list[tuple[list[dict], str]]:
