@@ -247,3 +247,77 @@ def test_the_yapf_style_is_read_where_yapf_reads_it(tmp_path):
     assert yapf_style_file(tmp_path) == tmp_path / ".style.yapf"
     (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
     assert yapf_style_file(tmp_path) is None  # (black is the project's formatter)
+
+
+_GOOGLE_FILE = (
+    "def a(tree):\n"
+    "  return jax.tree_map(\n"
+    "      lambda leaf: leaf.size, tree)\n"
+    "\n"
+    "\n"
+    "def b(tree):\n"
+    "  return tuple(\n"
+    "      x for x in jax.tree_leaves(tree) if isinstance(x, jax.core.Tracer))\n"
+    "\n"
+    "\n"
+    "def c(tree, name):\n"
+    "  return '{}: {}'.format(\n"
+    "      name, len(tree))\n"
+    "\n"
+    "\n"
+    "def d(tree):\n"
+    "  return sorted(\n"
+    "      tree, key=len)\n"
+)
+
+
+def test_a_google_laid_out_file_with_no_formatter_configured_gets_yapfs_google_layout():
+    """Two-space indents and brackets closed at a line's end (chex, which configures no
+    formatter): a rename that makes a line too long is laid out by yapf's Google style, not
+    with black's closing bracket on a line of its own; where yapf is not installed, black's
+    layout (issue 27)."""
+    code = _GOOGLE_FILE.replace("jax.tree_leaves", "jax.tree_util.tree_leaves")
+    script = (
+        "import sys, json\n"
+        "if sys.argv[1] == 'without': sys.modules['yapf'] = None\n"
+        "from hcmigrate.codemod.layout import format_written_lines\n"
+        "print(json.dumps(format_written_lines(*json.loads(sys.stdin.read()))))\n"
+    )
+
+    def laid_out(yapf: str, source: str, code: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-c", script, yapf],
+            input=json.dumps([source, code, 80]),
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    written = (
+        "      x for x in jax.tree_util.tree_leaves(tree) if isinstance(x, jax.core.Tracer))\n"
+    )
+    yapf = (
+        "      x for x in jax.tree_util.tree_leaves(tree)\n"
+        "      if isinstance(x, jax.core.Tracer))\n"
+    )
+    black = (
+        "      x\n"
+        "      for x in jax.tree_util.tree_leaves(tree)\n"
+        "      if isinstance(x, jax.core.Tracer)\n"
+        "  )\n"
+    )
+    assert laid_out("with", _GOOGLE_FILE, code) == code.replace(written, yapf)
+    assert laid_out("without", _GOOGLE_FILE, code) == code.replace(written, black)
+    # A file that closes its brackets on lines of their own is not Google's layout: black's.
+    closed_alone = _GOOGLE_FILE.replace(", tree)\n", ", tree\n  )\n").replace(
+        "len(tree))\n", "len(tree)\n  )\n"
+    )
+    assert (
+        laid_out(
+            "with",
+            closed_alone,
+            closed_alone.replace("jax.tree_leaves", "jax.tree_util.tree_leaves"),
+        ).count(black)
+        == 1
+    )

@@ -20,7 +20,11 @@ black is missing or refuses a statement, the rewrite keeps its printed layout.
 A project formatted with yapf (hcmigrate.config.yapf_style_file) never gets black's layout:
 the statements black would have been given go to yapf, with the project's style file, in
 their place in the file (yapf's `lines`); where yapf (an optional extra) is not installed,
-they keep their printed layout.
+they keep their printed layout. A file with no formatter configured that is laid out as Google's
+style guide lays code out (two-space indents, closing brackets kept at the end of a line, as
+yapf's `yapf` style writes them: chex, with only a .pylintrc) gets yapf's layout in that
+style, and only for the statements black would have been given there (too long a line); black's
+closing bracket on a line of its own would stand out in it.
 
 Two kinds of written statement are never handed to black, in any file: one whose only change
 is a rename (`jax.tree_map` -> `jax.tree.map`, `hcb.id_tap` -> `hcb.id_tap`), with no line
@@ -105,6 +109,11 @@ def format_written_lines(
         return code
     old_lines = source.splitlines(keepends=True)
     file_limit = _file_limit(old_lines, line_length)
+    google_style = (
+        _GOOGLE_STYLE % line_length
+        if yapf_style is None and not black_style and _google_layout(old_lines)
+        else None
+    )
     old_of = _old_line_numbers(ops)
     changed = False
     to_format = []
@@ -140,6 +149,10 @@ def format_written_lines(
     if yapf_style is not None:
         laid_out = _yapf("".join(lines), to_format, yapf_style) if to_format else None
         return laid_out or ("".join(lines) if changed else code)
+    if google_style is not None and to_format:
+        laid_out = _yapf("".join(lines), to_format, google_style)
+        if laid_out is not None:  # (else black's layout, as where yapf is not installed)
+            return laid_out
     for first, last in sorted(to_format, reverse=True):  # (bottom up: line numbers stay valid)
         text = "".join(lines[first - 1 : last])
         indent = text[: len(text) - len(text.lstrip(" "))]
@@ -167,6 +180,33 @@ def _file_limit(lines: list[str], line_length: int) -> int:
     lengths = [len(line.rstrip("\r\n")) for line in lines]
     over = sum(n > line_length for n in lengths)
     return max(lengths) if over >= max(3, len(lengths) // 100) else line_length
+
+
+# yapf's style for the Google layout it infers (`yapf` is Google's with two-space indents).
+_GOOGLE_STYLE = "{based_on_style: yapf, column_limit: %d}"
+_OPENS_A_LINE_BREAK = re.compile(r"[([{]\s*(#.*)?$")
+_CLOSERS_ONLY = re.compile(r"\s*[)\]}]+[,:]?\s*(#.*)?")
+
+
+def _google_layout(lines: list[str]) -> bool:
+    """Is the file laid out in Google's style: blocks indented by two spaces, and brackets
+    opened at a line's end closed at the end of a later line (not on a line of their own, as
+    black closes them), with at most one in eight otherwise? (chex: 2 of 17.)"""
+    steps = {2: 0, 4: 0}
+    previous = None
+    for line in lines:
+        if not line.strip():
+            continue
+        if previous is not None and previous.rstrip().endswith(":"):
+            step = (len(line) - len(line.lstrip(" "))) - (len(previous) - len(previous.lstrip(" ")))
+            if step in steps:
+                steps[step] += 1
+        previous = line
+    if steps[2] <= steps[4]:
+        return False
+    opened = sum(1 for line in lines if _OPENS_A_LINE_BREAK.search(line.rstrip("\r\n")))
+    closed_alone = sum(1 for line in lines if _CLOSERS_ONLY.fullmatch(line.rstrip("\r\n")))
+    return opened >= 4 and closed_alone * 8 <= opened
 
 
 def _statement_spans(
