@@ -52,6 +52,7 @@ def plan_run(
         follow_compat_together,
         takes_legacy_api,
     )
+    from hcmigrate.project_model.x64_mode import PackageSwitches
     from hcmigrate.runner import Task, load_codemod
 
     selection = settings.selector().select(paths)
@@ -81,6 +82,7 @@ def plan_run(
     # per file for nothing).
     results: dict[int, FileResult] = {}
     options_of: dict[int, Options] = {}
+    x64_switches = PackageSwitches()
     for i in sorted(scanned.generated | scanned.candidates):
         target = targets[i]
         if i in scanned.generated:
@@ -100,6 +102,10 @@ def plan_run(
             )
         if i in model.importers:
             options = dataclasses.replace(options, reexporters_imported=model.importers[i])
+        if not target.notebook:
+            x64 = x64_switches.enabled_by(target.display)
+            if x64 is not None:
+                options = dataclasses.replace(options, x64_on_import=x64)
         options_of[i] = options
     if settings.options.strategy == "native":
         for i, why in follow_compat_together(model, options_of.get, targets).items():

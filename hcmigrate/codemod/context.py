@@ -38,6 +38,7 @@ from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.statement_edits import StatementEdits
 from hcmigrate.codemod.walk import descendants
 from hcmigrate.diagnostics import Diagnostic, Level
+from hcmigrate.project_model.x64_mode import FLAG, may_run_as_script, x64_switch
 
 from hcmigrate.facts import (
     IO_BREAKING_TRANSFORMS,
@@ -126,6 +127,7 @@ class ModuleContext(NamesContext, StatementsContext):
         )
         self.lambda_defs = LambdaDefs(self.resolver, self.edits, self.fresh_name)
         self.names = ImportNames(scopes, self.fresh_name)
+        self._x64_module: tuple | None = None  # (its own x64 Switch or None, may run as a script)
 
     # ------------------------------------------------------------------ sites
     def run_site(self, handlers: list[Handler], site, original, updated):
@@ -340,7 +342,22 @@ class ModuleContext(NamesContext, StatementsContext):
             use_helper=self.use_helper,
             visible_value=self.resolver.visible_value,
             traced_parameter=self.resolver.is_jitted_parameter,
+            x64_on=self._x64_on(self._site),
         )
+
+    def _x64_on(self, site: cst.CSTNode | None) -> str | None:
+        """Where 64-bit mode is turned on before the code of `site` runs (None: not known):
+        by the module above the site, or by a package above the module when it is imported
+        (Options.x64_on_import), unless the module may also run as a script."""
+        if self._x64_module is None:
+            tree = self.resolver.scopes.tree
+            found = x64_switch(tree) if FLAG in self.resolver.index.text else None
+            self._x64_module = (found, may_run_as_script(tree))
+        own, script = self._x64_module
+        start = None if site is None else self.resolver.index.start(site)
+        if own is not None and start is not None and start[0] > own.line:
+            return f"this module, line {own.line}"
+        return None if script else self.options.x64_on_import
 
     def target_at_least(self, version: tuple[int, ...]) -> bool:
         return self.options.target_jax is None or tuple(self.options.target_jax) >= version

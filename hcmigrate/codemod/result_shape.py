@@ -11,6 +11,11 @@ used as it is, as a person would write it; so is a name bound to a `ShapeDtypeSt
 tuple or list of them) whose dtype the code does not show to be canonical (`x.dtype`): its
 dtypes are then used as given (`dtypes_as_given`), which the rule's note says (legacy made a
 64-bit dtype 32-bit without x64; pure_callback raises on it).
+
+Where 64-bit mode is on whenever the code runs (the module or a package `__init__` above it
+turns it on: hcmigrate.project_model.x64_mode), canonicalisation is the identity: dtypes are
+written as the user wrote them, and a scalar gets the 64-bit dtype legacy gave it there
+(`x64_as_written`, which the rule's note says with where x64 is turned on).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ class Converted:
     is_empty: bool  # no result at all (None or ())
     general: bool  # the general trace-time conversion was needed
     dtypes_as_given: bool = False  # ShapeDtypeStructs whose dtype may not be canonical, kept
+    # dtypes legacy canonicalised, kept as written: where 64-bit mode is turned on (x64_on)
+    x64_as_written: str | None = None
 
 
 class ShapeConverter:
@@ -41,23 +48,28 @@ class ShapeConverter:
         use_helper: Callable[[str], str],
         visible_value: Callable[[cst.Name], cst.BaseExpression | None],
         traced_parameter: Callable[[cst.Name], bool],
+        x64_on: str | None = None,
     ):
         self._modern = modern  # key in facts.MODERN -> spelled name (import requested)
         self._qualified = qualified_names
         self._use_helper = use_helper  # key in module_helpers.HELPERS -> its name (added)
         self._visible_value = visible_value  # the one value a name was assigned, if visible
         self._traced_parameter = traced_parameter  # a parameter of a jitted function?
+        # where 64-bit mode is turned on before the code runs ("pkg/__init__.py, line 19")
+        self.x64_on = x64_on
         self.general = False
         self.dtypes_as_given = False
+        self.x64_as_written: str | None = None
 
     def convert(self, node: cst.BaseExpression | None) -> Converted:
         self.general = self.dtypes_as_given = False
+        self.x64_as_written = None
         if node is None or literal_value(node) is None:
             return Converted(None, True, False)
         if isinstance(node, cst.Tuple) and not node.elements:
             return Converted(node, True, False)
         converted = self._leaf_or_tree(node)
-        return Converted(converted, False, self.general, self.dtypes_as_given)
+        return Converted(converted, False, self.general, self.dtypes_as_given, self.x64_as_written)
 
     def _leaf_or_tree(self, node: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(node, (cst.Tuple, cst.List)):
@@ -80,7 +92,8 @@ class ShapeConverter:
         ):
             return node  # (a traced array's dtype is canonical)
         if isinstance(node, cst.Name) and self._bound_to_structs(node):
-            self.dtypes_as_given = True
+            if self.x64_on is None:
+                self.dtypes_as_given = True
             return node
         if isinstance(value, (bool, int, float, complex)):
             return self._scalar(type(value).__name__)
@@ -96,15 +109,23 @@ class ShapeConverter:
         # The dtype of the mode the program runs in (legacy's, see facts.py): 64-bit mode
         # may be switched on where the module does not show it (`JAX_ENABLE_X64` in the
         # environment, another module), and a hard-coded float32 then fails at run time.
-        sds, canon = self._modern("ShapeDtypeStruct"), self._modern("canonicalize_dtype")
+        sds = self._modern("ShapeDtypeStruct")
+        if self.x64_on is not None:  # (the 64-bit dtype, spelled without an import)
+            self.x64_as_written = self.x64_on
+            return parse(f'{sds}((), "{_X64_SCALAR_DTYPES[python_type]}")')
+        canon = self._modern("canonicalize_dtype")
         return parse(f"{sds}((), {canon}({python_type}))")
 
     def _canonical_sds(self, node: cst.Call) -> cst.Call:
-        """Keep a ShapeDtypeStruct; canonicalise a dtype that may be 64-bit."""
+        """Keep a ShapeDtypeStruct; canonicalise a dtype that may be 64-bit (unless 64-bit mode
+        is on: the dtype as written)."""
         args = list(node.args)
         dtypes = {id(a) for a in _dtype_args(node)}
         for i, a in enumerate(args):
             if id(a) in dtypes and not self._is_canonical_dtype(a.value):
+                if self.x64_on is not None:
+                    self.x64_as_written = self.x64_on
+                    continue
                 canon = self._modern("canonicalize_dtype")
                 args[i] = a.with_changes(value=cst.Call(func=parse(canon), args=[cst.Arg(a.value)]))
         return node.with_changes(args=args)
@@ -184,6 +205,11 @@ class ShapeConverter:
         self.general = True
         helper = self._use_helper("shape_dtype_structs")
         return cst.Call(cst.Name(helper), [cst.Arg(node)])
+
+
+# The canonical dtype of a Python scalar type in 64-bit mode (what legacy `call` gave
+# `result_shape=1.0` there: facts.py).
+_X64_SCALAR_DTYPES = {"float": "float64", "int": "int64", "complex": "complex128", "bool": "bool"}
 
 
 def _dtype_args(call: cst.Call) -> list[cst.Arg]:

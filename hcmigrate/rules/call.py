@@ -138,6 +138,9 @@ def step(x):
 )
 # A result_shape of ShapeDtypeStructs the code built, kept as it is (hcmigrate.codemod.result_shape).
 DTYPES_AS_GIVEN_NOTE = "result_shape's dtypes used as given: a 64-bit one raises without x64, where legacy made it 32-bit"
+# 64-bit mode is on whenever the code runs (hcmigrate.project_model.x64_mode): the dtypes legacy
+# canonicalised are written as they are (canonicalisation is the identity there).
+X64_NOTE = "result_shape's dtypes as written: {where} turns 64-bit mode on before this code runs"
 # What an ordered io_callback does differently from legacy `call` (docs/callback-semantics.md).
 IO_NOTE = (
     "it fails inside a lax.cond or while_loop under vmap even when its own operands are not "
@@ -407,6 +410,8 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     note = " (result_shape converted at trace time)" if shapes.general else ""
     if shapes.dtypes_as_given:
         note += f" ({DTYPES_AS_GIVEN_NOTE})"
+    if shapes.x64_as_written:
+        note += f" ({X64_NOTE.format(where=shapes.x64_as_written)})"
     if ctx.is_pure(original_func):
         extra = []
         if ctx.target_at_least(VMAP_METHOD_SINCE):
