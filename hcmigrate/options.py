@@ -62,7 +62,7 @@ class Options:
     # there (hcmigrate.project: one runtime keeps one program order).
     follows_compat: str | None = None
     # Where a package above this module turns 64-bit mode on when it is imported, before any
-    # module of the package runs ("pkg/__init__.py, line 19"; hcmigrate.project_model.x64_mode):
+    # module of the package runs ("line 19 of pkg/__init__.py"; hcmigrate.project_model.x64_mode):
     # result_shape's dtypes are then written as the user wrote them.
     x64_on_import: str | None = None
 

@@ -356,7 +356,7 @@ class ModuleContext(NamesContext, StatementsContext):
         own, script = self._x64_module
         start = None if site is None else self.resolver.index.start(site)
         if own is not None and start is not None and start[0] > own.line:
-            return f"this module, line {own.line}"
+            return f"line {own.line} of this module"
         return None if script else self.options.x64_on_import
 
     def target_at_least(self, version: tuple[int, ...]) -> bool:

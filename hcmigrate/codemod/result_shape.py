@@ -55,7 +55,7 @@ class ShapeConverter:
         self._use_helper = use_helper  # key in module_helpers.HELPERS -> its name (added)
         self._visible_value = visible_value  # the one value a name was assigned, if visible
         self._traced_parameter = traced_parameter  # a parameter of a jitted function?
-        # where 64-bit mode is turned on before the code runs ("pkg/__init__.py, line 19")
+        # where 64-bit mode is turned on before the code runs ("line 19 of pkg/__init__.py")
         self.x64_on = x64_on
         self.general = False
         self.dtypes_as_given = False

@@ -162,8 +162,8 @@ def _unbind(statement: ast.stmt, names: dict[str, str]) -> None:
 
 
 class PackageSwitches:
-    """Which package above a module turns 64-bit mode on at import ("pkg/__init__.py, line
-    19"), for the modules of one run: each folder is looked at, and its `__init__.py` read,
+    """Which package above a module turns 64-bit mode on at import ("line 19 of
+    pkg/__init__.py"), for the modules of one run: each folder is looked at, and its `__init__.py` read,
     once."""
 
     def __init__(self) -> None:
@@ -203,4 +203,4 @@ def _init_switch(init: Path, package: str) -> str | None:
     switch = x64_switch(tree, package.partition(".")[0])
     if switch is None or switch.after_own_imports:
         return None
-    return f"{package.replace('.', '/')}/__init__.py, line {switch.line}"
+    return f"line {switch.line} of {package.replace('.', '/')}/__init__.py"

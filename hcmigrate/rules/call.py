@@ -70,6 +70,84 @@ def norm(x):
                 "6:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback: the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
             ),
         ),
+        Example(
+            title="a module that turns 64-bit mode on above the call: the dtype is written as the user wrote it, and `1.0` is float64 as legacy made it there",
+            before="""\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import host_callback as hcb
+
+jax.config.update("jax_enable_x64", True)
+
+
+def norm(x):
+    return hcb.call(np.linalg.norm, x, result_shape=1.0)
+
+
+def doubled(x):
+    return hcb.call(np.double, x, result_shape=jax.ShapeDtypeStruct(x.shape, jnp.float64))
+""",
+            after="""\
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+jax.config.update("jax_enable_x64", True)
+
+
+def norm(x):
+    return jax.pure_callback(
+        np.linalg.norm, jax.ShapeDtypeStruct((), "float64"), x, vmap_method="sequential"
+    )
+
+
+def doubled(x):
+    return jax.pure_callback(
+        np.double,
+        jax.ShapeDtypeStruct(x.shape, jnp.float64),
+        x,
+        vmap_method="sequential",
+    )
+""",
+            diagnostics=(
+                "4:1 HCB001 [fixed] unused import of host_callback removed",
+                "10:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback (result_shape's dtypes as written: 64-bit mode is turned on at line 6 of this module, before this code runs): the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
+                "14:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback (result_shape's dtypes as written: 64-bit mode is turned on at line 6 of this module, before this code runs): the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
+            ),
+        ),
+        Example(
+            title="a package whose `__init__.py` turns 64-bit mode on before it imports its modules (the run finds it; `x64_on_import` is what it passes on)",
+            before="""\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import host_callback as hcb
+
+
+def doubled(x):
+    return hcb.call(np.double, x, result_shape=jax.ShapeDtypeStruct(x.shape, jnp.float64))
+""",
+            after="""\
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def doubled(x):
+    return jax.pure_callback(
+        np.double,
+        jax.ShapeDtypeStruct(x.shape, jnp.float64),
+        x,
+        vmap_method="sequential",
+    )
+""",
+            diagnostics=(
+                "4:1 HCB001 [fixed] unused import of host_callback removed",
+                "8:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback (result_shape's dtypes as written: 64-bit mode is turned on at line 3 of physics/__init__.py, before this code runs): the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
+            ),
+            options={"x64_on_import": "line 3 of physics/__init__.py"},
+        ),
     ),
 )
 IO = Rule(
@@ -140,7 +218,9 @@ def step(x):
 DTYPES_AS_GIVEN_NOTE = "result_shape's dtypes used as given: a 64-bit one raises without x64, where legacy made it 32-bit"
 # 64-bit mode is on whenever the code runs (hcmigrate.project_model.x64_mode): the dtypes legacy
 # canonicalised are written as they are (canonicalisation is the identity there).
-X64_NOTE = "result_shape's dtypes as written: {where} turns 64-bit mode on before this code runs"
+X64_NOTE = (
+    "result_shape's dtypes as written: 64-bit mode is turned on at {where}, before this code runs"
+)
 # What an ordered io_callback does differently from legacy `call` (docs/callback-semantics.md).
 IO_NOTE = (
     "it fails inside a lax.cond or while_loop under vmap even when its own operands are not "
