@@ -129,7 +129,8 @@ MODERN = {
 # 1.0 -> float32[], 1 -> int32[], True -> bool[], 1j -> complex64[] without x64; float64,
 # int64, complex128 with it, however it was switched on (measured: callback_facts.json
 # "x64_scalar_result_shape"). The rewrite spells it `canonicalize_dtype(float)`, the
-# dtype of the mode the program runs in (hcmigrate/codemod/result_shape.py).
+# dtype of the mode the program runs in (hcmigrate/codemod/result_shape.py), or "float64"
+# where 64-bit mode is on whenever the code runs (hcmigrate/project_model/x64_mode.py).
 # Dtype spellings that are already canonical without x64 (no canonicalize_dtype needed).
 CANONICAL_DTYPE_NAMES = frozenset(
     {
