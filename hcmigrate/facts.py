@@ -245,9 +245,6 @@ ARRAY_AGNOSTIC_BUILTINS = frozenset(
 # Methods of an array that give the same Python value for either, called with no argument
 # (measured with the builtins above): `x.item()`, `x.tolist()`.
 ARRAY_AGNOSTIC_METHODS = frozenset({"item", "tolist"})
-# Legacy taps, prints and calls ran on every device of a pmap or a sharded computation;
-# ordered jax.debug callbacks are refused on more than one device (docs/callback-semantics.md,
-# E14/E15). A module naming one of these runs code on several devices.
 # Transformations an ordered io_callback cannot run under (docs/callback-semantics.md, E5-E9).
 # In a module naming none of them, taps may join the ordered io_callback chain of its host
 # calls, keeping one program order as legacy did.
@@ -264,7 +261,22 @@ IO_BREAKING_TRANSFORMS = (
     "remat",
     "linear_transpose",
 )
-MULTI_DEVICE_APIS = ("pmap", "shard_map", "pjit", "xmap", "NamedSharding", "PositionalSharding")
+# Legacy taps, prints and calls ran on every device of a pmap or a sharded computation;
+# ordered jax.debug callbacks are refused on more than one device (docs/callback-semantics.md,
+# E14/E15, D1). A module naming one of these runs code on several devices.
+# Through one sharded program (sharded jit, shard_map): an ordered io_callback runs there from
+# jax 0.4.26 on, once with the whole array in a sharded jit as legacy's tap
+# ("Ordered callbacks on several devices, release by release").
+SHARDED_PROGRAM_APIS = (
+    "shard_map",
+    "pjit",
+    "NamedSharding",
+    "PositionalSharding",
+    "with_sharding_constraint",
+)
+# Once per device: an ordered io_callback is refused under pmap up to jax 0.7.2 (E15).
+PER_DEVICE_APIS = ("pmap", "xmap")
+MULTI_DEVICE_APIS = PER_DEVICE_APIS + SHARDED_PROGRAM_APIS
 
 PURE_MODULE_PREFIXES = (
     "numpy.",

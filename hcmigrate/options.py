@@ -39,6 +39,10 @@ class Options:
     # True: never point code at the compat runtime (a project that will not depend on
     # hcmigrate-compat): a site only the compat runtime keeps is left as it is, manual.
     no_compat: bool = False
+    # True: the project's code runs on several devices (sharded jit, meshes) set up by its
+    # callers, which no rule can see ([tool.hcmigrate] several-devices): every module is
+    # treated as one that names a multi-device API (hcmigrate.codemod.resolution).
+    several_devices: bool = False
     # False: the rewrite is not laid out (hcmigrate.codemod.layout). The runner lays out files
     # only where the text is shown or written, not for `--check`: layout never decides what
     # changes, and it is most of a changed file's migration time.

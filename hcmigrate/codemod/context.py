@@ -104,7 +104,12 @@ class ModuleContext(NamesContext, StatementsContext):
     ):
         self.options = options
         self.resolver = Resolver(
-            index, scopes, dict(options.reexports), options.runs_under, options.follows_compat
+            index,
+            scopes,
+            dict(options.reexports),
+            options.runs_under,
+            options.follows_compat,
+            options.several_devices,
         )
         self.reporter = Reporter(index, options)
         self.edits = StatementEdits()
@@ -277,6 +282,9 @@ class ModuleContext(NamesContext, StatementsContext):
     def several_devices(self) -> str | None:
         return self.resolver.several_devices()
 
+    def io_chain_blocker(self) -> str | None:
+        return self.resolver.io_chain_blocker()
+
     def patched_internal(self) -> str | None:
         return self.resolver.patched_internal()
 
@@ -326,7 +334,8 @@ class ModuleContext(NamesContext, StatementsContext):
 
     @property
     def module_keeps_compat(self) -> bool:
-        return self.several_devices() is not None or self.plan.module_keeps_compat
+        on_devices = self.several_devices() is not None and self.io_chain_blocker() is not None
+        return on_devices or self.plan.module_keeps_compat
 
     @property
     def taps_join_ordered_io(self) -> bool:

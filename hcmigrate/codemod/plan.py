@@ -67,9 +67,14 @@ class Planner:
         return self._resolver.patched_internal()
 
     def several_devices(self) -> str | None:
-        """Why the module runs on several devices, if it does (its taps keep the compat
-        runtime): hcmigrate.codemod.resolution.Resolver.several_devices."""
+        """Why the module runs on several devices, if it does:
+        hcmigrate.codemod.resolution.Resolver.several_devices."""
         return self._resolver.several_devices()
+
+    def io_chain_blocker(self) -> str | None:
+        """What keeps the module's host calls off an ordered io_callback chain on several
+        devices (Resolver.io_chain_blocker)."""
+        return self._resolver.io_chain_blocker()
 
     def keeps_compat_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
         """Does the site stay on the compat runtime because this module visibly runs its
@@ -90,6 +95,15 @@ class Planner:
         compat runtime if some other legacy call of the module stays there (finish:
         _taps_follow_compat)."""
         self._taps.append(site.original)
+
+    def on_ordered_chain(self, site: CallSite) -> None:
+        """The site (a tap, print or call for its effect, planned natively) is on the module's
+        ordered chain: it follows the compat runtime if another call stays there
+        (may_follow_compat); in a module on several devices through sharded jit it is an
+        ordered io_callback (Resolver.devices_join_io_chain), as the module's taps then are."""
+        self.may_follow_compat(site)
+        if self._resolver.devices_join_io_chain():
+            self.joins_ordered_io(site)
 
     def keeps_compat(self, site: CallSite, reason: str) -> None:
         """The site stays on the compat runtime: its host function keeps its signature."""

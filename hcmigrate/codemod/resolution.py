@@ -14,9 +14,14 @@ import libcst as cst
 from hcmigrate.codemod.legacy_names import LegacyRef, classify, legacy_member
 from hcmigrate.codemod.node_index import NodeIndex, root_name
 from hcmigrate.codemod.scopes import LOCAL, QualifiedName, ScopeAnalysis
-from hcmigrate.facts import LEGACY_PUBLIC_NAMES
+from hcmigrate.facts import IO_BREAKING_TRANSFORMS, LEGACY_PUBLIC_NAMES
 from hcmigrate.project_model.model import ProjectModel
-from hcmigrate.project_model.module_facts import SEVERAL_DEVICES, ModuleFacts, facts_of
+from hcmigrate.project_model.module_facts import (
+    PER_DEVICE,
+    SEVERAL_DEVICES,
+    ModuleFacts,
+    facts_of,
+)
 from hcmigrate.rules.nodes import dotted_name
 
 
@@ -28,6 +33,7 @@ class Resolver:
         reexports: dict[str, str],
         runs_under: tuple[tuple[str, str, str], ...] = (),
         follows_compat: str | None = None,
+        several_devices: bool = False,
     ):
         self.index = index
         self.scopes = scopes
@@ -35,6 +41,7 @@ class Resolver:
         self._runs_elsewhere = runs_under  # hcmigrate.options.Options.runs_under
         self._runs_under: tuple[tuple[str, str, str], ...] | None = None
         self.follows_compat = follows_compat  # hcmigrate.options.Options.follows_compat
+        self._several_devices_setting = several_devices  # Options.several_devices
         self._facts: ModuleFacts | None = None
         self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
         self._vmapped_names: dict[str, int] | None = None  # (_names_given_to_vmap)
@@ -101,14 +108,51 @@ class Resolver:
 
     def several_devices(self) -> str | None:
         """Why the module's code runs on several devices: the multi-device API its code names
-        (not a docstring, comment or string), or a function of it that another module of the
-        run applies one to (hcmigrate.project_model); None: neither."""
+        (not a docstring, comment or string), a function of it that another module of the
+        run applies one to (hcmigrate.project_model), or the project says so (the
+        `several-devices` setting); None: none of these."""
         api = self.module_facts.multi_device_api
         if api is not None:
             return f"the module uses {api}"
         for function, transform, where in self.runs_under:
             if transform in SEVERAL_DEVICES:
                 return f"`{function}` runs under {transform} ({where})"
+        if self._several_devices_setting:
+            return "the project runs its code on several devices (several-devices setting)"
+        return None
+
+    def per_device(self) -> str | None:
+        """Why the module's code runs once per device (pmap, xmap: its code names one, or
+        another module of the run applies one to a function of it), where an ordered
+        io_callback is refused too; None: neither."""
+        api = self.module_facts.per_device_api
+        if api is not None:
+            return f"the module uses {api}"
+        for function, transform, where in self.runs_under:
+            if transform in PER_DEVICE:
+                return f"`{function}` runs under {transform} ({where})"
+        return None
+
+    def io_chain_blocker(self) -> str | None:
+        """What keeps the module's host calls off an ordered io_callback chain on several
+        devices: the pmap it runs under ("the module uses pmap"), or a transformation an
+        ordered io_callback fails under ("it uses vmap"); None: nothing."""
+        transform = self.io_breaking_transform()
+        return self.per_device() or (None if transform is None else f"it uses {transform}")
+
+    def devices_join_io_chain(self) -> bool:
+        """Does the module run on several devices through sharded programs only (sharded
+        jit, shard_map), using no transformation an ordered io_callback fails under? Then
+        its taps, prints and calls are ordered io_callbacks, which run there as legacy's
+        did (docs/callback-semantics.md, "Ordered callbacks on several devices")."""
+        return self.several_devices() is not None and self.io_chain_blocker() is None
+
+    def io_breaking_transform(self) -> str | None:
+        """The first transformation of facts.IO_BREAKING_TRANSFORMS the module's code names
+        or another module of the run applies to a function of it (None: none)."""
+        for transform in IO_BREAKING_TRANSFORMS:
+            if self.runs_under_any((transform,)):
+                return transform
         return None
 
     def runs_under_any(self, transforms) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from hcmigrate.facts import MULTI_DEVICE_APIS, PATCHED_INTERNALS
+from hcmigrate.facts import MULTI_DEVICE_APIS, PATCHED_INTERNALS, PER_DEVICE_APIS
 
 # A binding: ("module", dotted module) for `import X [as Y]`; ("from", module, name, spelled)
 # for `from module import name` (`spelled`: the module as written, `.b` for a relative import);
@@ -37,6 +37,7 @@ TRANSFORMS = {
     "xmap": "xmap",
 }
 SEVERAL_DEVICES = frozenset({"pmap", "shard_map", "pjit", "xmap", "sharded jit"})
+PER_DEVICE = frozenset(PER_DEVICE_APIS)  # (the others run one sharded program)
 _SHARDING_KEYWORDS = {"in_shardings", "out_shardings", "in_axis_resources", "out_axis_resources"}
 
 
@@ -58,6 +59,7 @@ class ModuleFacts:
     applications: list[Application] = field(default_factory=list)
     imported: set[str] = field(default_factory=set)  # last parts of the names imports name
     multi_device_api: str | None = None  # the first multi-device API the code names
+    per_device_api: str | None = None  # the first of them that runs once per device (pmap)
     patched_internal: str | None = None  # the legacy internal the code names (outside_call_p)
 
     @property
@@ -117,8 +119,7 @@ def _walk(facts: ModuleFacts, tree: ast.Module) -> None:
         elif isinstance(node, ast.alias):
             last = node.name.rpartition(".")[2]
             facts.imported.add(last)
-            if facts.multi_device_api is None and last in MULTI_DEVICE_APIS:
-                facts.multi_device_api = last
+            _multi_device(facts, last)
             continue
         elif isinstance(node, ast.Call):
             application = _application(node)
@@ -149,10 +150,16 @@ def _walk(facts: ModuleFacts, tree: ast.Module) -> None:
 def _use(facts: ModuleFacts, found: str) -> None:
     facts.uses.add(found)
     last = found.rpartition(".")[2]
-    if facts.multi_device_api is None and last in MULTI_DEVICE_APIS:
-        facts.multi_device_api = last
+    _multi_device(facts, last)
     if facts.patched_internal is None and last in PATCHED_INTERNALS:
         facts.patched_internal = last
+
+
+def _multi_device(facts: ModuleFacts, last: str) -> None:
+    if facts.multi_device_api is None and last in MULTI_DEVICE_APIS:
+        facts.multi_device_api = last
+    if facts.per_device_api is None and last in PER_DEVICE_APIS:
+        facts.per_device_api = last
 
 
 def _bind(facts: ModuleFacts, body: list[ast.stmt]) -> None:

@@ -13,7 +13,7 @@ from hcmigrate.diagnostics import Level
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
 from hcmigrate.rules.compat_reasons import (
     FOLLOWS_COMPAT,
-    IO_CHAIN_NOTE,
+    io_chain_note,
     SEVERAL_DEVICES_NOTE,
     compat_reason,
     patches_internals,
@@ -387,9 +387,10 @@ def plan(site: CallSite, planner) -> None:
     if reason is not None:
         planner.keeps_compat(site, reason)
         return
-    api = planner.several_devices()
-    if api is not None and not _result_used(site) and not _is_check(site, planner):
-        planner.keeps_compat(site, api)
+    for_effect = not _result_used(site) and not _is_check(site, planner)
+    on_devices = several_devices_reason(planner) if for_effect else None
+    if on_devices is not None:
+        planner.keeps_compat(site, on_devices)
         return
     adaptation = planner.adapt(
         site,
@@ -402,7 +403,9 @@ def plan(site: CallSite, planner) -> None:
         return  # a pure_callback: on no ordered chain
     if native and _result_used(site):
         planner.joins_ordered_io(site)
-    if native:
+    if native and for_effect:
+        planner.on_ordered_chain(site)  # (an ordered io_callback on several devices)
+    elif native:
         planner.may_follow_compat(site)  # one runtime per module (hcmigrate.codemod.plan)
 
 
@@ -442,8 +445,11 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
 
     original_func = site.original_args.get("callback_func")
     adapted = ctx.adapted_function(site, adaptation, pass_transforms=False)
-    func = ctx.with_numpy_args(adapted, original_func, site.original_args.get("arg"))
     value = site.args.get("arg", cst.Name("None"))
+    if not is_check and _no_result(site) and ctx.taps_join_ordered_io:
+        func = ctx.tap_with_numpy_args(adapted, original_func, site.original_args.get("arg"))
+    else:  # (asked only where written: the helper it uses is added to the module)
+        func = ctx.with_numpy_args(adapted, original_func, site.original_args.get("arg"))
     if is_check:
         ctx.report(CHECK, site.original, f"call -> jax.debug.callback (unordered): {CHECK_NOTE}")
         return site.call_like(
@@ -454,11 +460,10 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(
             EFFECT,
             site.original,
-            f"call -> io_callback(..., ordered=True): {why}; {IO_CHAIN_NOTE}",
+            f"call -> io_callback(..., ordered=True): {why}; {io_chain_note(ctx)}",
             level=Level.FIXED_WITH_NOTE,
         )
         if _no_result(site):
-            func = ctx.tap_with_numpy_args(adapted, original_func, site.original_args.get("arg"))
             shape_expr = cst.Name("None")
         else:  # (the host function's result is still checked against result_shape, as legacy did)
             shape_expr = ctx.shapes.convert(site.original_args.get("result_shape")).expr

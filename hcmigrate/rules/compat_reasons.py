@@ -20,13 +20,20 @@ def compat_reason(site: CallSite, device_flag: str) -> str | None:
 
 
 def several_devices_reason(ctx) -> str | None:
-    """Why a tap or print cannot join the ordered jax.debug chain: the module runs code on
-    several devices, where ordered debug callbacks are refused (None: it does not, as far as
-    the project model sees)."""
+    """Why a tap, print or call for its effect keeps the compat runtime on several devices:
+    ordered jax.debug callbacks are refused there, and an ordered io_callback under pmap or
+    in a module using vmap or grad (None: the module does not run on several devices as far
+    as the run sees, or its calls are ordered io_callbacks there: devices_join_io_chain)."""
     why = ctx.several_devices()
-    if why is None:
+    blocker = ctx.io_chain_blocker() if why is not None else None
+    if blocker is None:
         return None
-    return f"{why} (several devices), where ordered jax.debug callbacks are refused"
+    if blocker == why:
+        return f"{why} (several devices), where ordered jax.debug callbacks and io_callbacks are refused"
+    return (
+        f"{why} (several devices), where ordered jax.debug callbacks are refused, and {blocker}, "
+        "where ordered io_callbacks fail"
+    )
 
 
 # Why a tap or print of a module that keeps other legacy calls on the compat runtime stays
@@ -70,3 +77,16 @@ IO_CHAIN_NOTE = (
     "on the ordered io_callback chain of this module's host calls, in program order; it fails "
     "under vmap and grad, which this module does not use"
 )
+
+
+def io_chain_note(ctx) -> str:
+    """What a tap, print or call on the module's ordered io_callback chain does differently
+    from legacy; on several devices, why it is there."""
+    why = ctx.several_devices()
+    if why is None:
+        return IO_CHAIN_NOTE
+    return (
+        f"an ordered io_callback runs on several devices ({why}) in a sharded jit, once with "
+        "the whole array as legacy, in program order; it fails under vmap, grad and pmap, "
+        "which this module does not use"
+    )

@@ -286,6 +286,12 @@ class RuleContext(Protocol):
         multi-device API), or "`step` runs under pmap (p.solver, line 12)" (another module of
         the run applies one to its function); None: neither."""
 
+    def io_chain_blocker(self) -> str | None:
+        """What keeps the module's host calls off an ordered io_callback chain on several
+        devices: "the module uses pmap", "it uses vmap" (a transformation an ordered
+        io_callback fails under); None: nothing, and a module on several devices puts its
+        taps, prints and calls there (Resolver.devices_join_io_chain)."""
+
     def patched_internal(self) -> str | None:
         """The legacy internal the module patches (`outside_call_p`), or None."""
 

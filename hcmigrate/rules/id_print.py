@@ -20,7 +20,7 @@ from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
     patches_internals,
     FOLLOWS_COMPAT,
-    IO_CHAIN_NOTE,
+    io_chain_note,
     compat_reason,
     several_devices_reason,
     tap_note,
@@ -302,7 +302,7 @@ def plan(site: CallSite, planner) -> None:
         "would print each element)",
     ):
         return
-    planner.may_follow_compat(site)
+    planner.on_ordered_chain(site)
 
 
 @handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT), plan=plan)
@@ -357,7 +357,10 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
 
     target, note = f"jax.debug.callback({helper.value}, ..., ordered=True)", tap_note(ctx)
     if ctx.taps_join_ordered_io:
-        target, note = f"io_callback({helper.value}, None, ..., ordered=True)", IO_CHAIN_NOTE
+        target, note = (
+            f"io_callback({helper.value}, None, ..., ordered=True)",
+            io_chain_note(ctx),
+        )
     ctx.report(
         NATIVE,
         site.original,

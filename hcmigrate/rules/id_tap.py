@@ -15,7 +15,7 @@ from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
     patches_internals,
     FOLLOWS_COMPAT,
-    IO_CHAIN_NOTE,
+    io_chain_note,
     compat_reason,
     several_devices_reason,
     tap_note,
@@ -353,9 +353,9 @@ def plan(site: CallSite, planner) -> None:
     if reason is not None:
         planner.keeps_compat(site, reason)
         return
-    api = planner.several_devices()
-    if api is not None:
-        planner.keeps_compat(site, api)
+    on_devices = several_devices_reason(planner)
+    if on_devices is not None:
+        planner.keeps_compat(site, on_devices)
         return
     if planner.keeps_compat_under_vmap(
         site,
@@ -369,7 +369,7 @@ def plan(site: CallSite, planner) -> None:
         passes_transforms=site.literal("tap_with_transform", True) is not False,
         passes_device=site.literal("tap_with_device", False) is True,
     )
-    planner.may_follow_compat(site)
+    planner.on_ordered_chain(site)
 
 
 @handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT), plan=plan)
@@ -399,7 +399,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(
             NATIVE,
             site.original,
-            f"id_tap -> io_callback(..., ordered=True): {IO_CHAIN_NOTE}",
+            f"id_tap -> io_callback(..., ordered=True): {io_chain_note(ctx)}",
             level=Level.FIXED_WITH_NOTE,
         )
         return with_legacy_value(
