@@ -89,6 +89,14 @@ def _output_failed(exc: OutputError) -> int:
     "hcmigrate-compat): sites only it keeps are left unchanged, manual.",
 )
 @click.option(
+    "--several-devices/--no-several-devices",
+    "several_devices",
+    default=None,
+    help="The code runs on several devices (sharded jit, meshes) set up by its callers: taps, "
+    "prints and calls become ordered io_callbacks, which run there (compat under pmap, vmap, "
+    "grad).",
+)
+@click.option(
     "--raise-jax-pin/--no-raise-jax-pin",
     "raise_jax_pin",
     default=None,
@@ -199,6 +207,7 @@ def cli(
     interactive,
     strategy,
     no_compat,
+    several_devices,
     raise_jax_pin,
     add_todos,
     select,
@@ -244,6 +253,7 @@ def cli(
                 config_path=config_path,
                 strategy=strategy,
                 no_compat=no_compat,
+                several_devices=several_devices,
                 raise_jax_pin=raise_jax_pin,
                 add_todos=add_todos,
                 select=select,

@@ -20,6 +20,7 @@ KNOWN_KEYS = {
     "target-jax": str,
     "add-todos": bool,
     "no-compat": bool,
+    "several-devices": bool,
     "raise-jax-pin": bool,
     "force-exclude": bool,
     "respect-gitignore": bool,

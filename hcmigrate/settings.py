@@ -92,6 +92,7 @@ def resolve_settings(
     config_path: str | None = None,
     strategy: str | None = None,
     no_compat: bool | None = None,
+    several_devices: bool | None = None,
     raise_jax_pin: bool | None = None,
     add_todos: bool | None = None,
     select=(),
@@ -118,6 +119,8 @@ def resolve_settings(
     strategy = strategy or v.get("strategy", "native")
     add_todos = v.get("add-todos", False) if add_todos is None else add_todos
     no_compat = v.get("no-compat", False) if no_compat is None else no_compat
+    if several_devices is None:
+        several_devices = v.get("several-devices", False)
     if no_compat and strategy == "compat":
         raise ConfigError(
             "--strategy compat points every use at the compat runtime: not with no-compat"
@@ -173,6 +176,7 @@ def resolve_settings(
             strategy=strategy,
             add_todos=add_todos,
             no_compat=no_compat,
+            several_devices=several_devices,
             select=frozenset(select) if select else None,
             ignore=frozenset(ignore),
             target_jax=target,

@@ -118,7 +118,7 @@ class Resolver:
             if transform in SEVERAL_DEVICES:
                 return f"`{function}` runs under {transform} ({where})"
         if self._several_devices_setting:
-            return "the project runs its code on several devices (several-devices setting)"
+            return "the several-devices setting"
         return None
 
     def per_device(self) -> str | None:

@@ -237,7 +237,9 @@ EFFECT = Rule(
     behaviour_note=(
         "Runs wherever legacy call ran on one device (and also under vmap, per element, and "
         "grad, where legacy call failed); fails on more than one device (pmap, sharded jit), "
-        "where legacy call ran; ordered apart from io_callbacks of the same module."
+        "where legacy call ran (on several devices through sharded jit, or under the "
+        "`several-devices` setting, it is an ordered io_callback); ordered apart from "
+        "io_callbacks of the same module."
     ),
     examples=(
         Example(

@@ -58,7 +58,9 @@ def patches_internals(ctx) -> str | None:
 # Ordered jax.debug callbacks and prints are refused on several devices, where legacy taps,
 # prints and calls ran (docs/callback-semantics.md, E14/E15); a module that names no
 # multi-device API may still be run on several devices by its caller.
-SEVERAL_DEVICES_NOTE = "it fails on more than one device (pmap, sharded jit)"
+# A project whose callers run it there says so (`several-devices`, docs/cli.md "Code that runs
+# on several devices"): its taps become ordered io_callbacks.
+SEVERAL_DEVICES_NOTE = "it fails on more than one device (pmap, sharded jit: see several-devices)"
 
 
 def tap_note(ctx) -> str:

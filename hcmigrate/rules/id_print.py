@@ -45,8 +45,10 @@ NATIVE = Rule(
     ),
     behaviour_note=(
         "Under a vmap this module does not show the print runs once per element "
-        "(legacy: once, with a `transforms:` header); it fails on more than one device; "
-        "ordered apart from ordered io_callbacks (this module's or another's). The text is "
+        "(legacy: once, with a `transforms:` header); it fails on more than one device (on "
+        "several devices through sharded jit, or under the `several-devices` setting, it is "
+        "an ordered io_callback, which fails under vmap and grad); ordered apart from "
+        "ordered io_callbacks (this module's or another's). The text is "
         "legacy's for every value: `_print_like_id_print` formats it as jax 0.4.30 did."
     ),
     examples=(

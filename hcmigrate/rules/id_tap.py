@@ -34,9 +34,11 @@ NATIVE = Rule(
     summary="Tap through an ordered jax.debug.callback with numpy arguments; an unused transforms parameter goes.",
     behaviour_note=(
         "Under a vmap this module does not show the tap runs once per element (legacy: once, "
-        "with the whole batch and `transforms`); it fails on more than one device; ordered "
-        "apart from ordered io_callbacks, this module's (the message says so) or another's "
-        "in the same computation."
+        "with the whole batch and `transforms`); it fails on more than one device (a module "
+        "run on several devices through sharded jit, or under the `several-devices` setting, "
+        "gets an ordered io_callback, which fails under vmap and grad); ordered apart from "
+        "ordered io_callbacks, this module's (the message says so) or another's in the same "
+        "computation."
     ),
     examples=(
         Example(
