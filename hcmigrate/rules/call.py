@@ -286,7 +286,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "10:5 HCB304 [fixed-with-behaviour-note] call -> jax.debug.callback(..., ordered=True): it returns no result; it fails on more than one device (pmap, sharded jit), where legacy call ran",
+                "10:5 HCB304 [fixed-with-behaviour-note] call -> jax.debug.callback(..., ordered=True): it returns no result; it fails on more than one device (pmap, sharded jit: see several-devices), where legacy call ran",
             ),
         ),
     ),

@@ -81,7 +81,7 @@ def trace(x):
 """,
             diagnostics=(
                 "8:8 HCB004 [manual] `hcb` tells whether host_callback could be imported: on JAX >= 0.8 it never can, so the code this test guards no longer runs; decide by hand",
-                "9:9 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
+                "9:9 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
     ),

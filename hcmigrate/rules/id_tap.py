@@ -83,7 +83,7 @@ def step(x):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "9:9 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
+                "9:9 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
         Example(
@@ -122,8 +122,106 @@ def step(i):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:42 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit)",
+                "5:42 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
+        ),
+        Example(
+            title="a module that runs on several devices through sharded jit: an ordered io_callback",
+            before="""\
+import jax
+from jax.experimental import host_callback as hcb
+from jax.sharding import NamedSharding, PartitionSpec
+
+
+def shard_rows(mesh, x):
+    return jax.device_put(x, NamedSharding(mesh, PartitionSpec("rows")))
+
+
+def step(x):
+    hcb.id_tap(send, x)
+    return x * 2
+""",
+            after="""\
+import functools
+
+import jax
+import numpy as np
+from jax.experimental import io_callback
+from jax.sharding import NamedSharding, PartitionSpec
+
+
+def _tap_with_numpy_args(tap):
+    \"\"\"Call `tap` with read-only numpy copies (as legacy did); return None.\"\"\"
+
+    def numpy_copy(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
+    @functools.wraps(tap)
+    def call(*args):
+        tap(*jax.tree.map(numpy_copy, args))
+
+    return call
+
+
+def shard_rows(mesh, x):
+    return jax.device_put(x, NamedSharding(mesh, PartitionSpec("rows")))
+
+
+def step(x):
+    io_callback(_tap_with_numpy_args(lambda arg: send(arg, ())), None, x, ordered=True)
+    return x * 2
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "11:5 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the module uses NamedSharding) in a sharded jit, once with the whole array as legacy, in program order; it fails under vmap, grad and pmap, which this module does not use",
+            ),
+        ),
+        Example(
+            title="callers run the project on meshes (`several-devices = true`): an ordered io_callback",
+            before="""\
+from jax.experimental import host_callback as hcb
+
+
+def decode_step(tokens):
+    hcb.id_tap(send, tokens)
+    return tokens
+""",
+            after="""\
+import functools
+
+import jax
+import numpy as np
+from jax.experimental import io_callback
+
+
+def _tap_with_numpy_args(tap):
+    \"\"\"Call `tap` with read-only numpy copies (as legacy did); return None.\"\"\"
+
+    def numpy_copy(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
+    @functools.wraps(tap)
+    def call(*args):
+        tap(*jax.tree.map(numpy_copy, args))
+
+    return call
+
+
+def decode_step(tokens):
+    io_callback(
+        _tap_with_numpy_args(lambda arg: send(arg, ())), None, tokens, ordered=True
+    )
+    return tokens
+""",
+            diagnostics=(
+                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "5:5 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the several-devices setting) in a sharded jit, once with the whole array as legacy, in program order; it fails under vmap, grad and pmap, which this module does not use",
+            ),
+            options={"several_devices": True},
         ),
     ),
 )
@@ -269,7 +367,7 @@ def step(x):
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "11:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the module uses pmap (several devices), where ordered jax.debug callbacks are refused",
+                "11:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the module uses pmap (several devices), where ordered jax.debug callbacks and io_callbacks are refused",
             ),
         ),
         Example(
@@ -342,6 +440,38 @@ def step(x):
                 "5:33 HCB502 [compat-fallback] id_tap used as a value: pointed at the compat runtime",
                 "9:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: other calls of this module stay there, and one runtime keeps their program order (ordered jax.debug callbacks are a chain apart, which a GPU runs out of order)",
             ),
+        ),
+        Example(
+            title="callers run the project on meshes, and the module uses vmap: compat",
+            before="""\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def score(x):
+    hcb.id_tap(send, x)
+    return x.sum()
+
+
+batched_score = jax.vmap(score)
+""",
+            after="""\
+import jax
+from hcmigrate_compat import host_callback as hcb
+
+
+def score(x):
+    hcb.id_tap(send, x)
+    return x.sum()
+
+
+batched_score = jax.vmap(score)
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "6:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: the several-devices setting (several devices), where ordered jax.debug callbacks are refused, and it uses vmap, where ordered io_callbacks fail",
+            ),
+            options={"several_devices": True},
         ),
     ),
 )
