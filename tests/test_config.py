@@ -31,6 +31,20 @@ def test_strategy_from_config_and_cli_wins(tmp_path):
     assert "jax.debug.callback" in res.stdout
 
 
+def test_several_devices_from_config_and_cli_wins(tmp_path):
+    """`several-devices = true`: the project's taps are ordered io_callbacks (its callers run it
+    on meshes, which no rule sees); `--no-several-devices` on the command line wins."""
+    project(tmp_path, "several-devices = true")
+    res = run(["--diff", "src"], tmp_path)
+    assert "io_callback(" in res.stdout and "jax.debug.callback" not in res.stdout
+    assert "(the several-devices setting)" in res.stderr
+    res = run(["--diff", "--no-several-devices", "src"], tmp_path)
+    assert "jax.debug.callback" in res.stdout and "io_callback(" not in res.stdout
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    res = run(["--diff", "--several-devices", "src"], tmp_path)
+    assert "io_callback(" in res.stdout
+
+
 def test_exclude_from_config(tmp_path):
     project(tmp_path, 'exclude = ["src/legacy_*"]')
     (tmp_path / "src" / "legacy_x.py").write_text(LEGACY)
@@ -80,6 +94,7 @@ def test_unknown_key_is_an_error_naming_it(tmp_path):
         ("exclude = 3", "exclude must be an array of strings, not an integer"),
         ('target-jax = "new"', "is not a version"),
         ('add-todos = "yes"', "add-todos must be a boolean, not a string"),
+        ('several-devices = "mesh"', "several-devices must be a boolean, not a string"),
         ("file-timeout = 0", "file-timeout must be above 0 seconds"),
         ('file-timeout = "5"', "file-timeout must be a number of seconds, not a string"),
     ],

@@ -383,3 +383,70 @@ def test_transformations_and_runtimes_across_modules_run_as_legacy_did(
         "(`program` in chain.program reaches both); one runtime keeps their program order" in report
     )
     assert "chain/alone.py:5:12: HCB101 [fixed-with-behaviour-note]" in report
+
+
+DECODE = f"""\
+import jax
+from {LEGACY.rsplit(".", 1)[0]} import host_callback as hcb
+
+
+def show(x, transforms):
+    print("step", type(x).__name__, x.shape, x.tolist())
+
+
+def decode(tokens):
+    def body(i, t):
+        t = t + 1
+        hcb.id_tap(show, t)
+        return t
+
+    out = jax.lax.fori_loop(0, 2, body, tokens)
+    hcb.id_print(out.sum(), what="total")
+    return out
+"""
+SERVE = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from mesh import decode
+
+rows = NamedSharding(Mesh(np.array(jax.devices()), ("rows",)), PartitionSpec("rows"))
+run = jax.jit(decode.decode, in_shardings=rows, out_shardings=rows)
+out = run(jnp.arange(8.0).reshape(4, 2))
+jax.effects_barrier()
+print(len(out.sharding.device_set), out.tolist())
+"""
+
+
+def test_a_module_another_runs_in_a_sharded_jit_gets_ordered_io_callbacks(
+    legacy_python: Path, tmp_path: Path
+):
+    """`mesh.serve` runs `mesh.decode.decode` in a jit given shardings over 4 CPU devices;
+    `mesh.decode` names no multi-device API. Its tap and print become ordered io_callbacks
+    (an ordered jax.debug.callback is refused on 4 devices), which legacy's whole-array
+    calls, in program order, on jax 0.4.30 and current JAX alike."""
+    files = {"mesh/decode.py": DECODE, "mesh/serve.py": SERVE}
+    legacy, report, migrated = _legacy_then_migrated(
+        legacy_python, tmp_path, files, "-m", "mesh.serve", devices=4
+    )
+    assert (
+        migrated
+        == legacy
+        == (
+            "step ndarray (4, 2) [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]\n"
+            "step ndarray (4, 2) [[2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0]]\n"
+            "what: total\n44.\n"
+            "4 [[2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0]]\n"
+        )
+    )
+    assert (
+        "mesh/decode.py:12:9: HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., "
+        "ordered=True): an ordered io_callback runs on several devices (`decode` runs under "
+        "sharded jit (mesh.serve, line 9))" in report
+    )
+    assert "mesh/decode.py:16:5: HCB201 [fixed-with-behaviour-note] id_print -> io_callback(" in (
+        report
+    )
+    assert "jax.debug" not in (tmp_path / "migrated" / "mesh" / "decode.py").read_text()

@@ -1,0 +1,139 @@
+"""A module that runs on several devices (issue 27): where an ordered jax.debug callback is
+refused, its taps, prints and calls for their effect become ordered io_callbacks when it runs
+there through sharded programs only and uses no transformation they fail under; under pmap, or
+in a module using vmap or grad, they keep the compat runtime. The `several_devices` option
+(`several-devices = true`) says so for code whose callers build the meshes.
+
+What each spelling does on several devices is measured in docs/callback-semantics.md
+("Ordered callbacks on several devices, release by release"); tests/test_project_model.py and
+fixtures/fidelity/c13_sharded_decode_loop run such modules against jax 0.4.30.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hcmigrate import Options, migrate_source
+
+SITES = """\
+def step(x):
+    hcb.id_tap(send, x)
+    hcb.id_print(x, what="x")
+    hcb.call(lambda v: print("norm", v), x)
+    return x * 2
+"""
+IMPORT = "import jax\nfrom jax.experimental import host_callback as hcb\n"
+
+IO_CHAIN = ("HCB101", "HCB201", "HCB304")
+DEBUG_CHAIN = ("HCB101", "HCB201", "HCB304")
+COMPAT = ("HCB102", "HCB202", "HCB303")
+
+CASES = {
+    # what the module names (code, not strings) -> (options, the codes of the three sites,
+    # the spelling written)
+    "named_sharding": ("from jax.sharding import NamedSharding\n", {}, IO_CHAIN, "io_callback("),
+    "positional_sharding": ("P = jax.sharding.PositionalSharding\n", {}, IO_CHAIN, "io_callback("),
+    "sharding_constraint": (
+        "def place(x, s):\n    return jax.lax.with_sharding_constraint(x, s)\n",
+        {},
+        IO_CHAIN,
+        "io_callback(",
+    ),
+    "pjit": ("from jax.experimental.pjit import pjit\n", {}, IO_CHAIN, "io_callback("),
+    "shard_map": ("from jax.experimental.shard_map import shard_map\n", {}, IO_CHAIN, "io_callback("),
+    "jit_given_shardings": (
+        "def compiled(s):\n    return jax.jit(step, in_shardings=s)\n",
+        {},
+        IO_CHAIN,
+        "io_callback(",
+    ),
+    "pmap": ("run = jax.pmap(lambda x: x)\n", {}, COMPAT, "hcmigrate_compat"),
+    "sharding_and_pmap": (
+        "from jax.sharding import NamedSharding\nrun = jax.pmap(lambda x: x)\n",
+        {},
+        COMPAT,
+        "hcmigrate_compat",
+    ),
+    "sharding_and_vmap": (
+        "from jax.sharding import NamedSharding\nrun = jax.vmap(lambda x: x)\n",
+        {},
+        COMPAT,
+        "hcmigrate_compat",
+    ),
+    "sharding_and_value_and_grad": (
+        "from jax.sharding import NamedSharding\nloss = jax.value_and_grad(sum)\n",
+        {},
+        COMPAT,
+        "hcmigrate_compat",
+    ),
+    "sharding_and_checkpoint": (
+        "from jax.sharding import NamedSharding\nsave = jax.checkpoint(sum)\n",
+        {},
+        COMPAT,
+        "hcmigrate_compat",
+    ),
+    "sharding_in_a_docstring_only": (
+        '"""Callers shard with NamedSharding and pjit."""\n',
+        {},
+        DEBUG_CHAIN,
+        "jax.debug.callback(",
+    ),
+    "one_device": ("", {}, DEBUG_CHAIN, "jax.debug.callback("),
+    "setting": ("", {"several_devices": True}, IO_CHAIN, "io_callback("),
+    "setting_and_vmap": (
+        "run = jax.vmap(lambda x: x)\n",
+        {"several_devices": True},
+        COMPAT,
+        "hcmigrate_compat",
+    ),
+    "setting_and_grad": (
+        "from jax import grad\n",
+        {"several_devices": True},
+        COMPAT,
+        "hcmigrate_compat",
+    ),
+    "setting_and_pmap": (
+        "run = jax.pmap(lambda x: x)\n",
+        {"several_devices": True},
+        COMPAT,
+        "hcmigrate_compat",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_which_chain_a_module_on_several_devices_gets(case):
+    names, options, codes, spelling = CASES[case]
+    head = IMPORT + names if not names.startswith('"""') else names + IMPORT
+    source = f"{head}\n\n{SITES}"
+    result = migrate_source(source, Options(**options))
+    compile(result.code, case, "exec")
+    sites = [d for d in result.diagnostics if d.code.startswith("HCB") and d.code != "HCB001"]
+    assert tuple(d.code for d in sites) == codes
+    assert spelling in result.code
+    if spelling == "io_callback(":
+        assert result.code.count("ordered=True") == 3
+        assert "jax.debug" not in result.code and "hcmigrate_compat" not in result.code
+        for diagnostic in sites:
+            assert "fails under vmap, grad and pmap" in diagnostic.message
+    if spelling == "jax.debug.callback(":
+        assert "see several-devices" in sites[0].message
+    assert migrate_source(result.code, Options(**options)).code == result.code
+
+
+def test_a_pmap_module_says_ordered_io_callbacks_are_refused_too():
+    source = f"{IMPORT}run = jax.pmap(lambda x: x)\n\n\n{SITES}"
+    tap = next(d for d in migrate_source(source).diagnostics if d.code == "HCB102")
+    assert tap.message.endswith(
+        "the module uses pmap (several devices), where ordered jax.debug callbacks and "
+        "io_callbacks are refused"
+    )
+
+
+def test_a_sharded_module_using_vmap_says_which_transformation_keeps_it_off_io_callbacks():
+    source = f"{IMPORT}from jax.sharding import NamedSharding\nrun = jax.vmap(abs)\n\n\n{SITES}"
+    tap = next(d for d in migrate_source(source).diagnostics if d.code == "HCB102")
+    assert tap.message.endswith(
+        "the module uses NamedSharding (several devices), where ordered jax.debug callbacks "
+        "are refused, and it uses vmap, where ordered io_callbacks fail"
+    )
