@@ -97,8 +97,9 @@ def probe(spelling: str, context: str) -> dict:
         out = jax.jit(lambda x: emit(jax.lax.with_sharding_constraint(x, sharded)))(data)
     elif context == "shard_map":
         if hasattr(jax, "shard_map"):
-            mapped = jax.shard_map(emit, mesh=mesh, in_specs=PartitionSpec("d"),
-                                   out_specs=PartitionSpec("d"))
+            mapped = jax.shard_map(
+                emit, mesh=mesh, in_specs=PartitionSpec("d"), out_specs=PartitionSpec("d")
+            )
         else:
             from jax.experimental.shard_map import shard_map
 
@@ -178,21 +179,29 @@ def measure(python: str) -> tuple[str, dict]:
     env = child_env()
     version = subprocess.run(
         [python, "-c", "import jax; print(jax.__version__)"],
-        capture_output=True, text=True, check=True, env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     ).stdout.strip()
     cells = {}
     for spelling in SPELLINGS:
         for context in CONTEXTS:
             done = subprocess.run(
                 [python, __file__, "--probe", spelling, context],
-                capture_output=True, text=True, env=env, timeout=120,
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=120,
             )
             lines = done.stdout.strip().splitlines()
             cells[f"{spelling}/{context}"] = (
                 json.loads(lines[-1]) if lines else {"error": f"exit {done.returncode}"}
             )
-            print(f"jax {version} {spelling}/{context}: {cells[f'{spelling}/{context}']}",
-                  file=sys.stderr)
+            print(
+                f"jax {version} {spelling}/{context}: {cells[f'{spelling}/{context}']}",
+                file=sys.stderr,
+            )
     return version, cells
 
 
@@ -252,8 +261,13 @@ def write_doc(data: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--python", action="append", default=[], metavar="LABEL=PATH")
-    parser.add_argument("--only", action="append", default=[], metavar="LABEL",
-                        help="measure only these interpreters (labels)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="LABEL",
+        help="measure only these interpreters (labels)",
+    )
     parser.add_argument("--render", action="store_true")
     parser.add_argument("--probe", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

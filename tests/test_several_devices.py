@@ -40,7 +40,12 @@ CASES = {
         "io_callback(",
     ),
     "pjit": ("from jax.experimental.pjit import pjit\n", {}, IO_CHAIN, "io_callback("),
-    "shard_map": ("from jax.experimental.shard_map import shard_map\n", {}, IO_CHAIN, "io_callback("),
+    "shard_map": (
+        "from jax.experimental.shard_map import shard_map\n",
+        {},
+        IO_CHAIN,
+        "io_callback(",
+    ),
     "jit_given_shardings": (
         "def compiled(s):\n    return jax.jit(step, in_shardings=s)\n",
         {},
