@@ -274,8 +274,11 @@ SHARDED_PROGRAM_APIS = (
     "PositionalSharding",
     "with_sharding_constraint",
 )
-# Once per device: an ordered io_callback is refused under pmap up to jax 0.7.2 (E15).
+# Once per device: an ordered io_callback is refused under pmap up to jax 0.7.2 (E15, D1);
+# from jax 0.8.0 pmap is a shard_map and it runs there, once per device as legacy's tap
+# (measured by scripts/measure_ordered_io_devices.py). xmap is gone since jax 0.4.31.
 PER_DEVICE_APIS = ("pmap", "xmap")
+ORDERED_IO_UNDER_PMAP_SINCE = (0, 8, 0)
 MULTI_DEVICE_APIS = PER_DEVICE_APIS + SHARDED_PROGRAM_APIS
 
 PURE_MODULE_PREFIXES = (

@@ -335,8 +335,9 @@ def test_transformations_and_runtimes_across_modules_run_as_legacy_did(
     legacy_python: Path, tmp_path: Path
 ):
     """Three packages, run on two CPU devices by jax 0.4.30 and, migrated, by current JAX:
-    `lib.solver` pmaps a function of `lib.taps`, which names no pmap (its tap keeps the compat
-    runtime: ordered jax.debug callbacks are refused on two devices), and `lib.single` names
+    `lib.solver` pmaps a function of `lib.taps`, which names no pmap (its tap becomes an
+    ordered io_callback: ordered jax.debug callbacks are refused on two devices, an ordered
+    io_callback runs under pmap from jax 0.8, once per device as legacy), and `lib.single` names
     pmap only in a docstring and a string (its tap is native); `vlib.batches` vmaps a function
     of `vlib.batched` (legacy tapped the batch once); `chain.program` runs a compat call of
     one module and a tap of another (the tap follows the call onto the compat runtime: two
@@ -368,8 +369,9 @@ def test_transformations_and_runtimes_across_modules_run_as_legacy_did(
     )
     # The tap module names no pmap: the model says where its function runs on two devices.
     assert (
-        "lib/taps.py:11:9: HCB102 [compat-fallback] id_tap kept on the compat runtime: `step` "
-        "runs under pmap (lib.solver, line 10) (several devices)" in report
+        "lib/taps.py:11:9: HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., "
+        "ordered=True): an ordered io_callback runs on several devices (`step` runs under pmap "
+        "(lib.solver, line 10))" in report
     )
     # A pmap named only in a docstring or a string changes nothing: the tap is native.
     assert "lib/single.py:11:12: HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug" in report

@@ -42,6 +42,7 @@ from hcmigrate.project_model.x64_mode import FLAG, may_run_as_script, x64_switch
 
 from hcmigrate.facts import (
     IO_BREAKING_TRANSFORMS,
+    ORDERED_IO_UNDER_PMAP_SINCE,
 )
 from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite
 from hcmigrate.rules.registry import Registry
@@ -110,6 +111,8 @@ class ModuleContext(NamesContext, StatementsContext):
             options.runs_under,
             options.follows_compat,
             options.several_devices,
+            ordered_io_under_pmap=options.target_jax is None
+            or tuple(options.target_jax) >= ORDERED_IO_UNDER_PMAP_SINCE,
         )
         self.reporter = Reporter(index, options)
         self.edits = StatementEdits()

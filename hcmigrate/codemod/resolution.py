@@ -34,6 +34,7 @@ class Resolver:
         runs_under: tuple[tuple[str, str, str], ...] = (),
         follows_compat: str | None = None,
         several_devices: bool = False,
+        ordered_io_under_pmap: bool = False,
     ):
         self.index = index
         self.scopes = scopes
@@ -42,6 +43,8 @@ class Resolver:
         self._runs_under: tuple[tuple[str, str, str], ...] | None = None
         self.follows_compat = follows_compat  # hcmigrate.options.Options.follows_compat
         self._several_devices_setting = several_devices  # Options.several_devices
+        # The target JAX runs ordered io_callbacks under pmap (facts.ORDERED_IO_UNDER_PMAP_SINCE)
+        self._ordered_io_under_pmap = ordered_io_under_pmap
         self._facts: ModuleFacts | None = None
         self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
         self._vmapped_names: dict[str, int] | None = None  # (_names_given_to_vmap)
@@ -122,14 +125,14 @@ class Resolver:
         return None
 
     def per_device(self) -> str | None:
-        """Why the module's code runs once per device (pmap, xmap: its code names one, or
-        another module of the run applies one to a function of it), where an ordered
-        io_callback is refused too; None: neither."""
-        api = self.module_facts.per_device_api
-        if api is not None:
+        """Why the module's code runs once per device where an ordered io_callback is refused
+        too (pmap before jax 0.8, xmap: its code names one, or another module of the run
+        applies one to a function of it); None: neither."""
+        refused = PER_DEVICE - ({"pmap"} if self._ordered_io_under_pmap else set())
+        for api in sorted(refused & self.module_facts.names_in_code):
             return f"the module uses {api}"
         for function, transform, where in self.runs_under:
-            if transform in PER_DEVICE:
+            if transform in refused:
                 return f"`{function}` runs under {transform} ({where})"
         return None
 
@@ -141,8 +144,9 @@ class Resolver:
         return self.per_device() or (None if transform is None else f"it uses {transform}")
 
     def devices_join_io_chain(self) -> bool:
-        """Does the module run on several devices through sharded programs only (sharded
-        jit, shard_map), using no transformation an ordered io_callback fails under? Then
+        """Does the module run on several devices through sharded programs (sharded jit,
+        shard_map; pmap too when the target JAX runs ordered io_callbacks there), using no
+        transformation an ordered io_callback fails under? Then
         its taps, prints and calls are ordered io_callbacks, which run there as legacy's
         did (docs/callback-semantics.md, "Ordered callbacks on several devices")."""
         return self.several_devices() is not None and self.io_chain_blocker() is None

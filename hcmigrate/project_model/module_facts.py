@@ -59,7 +59,6 @@ class ModuleFacts:
     applications: list[Application] = field(default_factory=list)
     imported: set[str] = field(default_factory=set)  # last parts of the names imports name
     multi_device_api: str | None = None  # the first multi-device API the code names
-    per_device_api: str | None = None  # the first of them that runs once per device (pmap)
     patched_internal: str | None = None  # the legacy internal the code names (outside_call_p)
 
     @property
@@ -158,8 +157,6 @@ def _use(facts: ModuleFacts, found: str) -> None:
 def _multi_device(facts: ModuleFacts, last: str) -> None:
     if facts.multi_device_api is None and last in MULTI_DEVICE_APIS:
         facts.multi_device_api = last
-    if facts.per_device_api is None and last in PER_DEVICE_APIS:
-        facts.per_device_api = last
 
 
 def _bind(facts: ModuleFacts, body: list[ast.stmt]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hcmigrate.facts import ORDERED_IO_UNDER_PMAP_SINCE
 from hcmigrate.rules.context import CallSite
 from hcmigrate.rules.nodes import literal_value
 
@@ -21,15 +22,17 @@ def compat_reason(site: CallSite, device_flag: str) -> str | None:
 
 def several_devices_reason(ctx) -> str | None:
     """Why a tap, print or call for its effect keeps the compat runtime on several devices:
-    ordered jax.debug callbacks are refused there, and an ordered io_callback under pmap or
-    in a module using vmap or grad (None: the module does not run on several devices as far
+    ordered jax.debug callbacks are refused there, and an ordered io_callback under pmap
+    before jax 0.8 or in a module using vmap or grad (None: the module does not run on several
+    devices as far
     as the run sees, or its calls are ordered io_callbacks there: devices_join_io_chain)."""
     why = ctx.several_devices()
     blocker = ctx.io_chain_blocker() if why is not None else None
     if blocker is None:
         return None
     if blocker == why:
-        return f"{why} (several devices), where ordered jax.debug callbacks and io_callbacks are refused"
+        io = "ordered io_callbacks before jax 0.8" if "pmap" in why else "ordered io_callbacks"
+        return f"{why} (several devices), where ordered jax.debug callbacks are refused, and {io}"
     return (
         f"{why} (several devices), where ordered jax.debug callbacks are refused, and {blocker}, "
         "where ordered io_callbacks fail"
@@ -87,8 +90,14 @@ def io_chain_note(ctx) -> str:
     why = ctx.several_devices()
     if why is None:
         return IO_CHAIN_NOTE
+    if not ctx.target_at_least(ORDERED_IO_UNDER_PMAP_SINCE):
+        return (
+            f"an ordered io_callback runs on several devices ({why}) in a sharded jit, once "
+            "with the whole array as legacy, in program order; it fails under vmap, grad and "
+            "pmap, which this module does not use"
+        )
     return (
-        f"an ordered io_callback runs on several devices ({why}) in a sharded jit, once with "
-        "the whole array as legacy, in program order; it fails under vmap, grad and pmap, "
-        "which this module does not use"
+        f"an ordered io_callback runs on several devices ({why}) as legacy's did (in a sharded "
+        "jit once with the whole array, under pmap once per device from jax 0.8), in program "
+        "order; it fails under vmap and grad, which this module does not use"
     )

@@ -2,8 +2,10 @@
 
 jax.debug.callback runs in every single-device context legacy taps ran in (jit, vmap, grad,
 cond, vmap of cond, scan), ignores what the tap returns and is never removed; an ordered
-io_callback fails under vmap, grad and vmap of cond (docs/callback-semantics.md). A tap that
-reads `transforms` or its device, or a module that runs on several devices, keeps the compat
+io_callback fails under vmap, grad and vmap of cond (docs/callback-semantics.md), but runs on
+several devices, where an ordered jax.debug.callback is refused: a module on several devices
+that uses neither gets ordered io_callbacks. A tap that reads `transforms` or its device, or a
+module on several devices using vmap or grad (or pmap, before jax 0.8), keeps the compat
 runtime.
 """
 
@@ -175,7 +177,7 @@ def step(x):
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "11:5 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the module uses NamedSharding) in a sharded jit, once with the whole array as legacy, in program order; it fails under vmap, grad and pmap, which this module does not use",
+                "11:5 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the module uses NamedSharding) as legacy's did (in a sharded jit once with the whole array, under pmap once per device from jax 0.8), in program order; it fails under vmap and grad, which this module does not use",
             ),
         ),
         Example(
@@ -219,9 +221,54 @@ def decode_step(tokens):
 """,
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:5 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the several-devices setting) in a sharded jit, once with the whole array as legacy, in program order; it fails under vmap, grad and pmap, which this module does not use",
+                "5:5 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the several-devices setting) as legacy's did (in a sharded jit once with the whole array, under pmap once per device from jax 0.8), in program order; it fails under vmap and grad, which this module does not use",
             ),
             options={"several_devices": True},
+        ),
+        Example(
+            title="a module under pmap, for JAX 0.8 and later: an ordered io_callback, once per device",
+            before="""\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+@jax.pmap
+def step(x):
+    return hcb.id_tap(send, x)
+""",
+            after="""\
+import functools
+
+import jax
+import numpy as np
+from jax.experimental import io_callback
+
+
+def _tap_with_numpy_args(tap):
+    \"\"\"Call `tap` with read-only numpy copies (as legacy did); return None.\"\"\"
+
+    def numpy_copy(leaf):
+        array = np.array(leaf)
+        array.flags.writeable = False
+        return array
+
+    @functools.wraps(tap)
+    def call(*args):
+        tap(*jax.tree.map(numpy_copy, args))
+
+    return call
+
+
+@jax.pmap
+def step(x):
+    io_callback(_tap_with_numpy_args(lambda arg: send(arg, ())), None, x, ordered=True)
+    return x
+""",
+            diagnostics=(
+                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "7:12 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the module uses pmap) as legacy's did (in a sharded jit once with the whole array, under pmap once per device from jax 0.8), in program order; it fails under vmap and grad, which this module does not use",
+            ),
+            options={"target_jax": (0, 8, 0)},
         ),
     ),
 )
@@ -338,7 +385,7 @@ def step(x):
             ),
         ),
         Example(
-            title="a module that runs on several devices (ordered jax.debug callbacks are refused there)",
+            title="a module under pmap, for JAX before 0.8 (ordered callbacks are refused there)",
             before="""\
 import jax
 from jax.experimental import host_callback as hcb
@@ -367,8 +414,9 @@ def step(x):
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "11:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the module uses pmap (several devices), where ordered jax.debug callbacks and io_callbacks are refused",
+                "11:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the module uses pmap (several devices), where ordered jax.debug callbacks are refused, and ordered io_callbacks before jax 0.8",
             ),
+            options={"target_jax": (0, 6, 2)},
         ),
         Example(
             title="a tap in a function this module runs under jax.vmap (legacy tapped the batch)",
