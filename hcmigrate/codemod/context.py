@@ -30,13 +30,15 @@ from hcmigrate.codemod.context_parts import COMPAT_PARENT, NamesContext, Stateme
 from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
 from hcmigrate.codemod.import_names import ImportNames
 from hcmigrate.codemod.node_index import NodeIndex
+from hcmigrate.codemod.numpy_args import called_with_numpy, without_result
 from hcmigrate.codemod.plan import Plan, is_pure
 from hcmigrate.codemod.reporting import Reporter, SiteSkipped
 from hcmigrate.codemod.resolution import Resolver
 from hcmigrate.codemod.result_shape import ShapeConverter
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.statement_edits import StatementEdits
-from hcmigrate.codemod.walk import descendants
+from hcmigrate.codemod.walk import descendants, names_used
+from hcmigrate.native_needs import SINCE
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.project_model.x64_mode import FLAG, may_run_as_script, x64_switch
 
@@ -45,6 +47,7 @@ from hcmigrate.facts import (
     ORDERED_IO_UNDER_PMAP_SINCE,
 )
 from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite
+from hcmigrate.rules.nodes import parse
 from hcmigrate.rules.registry import Registry
 from hcmigrate.rules.spec import Handler, Rule
 
@@ -302,7 +305,7 @@ class ModuleContext(NamesContext, StatementsContext):
     ) -> cst.BaseExpression:
         if not self._tells_numpy_apart(original, arg):
             return func
-        return cst.Call(cst.Name(self.use_helper("numpy_args")), [cst.Arg(func)])
+        return called_with_numpy(func, self._numpy_copies, self._lambda_parameter(func))
 
     def tap_with_numpy_args(
         self,
@@ -310,10 +313,27 @@ class ModuleContext(NamesContext, StatementsContext):
         original: cst.BaseExpression | None,
         arg: cst.BaseExpression | None = None,
     ) -> cst.BaseExpression:
-        if original is not None and not self._tells_numpy_apart(original, arg):
-            if returns_nothing(self.resolver, original):
-                return func  # (no conversion, and no result to drop)
-        return cst.Call(cst.Name(self.use_helper("numpy_args_no_result")), [cst.Arg(func)])
+        convert = original is None or self._tells_numpy_apart(original, arg)
+        drop = original is None or not returns_nothing(self.resolver, original)
+        parameter = self._lambda_parameter(func)
+        if convert:
+            return called_with_numpy(func, self._numpy_copies, parameter, drop_result=drop)
+        return without_result(func, parameter) if drop else func
+
+    def _numpy_copies(self, arg: cst.BaseExpression) -> cst.BaseExpression:
+        """`jax.tree.map(np.array, arg)` in the module's spellings (`jax.tree_util.tree_map`
+        below the JAX that has `jax.tree`, as the project declares it: no floor is raised)."""
+        if self.declared_at_least(SINCE["jax.tree.map"]):
+            tree_map = self.modern("tree_map")
+        else:
+            tree_map = self.dotted("jax.tree_util.tree_map")
+        numpy, needed = self.names.local_name("numpy", alias="np", at=self._site_offset())
+        self._record.imports.append(needed)
+        return cst.Call(parse(tree_map), [cst.Arg(parse(f"{numpy}.array")), cst.Arg(arg)])
+
+    def _lambda_parameter(self, func: cst.BaseExpression):
+        """The parameter of a lambda made around `func`: `x`, unless `func` uses that name."""
+        return lambda: "x" if "x" not in names_used(func) else self.fresh_name("x")
 
     def _tells_numpy_apart(
         self, original: cst.BaseExpression | None, arg: cst.BaseExpression | None

@@ -78,17 +78,15 @@ class NamesContext:
             return None
         return self.use_helper(key)
 
-    def _helper_name(self, module: str, alias: str | None, member: str | None):
-        if member:
-            return self.names.member(module, member, alias)
+    def _helper_name(self, module: str, alias: str | None):
         return self.names.local_name(module, alias=alias)
 
     def helper_imports(self, keys) -> list:
         """The imports the module helpers `keys` need (module level: no site's scope matters)."""
         return [
-            self._helper_name(module, alias, member)[1]
+            self._helper_name(module, alias)[1]
             for key in dict.fromkeys(keys)
-            for _, module, alias, member in self._helper(key).imports
+            for _, module, alias in self._helper(key).imports
         ]
 
     def helper_definitions(self, keys) -> list[tuple[str, str]]:
@@ -98,8 +96,8 @@ class NamesContext:
         for key in dict.fromkeys(keys):
             helper = self._helper(key)
             names = {
-                placeholder: self._helper_name(module, alias, member)[0]
-                for placeholder, module, alias, member in helper.imports
+                placeholder: self._helper_name(module, alias)[0]
+                for placeholder, module, alias in helper.imports
             }
             names["tree_map"] = tree_map_of(
                 names.get("jax", "jax"), self.declared_at_least(SINCE["jax.tree.map"])

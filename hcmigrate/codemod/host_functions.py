@@ -438,7 +438,14 @@ def has_no_leaves(arg: cst.BaseExpression | None) -> bool:
 
 def returns_nothing(resolver, func: cst.BaseExpression) -> bool:
     """Does the host function visibly return None: a module function without decorators
-    whose `return`s give no value (and that does not yield)?"""
+    whose `return`s give no value (and that does not yield), or a lambda that calls one, or
+    `print`?"""
+    if isinstance(func, cst.Lambda):
+        body = func.body
+        return isinstance(body, cst.Call) and (
+            resolver.qualified(body.func) == {"builtins.print"}
+            or returns_nothing(resolver, body.func)
+        )
     fdef = resolver.function_def(func) if isinstance(func, cst.Name) else None
     if fdef is None or fdef.decorators:
         return False

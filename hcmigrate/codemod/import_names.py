@@ -1,7 +1,7 @@
 """The local names generated code uses for what it imports, never a name the module binds to
 something else.
 
-Generated code says `jax.debug.callback`, `io_callback`, `np.asarray`, `functools.wraps`. A
+Generated code says `jax.debug.callback`, `io_callback`, `np.array`, `functools.partial`. A
 module may already use those names for other things: `import jax.numpy as np` (common in JAX
 code), its own `def io_callback`, a parameter named `jax` in the function the site is in.
 Adding `import numpy as np` there would change what the user's own code calls. So each name is
@@ -56,25 +56,6 @@ class ImportNames:
         self._chosen[target] = (local, needed)
         return local, needed
 
-    def member(self, module: str, name: str, alias: str | None = None) -> tuple[str, Needed]:
-        """How generated code spells `module.name`: the name a `from module import name` of the
-        module binds (`wraps`); else through the module's name for `module` where it imports
-        it (`functools.wraps`); else `name`, joining the module's `from module import ...`
-        where it has one (`from functools import partial, wraps`, not a second import of
-        functools beside it); else `functools.wraps`; and the import that binds it."""
-        target = f"{module}.{name}"
-        other = self._other_import_of(target)
-        if other is not None and self._means(other, target, None):
-            return other, _import_binding(module, name, other)
-        if (
-            self._other_import_of(module) is None
-            and self._imports_from(module)
-            and self._means(name, target, None)
-        ):
-            return name, (module, name, None)
-        local, needed = self.local_name(module, alias=alias)
-        return f"{local}.{name}", needed
-
     def _means(self, local: str, target: str, at: int | None) -> bool:
         """Does `local` stand for `target` (or for nothing) at module level and at `at`?"""
         bindings = list(self._scopes.module.bindings.get(local, ()))
@@ -84,14 +65,6 @@ class ImportNames:
             b.kind == IMPORT and b.real == target and b.scope is self._scopes.module
             for b in bindings
             if getattr(b, "kind", None) != "builtin"
-        )
-
-    def _imports_from(self, module: str) -> bool:
-        """Does the module bind names at module level by `from module import ...`?"""
-        return any(
-            b.kind == IMPORT and b.from_import and b.real.rpartition(".")[0] == module
-            for bindings in self._scopes.module.bindings.values()
-            for b in bindings
         )
 
     def _other_import_of(self, target: str) -> str | None:

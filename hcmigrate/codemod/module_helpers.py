@@ -1,5 +1,5 @@
-"""Small named functions a migrated module gets once, instead of the same expression at
-every site (a reviewer reads `_with_numpy_args(show)`, not a nested lambda per call).
+"""Small named functions a migrated module gets once, where no expression would fit at the
+site (`_print_like_id_print`: legacy id_print's text; `_shape_dtype_structs`).
 
 A rule asks for a helper by key (`RuleContext.use_helper`); the helper's definition is added
 once, after the module's top-level imports, with the imports it needs. A module that already
@@ -22,14 +22,12 @@ from hcmigrate.codemod.walk import descendants
 @dataclass(frozen=True)
 class HelperDef:
     name: str
-    # the definition, black-formatted, ending with a newline; `{jax}`, `{np}`, `{wraps}`
-    # stand for the module's spellings of those (hcmigrate.codemod.import_names), `{tree_map}`
+    # the definition, black-formatted, ending with a newline; `{jax}`, `{np}` stand for the
+    # module's spellings of those (hcmigrate.codemod.import_names), `{tree_map}`
     # for `jax.tree.map` or, below the JAX that has it, `jax.tree_util.tree_map` (tree_map_of)
     source: str
-    # (placeholder, module, usual alias, member): `member` spells `module.member`, by the
-    # module's own `from module import member` where it has one (`wraps`), else through
-    # the module's name for `module` (`functools.wraps`)
-    imports: tuple[tuple[str, str, str | None, str | None], ...]
+    # (placeholder, module, usual alias)
+    imports: tuple[tuple[str, str, str | None], ...]
 
     def text(self, names: dict[str, str]) -> str:
         return self.source.format(**names)
@@ -41,55 +39,7 @@ def tree_map_of(jax: str, has_jax_tree: bool) -> str:
     return f"{jax}.tree.map" if has_jax_tree else f"{jax}.tree_util.tree_map"
 
 
-_NUMPY_HELPER_IMPORTS = (
-    ("wraps", "functools", None, "wraps"),
-    ("jax", "jax", None, None),
-    ("np", "numpy", "np", None),
-)
-
-
-# Legacy host_callback gave host functions numpy arrays that own their data, read-only on CPU,
-# whose flag the host function could switch on (`x.flags.writeable = True` before handing x to
-# a C library); modern callbacks give jax.Array, and np.asarray of one is a read-only view that
-# refuses the flag (callback_facts.json "writeable/"). A read-only copy behaves as legacy's did;
-# a writable one (`np.array` alone) would not: a host function that reads the flag, or writes
-# without switching it on (which raised), sees the difference (fixtures/fidelity/c01_*).
-_LEGACY_ARRAY = """\
-    def numpy_copy(leaf):
-        array = {np}.array(leaf)
-        array.flags.writeable = False
-        return array
-"""
-
 HELPERS: dict[str, HelperDef] = {
-    "numpy_args": HelperDef(
-        name="_with_numpy_args",
-        source=f'''\
-def _with_numpy_args(f):
-    """Call `f` with read-only numpy copies of its arguments, as legacy did."""
-
-{_LEGACY_ARRAY}
-    return {{wraps}}(f)(lambda *a: f(*{{tree_map}}(numpy_copy, a)))
-''',
-        imports=_NUMPY_HELPER_IMPORTS,
-    ),
-    # An io_callback with no result needs a host function that returns None; legacy ignored
-    # what a tap returned (`lambda *a: bar.update()` returns a bool).
-    "numpy_args_no_result": HelperDef(
-        name="_tap_with_numpy_args",
-        source=f'''\
-def _tap_with_numpy_args(tap):
-    """Call `tap` with read-only numpy copies (as legacy did); return None."""
-
-{_LEGACY_ARRAY}
-    @{{wraps}}(tap)
-    def call(*args):
-        tap(*{{tree_map}}(numpy_copy, args))
-
-    return call
-''',
-        imports=_NUMPY_HELPER_IMPORTS,
-    ),
     # Legacy id_print printed each array with numpy's array2string (a 0-d float32 `2.`, `3.762`)
     # and containers in its own layout, broken over lines at 80 columns (jax 0.4.30's
     # pretty printer: a container that does not fit puts each element on a line of its own);
@@ -126,7 +76,7 @@ def _print_like_id_print(value, /, **header):
         print(" ".join(f"{{k}}: {{v}}" for k, v in sorted(header.items())))
     print(text({tree_map}({np}.asarray, value), 0, 0)[0])
 ''',
-        imports=(("jax", "jax", None, None), ("np", "numpy", "np", None)),
+        imports=(("jax", "jax", None), ("np", "numpy", "np")),
     ),
     # Legacy `call` took any tree of arrays, ShapeDtypeStructs and Python scalars as
     # result_shape and canonicalised its dtypes; modern callbacks need canonical dtypes
@@ -144,7 +94,7 @@ def _shape_dtype_structs(result_shape):
         result_shape,
     )
 ''',
-        imports=(("jax", "jax", None, None),),
+        imports=(("jax", "jax", None),),
     ),
 }
 

@@ -22,6 +22,7 @@ from hcmigrate.codemod.host_functions import (
     adapt,
     mutable_module_state,
 )
+from hcmigrate.codemod.numpy_args import LEGACY_ARRAYS, uses_array_flags
 from hcmigrate.codemod.reporting import Reporter
 from hcmigrate.codemod.resolution import Resolver
 from hcmigrate.rules.context import CallSite
@@ -123,13 +124,26 @@ class Planner:
     ) -> Adaptation:
         """How the site's host function `func` becomes callable as `f(arg)`, legacy having
         passed it `transforms` and/or `device` too; recorded for the rewrite."""
-        adaptation = self._adaptation_of(func, passes_transforms, passes_device)
+        adaptation = self._needs_legacy_arrays(func) or self._adaptation_of(
+            func, passes_transforms, passes_device
+        )
         if isinstance(func, cst.Name) and adaptation.mode == "edit":
             fdef = self._resolver.function_def(func)
             self._plan.defs[id(fdef)] = fdef
             self._uses.setdefault(id(fdef), []).append((site.original, func, adaptation))
         self._plan.adaptations[id(site.original)] = adaptation
         return adaptation
+
+    def _needs_legacy_arrays(self, func) -> Adaptation | None:
+        """Compat for a host function that reads or sets its arrays' flags: legacy's were
+        read-only on CPU (what the compat runtime gives), a native rewrite's are writeable
+        copies (hcmigrate.codemod.numpy_args)."""
+        if isinstance(func, cst.Name):
+            fdef = self._resolver.function_def(func)
+            func = fdef if fdef is not None and not fdef.decorators else None
+        if isinstance(func, (cst.Lambda, cst.FunctionDef)) and uses_array_flags(func.body):
+            return Adaptation("compat", reason=LEGACY_ARRAYS)
+        return None
 
     def _adaptation_of(self, func, passes_transforms: bool, passes_device: bool) -> Adaptation:
         if not passes_transforms and not passes_device:

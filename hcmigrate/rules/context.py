@@ -268,9 +268,10 @@ class RuleContext(Protocol):
         original: cst.BaseExpression | None,
         arg: cst.BaseExpression | None = None,
     ) -> cst.BaseExpression:
-        """`func` called with numpy arrays, its result dropped (for an io_callback with no
-        result); `func` itself when it cannot tell numpy from jax.Array (see
-        `with_numpy_args`) and visibly returns None."""
+        """`func` called with numpy arrays and returning None (an io_callback with no result):
+        `lambda x: (f(jax.tree.map(np.array, x)), None)[1]`, without the conversion where it
+        cannot tell numpy from jax.Array (see `with_numpy_args`), without the `None` where it
+        visibly returns None (a module function, `print`)."""
 
     @property
     def taps_join_ordered_io(self) -> bool:
@@ -305,9 +306,9 @@ class RuleContext(Protocol):
         arg: cst.BaseExpression | None = None,
     ) -> cst.BaseExpression:
         """`func` (the adapted form of the site's `original` host function) called with numpy
-        arrays (read-only copies), as legacy called it, unless it cannot tell them from
-        jax.Array: it only hands them to numpy or scipy, ignores its arguments, or the site's
-        `arg` is a literal without leaves (`None`)."""
+        arrays, as legacy called it (writeable copies, inline: hcmigrate.codemod.numpy_args),
+        unless it cannot tell them from jax.Array: it only hands them to numpy or scipy,
+        ignores its arguments, or the site's `arg` is a literal without leaves (`None`)."""
 
     @property
     def module_has_ordered_io(self) -> bool:

@@ -1,0 +1,121 @@
+"""A host function handed numpy copies of its arguments, written inline at the site.
+
+Legacy gave host functions numpy arrays; modern callbacks give `jax.Array`, which a host
+function may tell apart (`isinstance`, `.flags`, in-place writes, repr). `jax.tree.map(np.array,
+arg)` gives each leaf as a writeable numpy array owning its data: legacy's arrays on GPU/TPU,
+its CPU ones but for the read-only flag (docs/callback-semantics.md, "What the host function
+receives"). The conversion is folded into the host function where it is a lambda that uses its
+parameter once (`lambda a: show(a, ())` -> `lambda a: show(jax.tree.map(np.array, a), ())`);
+anything else is called by a one-parameter lambda (`show` -> `lambda x: show(jax.tree.map(
+np.array, x))`). One expression per site, no module helper (issue 27).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import libcst as cst
+
+from hcmigrate.codemod.walk import descendants
+
+# nodes whose body may run several times, or later, or in a scope of its own
+_NESTED_SCOPES = (
+    cst.Lambda,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+)
+
+
+# (follows "the tap function" / "the callback": why such a site keeps the compat runtime)
+LEGACY_ARRAYS = (
+    "reads or sets its arrays' `flags` (read-only on CPU under legacy and the compat runtime; "
+    "writeable copies in a native rewrite)"
+)
+
+
+def uses_array_flags(body: cst.CSTNode) -> bool:
+    """Does the code read or set numpy array flags (`x.flags.writeable = True`,
+    `x.setflags(write=True)`)? Only there do legacy's read-only arrays and writeable copies
+    differ but for a write legacy refused on CPU and allowed on GPU/TPU."""
+    return any(
+        type(n) is cst.Attribute and n.attr.value in ("flags", "setflags")
+        for n in descendants(body)
+    )
+
+
+def called_with_numpy(
+    func: cst.BaseExpression,
+    copies: Callable[[cst.BaseExpression], cst.BaseExpression],
+    parameter: Callable[[], str],
+    drop_result: bool = False,
+) -> cst.BaseExpression:
+    """`func` (a host function called as `f(arg)`) called with `copies(arg)` instead of `arg`;
+    returning None whatever `func` returns where `drop_result` (an io_callback with no
+    result). `parameter()`: the name of a new lambda's parameter, asked only if one is made."""
+    use = _only_use(func) if isinstance(func, cst.Lambda) else None
+    if use is not None:
+        lam = func.deep_replace(use, copies(use))
+    else:
+        name = parameter()
+        lam = cst.Lambda(
+            params=cst.Parameters([cst.Param(cst.Name(name))]),
+            body=cst.Call(_callee(func), [cst.Arg(copies(cst.Name(name)))]),
+        )
+    return without_result(lam, parameter) if drop_result else lam
+
+
+def without_result(func: cst.BaseExpression, parameter: Callable[[], str]) -> cst.BaseExpression:
+    """`func` returning None (an io_callback with no result must get none; legacy ignored what
+    a tap returned): `lambda a: (body, None)[1]`."""
+    if not isinstance(func, cst.Lambda):
+        name = parameter()
+        func = cst.Lambda(
+            params=cst.Parameters([cst.Param(cst.Name(name))]),
+            body=cst.Call(_callee(func), [cst.Arg(cst.Name(name))]),
+        )
+    body = func.body.with_changes(lpar=[], rpar=[]) if _parenthesized(func.body) else func.body
+    return func.with_changes(
+        body=cst.Subscript(
+            cst.Tuple([cst.Element(body), cst.Element(cst.Name("None"))]),
+            [cst.SubscriptElement(cst.Index(cst.Integer("1")))],
+        )
+    )
+
+
+def _callee(func: cst.BaseExpression) -> cst.BaseExpression:
+    """`func` as the callee of a call: in parentheses unless it binds tighter than one."""
+    if isinstance(func, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or _parenthesized(func):
+        return func
+    return func.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _parenthesized(node: cst.BaseExpression) -> bool:
+    return bool(getattr(node, "lpar", ()))
+
+
+def _only_use(func: cst.Lambda) -> cst.Name | None:
+    """The one place the lambda's body reads its first parameter, where that runs at most once
+    per call (not in a nested lambda or comprehension); None if there is not exactly one."""
+    positional = [*func.params.posonly_params, *func.params.params]
+    if not positional or any(p.default is None for p in positional[1:]):
+        return None
+    name = positional[0].name.value
+    not_reads = set()  # (`obj.name`, `f(name=...)`: Names that are no read of a variable)
+    nested = set()
+    uses = []
+    for node in descendants(func.body):
+        if isinstance(node, cst.Attribute):
+            not_reads.add(id(node.attr))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            not_reads.add(id(node.keyword))
+        elif isinstance(node, cst.NamedExpr):
+            return None  # (`(name := ...)` rebinds it: a call cannot stand there)
+        elif isinstance(node, _NESTED_SCOPES):
+            nested.update(id(n) for n in descendants(node) if type(n) is cst.Name)
+        elif type(node) is cst.Name and node.value == name and id(node) not in not_reads:
+            uses.append(node)
+    if len(uses) != 1 or id(uses[0]) in nested:
+        return None
+    return uses[0]
