@@ -332,8 +332,15 @@ class ModuleContext(NamesContext, StatementsContext):
         return cst.Call(parse(tree_map), [cst.Arg(parse(f"{numpy}.array")), cst.Arg(arg)])
 
     def _lambda_parameter(self, func: cst.BaseExpression):
-        """The parameter of a lambda made around `func`: `x`, unless `func` uses that name."""
-        return lambda: "x" if "x" not in names_used(func) else self.fresh_name("x")
+        """The parameter of a lambda made around `func`: `x`, or `arg` where the site or `func`
+        uses `x` (`lambda x: io_callback(lambda x: ...` would read as the same `x`), ..."""
+
+        def name() -> str:
+            used = names_used(func) | names_used(self._site)
+            free = [name for name in ("x", "arg", "value") if name not in used]
+            return free[0] if free else self.fresh_name("x")
+
+        return name
 
     def _tells_numpy_apart(
         self, original: cst.BaseExpression | None, arg: cst.BaseExpression | None
