@@ -176,22 +176,9 @@ def step(x):
     return hcb.call(save, x, result_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
 from jax.experimental import io_callback
-
-
-def _with_numpy_args(f):
-    \"\"\"Call `f` with read-only numpy copies of its arguments, as legacy did.\"\"\"
-
-    def numpy_copy(leaf):
-        array = np.array(leaf)
-        array.flags.writeable = False
-        return array
-
-    return functools.wraps(f)(lambda *a: f(*jax.tree.map(numpy_copy, a)))
 
 
 def save(x):
@@ -201,7 +188,7 @@ def save(x):
 
 def step(x):
     return io_callback(
-        _with_numpy_args(save),
+        lambda arg: save(jax.tree.map(np.array, arg)),
         jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)),
         x,
         ordered=True,
@@ -232,7 +219,7 @@ EFFECT = Rule(
     name="call-for-effect-to-debug-callback",
     level=Level.FIXED_WITH_NOTE,
     legacy="call(f, arg)  # no result_shape, or its result unused",
-    modern="jax.debug.callback(_with_numpy_args(f), arg, ordered=True)",
+    modern="jax.debug.callback(lambda x: f(jax.tree.map(np.array, x)), arg, ordered=True)",
     summary="A host call made for its effect joins the ordered chain of the module's taps and prints.",
     behaviour_note=(
         "Runs wherever legacy call ran on one device (and also under vmap, per element, and "
@@ -243,14 +230,14 @@ EFFECT = Rule(
     ),
     examples=(
         Example(
-            title="a host function that reports and returns nothing; legacy gave it numpy arrays, and so does the helper",
+            title="a host function that reports and returns nothing; legacy gave it numpy arrays, and so does the rewrite",
             before="""\
 from jax.experimental import host_callback as hcb
 
 
 def check(x):
-    if not x.flags.writeable and (x < 0).any():
-        print("negative input:", x)
+    if (x < 0).any():
+        print("negative input:", repr(x))
 
 
 def step(x):
@@ -258,30 +245,17 @@ def step(x):
     return x * 2
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
 
 
-def _with_numpy_args(f):
-    \"\"\"Call `f` with read-only numpy copies of its arguments, as legacy did.\"\"\"
-
-    def numpy_copy(leaf):
-        array = np.array(leaf)
-        array.flags.writeable = False
-        return array
-
-    return functools.wraps(f)(lambda *a: f(*jax.tree.map(numpy_copy, a)))
-
-
 def check(x):
-    if not x.flags.writeable and (x < 0).any():
-        print("negative input:", x)
+    if (x < 0).any():
+        print("negative input:", repr(x))
 
 
 def step(x):
-    jax.debug.callback(_with_numpy_args(check), x, ordered=True)
+    jax.debug.callback(lambda arg: check(jax.tree.map(np.array, arg)), x, ordered=True)
     return x * 2
 """,
             diagnostics=(

@@ -32,7 +32,7 @@ NATIVE = Rule(
     name="id-tap-to-debug-callback",
     level=Level.FIXED_WITH_NOTE,
     legacy="id_tap(tap, arg, result=r)",
-    modern="jax.debug.callback(_with_numpy_args(tap1), arg, ordered=True)  # value: r (or arg)",
+    modern="jax.debug.callback(lambda x: tap1(jax.tree.map(np.array, x)), arg, ordered=True)  # value: r (or arg)",
     summary="Tap through an ordered jax.debug.callback with numpy arguments; an unused transforms parameter goes.",
     behaviour_note=(
         "Under a vmap this module does not show the tap runs once per element (legacy: once, "
@@ -58,21 +58,8 @@ def step(x):
     return x * 2
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
-
-
-def _with_numpy_args(f):
-    \"\"\"Call `f` with read-only numpy copies of its arguments, as legacy did.\"\"\"
-
-    def numpy_copy(leaf):
-        array = np.array(leaf)
-        array.flags.writeable = False
-        return array
-
-    return functools.wraps(f)(lambda *a: f(*jax.tree.map(numpy_copy, a)))
 
 
 def show(x):
@@ -80,7 +67,7 @@ def show(x):
 
 
 def step(x):
-    jax.debug.callback(_with_numpy_args(show), x, ordered=True)
+    jax.debug.callback(lambda arg: show(jax.tree.map(np.array, arg)), x, ordered=True)
     return x * 2
 """,
             diagnostics=(
@@ -98,26 +85,15 @@ def step(i):
     return jax.lax.cond(i > 0, lambda v: hcb.id_tap(show, v), lambda v: v, i)
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
 
 
-def _with_numpy_args(f):
-    \"\"\"Call `f` with read-only numpy copies of its arguments, as legacy did.\"\"\"
-
-    def numpy_copy(leaf):
-        array = np.array(leaf)
-        array.flags.writeable = False
-        return array
-
-    return functools.wraps(f)(lambda *a: f(*jax.tree.map(numpy_copy, a)))
-
-
 def step(i):
     def tap_show(v):
-        jax.debug.callback(_with_numpy_args(lambda arg: show(arg, ())), v, ordered=True)
+        jax.debug.callback(
+            lambda arg: show(jax.tree.map(np.array, arg), ()), v, ordered=True
+        )
         return v
 
     return jax.lax.cond(i > 0, tap_show, lambda v: v, i)
