@@ -187,19 +187,21 @@ def test_the_conversion_is_written_inline_where_the_function_is():
         + "\n\ndef show(a, t):\n    print(a)\n\n\n"
         + "def step(x, obj):\n"
         + "    hcb.id_tap(show, x)\n"
-        + "    hcb.id_tap(lambda a, t: print('step', a), x)\n"
+        + "    hcb.id_tap(show, 2)\n"
+        + "    hcb.id_tap(lambda a, t: print(a), x)\n"
         + "    hcb.id_tap(obj.tap, x)\n"
         + "    hcb.id_tap(lambda a, t: print(a, a.x), x)\n"
         + "    return x\n"
     )
     code = migrate_source(source).code
-    assert "jax.debug.callback(lambda x: show(jax.tree.map(np.array, x)), x, " in code
-    assert "lambda a: print('step', jax.tree.map(np.array, a))" in code
+    # (`x` is the site's argument: the new lambda's parameter is another name)
+    assert "jax.debug.callback(lambda arg: show(jax.tree.map(np.array, arg)), x, " in code
+    assert "jax.debug.callback(lambda a: print(jax.tree.map(np.array, a)), x, " in code
+    assert "jax.debug.callback(lambda x: show(jax.tree.map(np.array, x)), 2, " in code
     assert "lambda arg: obj.tap(jax.tree.map(np.array, arg), ())" in code
-    # (`x` is a name the lambda reads: the new parameter gets another)
-    assert "lambda x_1: (lambda a: print(a, a.x))(jax.tree.map(np.array, x_1))" in code
+    assert "lambda arg: (lambda a: print(a, a.x))(jax.tree.map(np.array, arg))" in code
     old = migrate_source(source, Options(target_jax=(0, 4, 26), declared_jax=(0, 4, 14))).code
-    assert "lambda x: show(jax.tree_util.tree_map(np.array, x))" in old
+    assert "lambda arg: show(jax.tree_util.tree_map(np.array, arg))" in old
     assert "jax.tree.map" not in old
 
 
@@ -243,19 +245,27 @@ def test_no_conversion_where_the_host_function_cannot_tell():
 
 def test_a_tap_on_the_io_chain_returns_none():
     """An io_callback with no result must get None back: a function that visibly returns
-    nothing (a module function, `print`) is called as it is, anything else drops its value."""
-    result = migrate_source(WITH_ORDERED_IO)
+    nothing (a module function, `print`) is called as it is; anything else through a def
+    placed before the statement, which drops the value (in a class body, where a def would be
+    a method, the lambda returns `(value, None)[1]`)."""
+    in_class = "\n\ndef seen(a, t):\n    LOG.append(a)\n    return a\n\n\nclass K:\n"
+    result = migrate_source(WITH_ORDERED_IO + in_class + "    hcb.id_tap(seen, 1)\n")
     code = result.code
     assert "io_callback(started, None, None, ordered=True)" in code
     assert "lambda a: print(type(jax.tree.map(np.array, a)).__name__" not in code  # (two reads)
-    assert "lambda a: (LOG.append(type(jax.tree.map(np.array, a)).__name__), None)[1]" in code
+    assert (
+        "    def tap_append(a):\n"
+        "        LOG.append(type(jax.tree.map(np.array, a)).__name__)\n\n"
+        "    io_callback(tap_append, None, x, ordered=True)\n"
+    ) in code
+    assert "lambda x: (seen(jax.tree.map(np.array, x)), None)[1]" in code
     printed = _run(code, "step", np.arange(2.0, dtype=np.float32))
     assert printed == ("started\nndarray array([0., 1.], dtype=float32)\nsaved [0. 1.]\n"), code
     namespace: dict = {}
     exec(compile(code, "<migrated>", "exec"), namespace)
     jax.jit(namespace["step"])(np.arange(2.0, dtype=np.float32))
     jax.effects_barrier()
-    assert namespace["LOG"] == ["ndarray"]
+    assert namespace["LOG"] == [np.array(1), "ndarray"]  # (K's body ran first)
 
 
 def test_a_host_function_that_uses_array_flags_keeps_legacys_read_only_arrays():

@@ -30,7 +30,7 @@ from hcmigrate.codemod.context_parts import COMPAT_PARENT, NamesContext, Stateme
 from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
 from hcmigrate.codemod.import_names import ImportNames
 from hcmigrate.codemod.node_index import NodeIndex
-from hcmigrate.codemod.numpy_args import called_with_numpy, without_result
+from hcmigrate.codemod.numpy_args import callee, called_with_numpy, without_result
 from hcmigrate.codemod.plan import Plan, is_pure
 from hcmigrate.codemod.reporting import Reporter, SiteSkipped
 from hcmigrate.codemod.resolution import Resolver
@@ -48,6 +48,7 @@ from hcmigrate.facts import (
 )
 from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite
 from hcmigrate.rules.nodes import parse
+from hcmigrate.rules.values import last_name
 from hcmigrate.rules.registry import Registry
 from hcmigrate.rules.spec import Handler, Rule
 
@@ -313,12 +314,51 @@ class ModuleContext(NamesContext, StatementsContext):
         original: cst.BaseExpression | None,
         arg: cst.BaseExpression | None = None,
     ) -> cst.BaseExpression:
-        convert = original is None or self._tells_numpy_apart(original, arg)
-        drop = original is None or not returns_nothing(self.resolver, original)
         parameter = self._lambda_parameter(func)
-        if convert:
-            return called_with_numpy(func, self._numpy_copies, parameter, drop_result=drop)
-        return without_result(func, parameter) if drop else func
+        if original is None or self._tells_numpy_apart(original, arg):
+            func = called_with_numpy(func, self._numpy_copies, parameter)
+        if original is not None and returns_nothing(self.resolver, original):
+            return func
+        if isinstance(original, cst.Lambda) and isinstance(original.body, cst.Call):
+            original = original.body.func  # (`lambda v: bar.update(v)`: `tap_update`)
+        base = f"tap_{last_name(original) or ''}".rstrip("_")
+        return self._def_before_site(func, parameter, base) or without_result(func, parameter)
+
+    def _def_before_site(self, func: cst.BaseExpression, parameter, base: str) -> cst.Name | None:
+        """A def placed before the site's statement that calls `func` and returns nothing
+        (`def tap_show(x):` / `show(jax.tree.map(np.array, x))`), as a person would write
+        it; None where no def can go there (a class body, a comprehension, a lambda whose
+        parameters `func` uses)."""
+        statement = self.resolver.enclosing_statement(self._site)
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return None
+        used = names_used(func)
+        node = self.resolver.parent(self._site)
+        while node is not statement:
+            if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return None
+            if isinstance(node, cst.Lambda) and used & names_used(node.params):
+                return None
+            node = self.resolver.parent(node)
+        block = self.resolver.parent(statement)
+        if isinstance(self.resolver.parent(block), cst.ClassDef):
+            return None  # (a def in a class body would be a method of the class)
+        if isinstance(func, cst.Lambda):
+            params, body = func.params, func.body.with_changes(lpar=[], rpar=[])
+        else:
+            name = parameter()
+            params = cst.Parameters([cst.Param(cst.Name(name))])
+            body = cst.Call(callee(func), [cst.Arg(cst.Name(name))])
+        first_in_block = isinstance(block, cst.IndentedBlock) and block.body[0] is statement
+        definition = cst.FunctionDef(
+            name=cst.Name(self.fresh_name(base)),
+            params=params,
+            body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Expr(body)])]),
+            leading_lines=[] if first_in_block else [cst.EmptyLine(indent=False)],
+        )
+        self.edits.insert_before(statement, definition, self._record)
+        self._record.queued.append(definition)
+        return definition.name
 
     def _numpy_copies(self, arg: cst.BaseExpression) -> cst.BaseExpression:
         """`jax.tree.map(np.array, arg)` in the module's spellings (`jax.tree_util.tree_map`

@@ -441,11 +441,9 @@ def returns_nothing(resolver, func: cst.BaseExpression) -> bool:
     whose `return`s give no value (and that does not yield), or a lambda that calls one, or
     `print`?"""
     if isinstance(func, cst.Lambda):
-        body = func.body
-        return isinstance(body, cst.Call) and (
-            resolver.qualified(body.func) == {"builtins.print"}
-            or returns_nothing(resolver, body.func)
-        )
+        return isinstance(func.body, cst.Call) and returns_nothing(resolver, func.body.func)
+    if resolver.qualified(func) == {"builtins.print"}:
+        return True
     fdef = resolver.function_def(func) if isinstance(func, cst.Name) else None
     if fdef is None or fdef.decorators:
         return False

@@ -61,7 +61,7 @@ def called_with_numpy(
         name = parameter()
         lam = cst.Lambda(
             params=cst.Parameters([cst.Param(cst.Name(name))]),
-            body=cst.Call(_callee(func), [cst.Arg(copies(cst.Name(name)))]),
+            body=cst.Call(callee(func), [cst.Arg(copies(cst.Name(name)))]),
         )
     return without_result(lam, parameter) if drop_result else lam
 
@@ -73,7 +73,7 @@ def without_result(func: cst.BaseExpression, parameter: Callable[[], str]) -> cs
         name = parameter()
         func = cst.Lambda(
             params=cst.Parameters([cst.Param(cst.Name(name))]),
-            body=cst.Call(_callee(func), [cst.Arg(cst.Name(name))]),
+            body=cst.Call(callee(func), [cst.Arg(cst.Name(name))]),
         )
     body = func.body.with_changes(lpar=[], rpar=[]) if _parenthesized(func.body) else func.body
     return func.with_changes(
@@ -84,7 +84,7 @@ def without_result(func: cst.BaseExpression, parameter: Callable[[], str]) -> cs
     )
 
 
-def _callee(func: cst.BaseExpression) -> cst.BaseExpression:
+def callee(func: cst.BaseExpression) -> cst.BaseExpression:
     """`func` as the callee of a call: in parentheses unless it binds tighter than one."""
     if isinstance(func, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)) or _parenthesized(func):
         return func

@@ -78,7 +78,7 @@ class StatementEdits:
             lines.append(result.with_changes(leading_lines=after_def))
         else:
             lines = [result]
-        return cst.FlattenSentinel([*lines, *(_line(s) for s in after)])
+        return cst.FlattenSentinel(_apart_from_defs([*lines, *(_line(s) for s in after)]))
 
     def with_todos(self, original: cst.CSTNode, updated):
         """The statement with the comments kept from its sites, then the TODOs, above it."""
@@ -96,6 +96,18 @@ class StatementEdits:
         ]
         kept_lines = [cst.EmptyLine(comment=comment) for comment in kept]
         return updated.with_changes(leading_lines=[*updated.leading_lines, *kept_lines, *new])
+
+
+def _apart_from_defs(lines: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """A blank line after each def the lines hold, as formatters lay them out."""
+    for i in range(1, len(lines)):
+        previous, line = lines[i - 1], lines[i]
+        blank = line.leading_lines and line.leading_lines[0].comment is None
+        if isinstance(previous, cst.FunctionDef) and not blank:
+            lines[i] = line.with_changes(
+                leading_lines=[cst.EmptyLine(indent=False), *line.leading_lines]
+            )
+    return lines
 
 
 def _line(statement) -> cst.BaseStatement:

@@ -93,16 +93,16 @@ def def_name(site: CallSite) -> tuple[str, ...]:
     base = (
         "print_value"
         if site.function == "id_print"
-        else f"tap_{_last_name(site.original_args.get('tap_func')) or ''}".rstrip("_")
+        else f"tap_{last_name(site.original_args.get('tap_func')) or ''}".rstrip("_")
     )
-    tapped = _last_name(site.original_args.get("arg"))
+    tapped = last_name(site.original_args.get("arg"))
     return (base, f"{base}_{tapped}") if tapped else (base,)
 
 
 _CONSTANTS = frozenset({"None", "True", "False"})
 
 
-def _last_name(node: cst.BaseExpression | None) -> str | None:
+def last_name(node: cst.BaseExpression | None) -> str | None:
     """`_update_bar` of `_update_bar` or `self._update_bar`, without its underscores."""
     name = node.value if isinstance(node, cst.Name) and node.value not in _CONSTANTS else None
     name = name or (node.attr.value if isinstance(node, cst.Attribute) else None)
