@@ -38,12 +38,10 @@ def test_reexport_chain_is_migrated_and_runs(tmp_path: Path):
     assert result.exit_code == 0, result.output
     # the importers were rewritten natively ...
     util = (tmp_path / "mypkg/util.py").read_text()
+    assert "lambda a: print('util', jax.tree.map(np.array, a)), x, ordered=True" in util
+    assert "mypkg" not in util
     assert (
-        "jax.debug.callback(_with_numpy_args(lambda a: print('util', a)), x, ordered=True)" in util
-        and "mypkg" not in util
-    )
-    assert (
-        "jax.debug.callback(_with_numpy_args(lambda a: print('main', a)), 3, ordered=True)"
+        "jax.debug.callback(lambda a: print('main', jax.tree.map(np.array, a)), 3, ordered=True)"
         in (tmp_path / "main.py").read_text()
     )
     # ... and the exporter still exports the name, now from the compat runtime

@@ -469,16 +469,24 @@ def _call_site() -> dict | None:
 # host's data on from the callback through the wrappers a migration writes (the codemod's
 # numpy-arguments helpers, lambdas): a lambda that hands the data to another user function is
 # a wrapper, the first named function (or a lambda that passes nothing on) is the host function.
-# The wrappers hcmigrate's codemod writes around host functions (hcmigrate/codemod/
-# module_helpers.py): they hand the host function numpy copies, so the call lands where they
-# lead, never in them. (This file runs in other interpreters: it cannot import hcmigrate.)
+# The wrappers earlier hcmigrate versions wrote around host functions (module helpers): they
+# hand the host function numpy copies, so the call lands where they lead, never in them.
+# (This file runs in other interpreters: it cannot import hcmigrate.)
 _CODEMOD_HELPERS = frozenset(
     f"{helper}.<locals>.{inner}"
     for helper in ("_with_numpy_args", "_tap_with_numpy_args")
-    # (numpy_copy: the read-only copy of each leaf; `<lambda>` the call of _with_numpy_args;
-    # `call` and numpy_array as earlier hcmigrate versions wrote them)
     for inner in ("call", "<lambda>", "numpy_copy", "numpy_array")
 )
+
+
+def _converts(code) -> bool:
+    """Does the function hand on numpy copies of what it got, as the codemod writes it now
+    (`lambda x: show(jax.tree.map(np.array, x))`, or a def `tap_show(x)` with that body)? Then
+    what it passes on is the host's data, and the call lands where it leads."""
+    names = code.co_names
+    return "array" in names and ("tree_map" in names or ("tree" in names and "map" in names))
+
+
 REACH_DEPTH = 4
 REACH_COUNT = 8
 
@@ -558,7 +566,9 @@ def _follow(frame, tip: list, root, data: set) -> None:
             tip[0] = frame
         return
     name = _qualname(current.f_code)
-    if name in _CODEMOD_HELPERS or ("<lambda>" in name and _receives(frame, data)):
+    if name in _CODEMOD_HELPERS or (
+        ("<lambda>" in name or _converts(current.f_code)) and _receives(frame, data)
+    ):
         tip[0] = frame
 
 
@@ -592,8 +602,11 @@ def _call_noting_reach(fn, args, kwargs, ev: dict):
     def tracer(frame, event, arg):
         if event == "call":
             caller = frame.f_back
-            if caller is not None and _qualname(caller.f_code) in _CODEMOD_HELPERS:
-                # what the helper hands on (numpy copies of the host's values) is the data now
+            if caller is not None and (
+                _qualname(caller.f_code) in _CODEMOD_HELPERS
+                or (caller is tip[0] and _converts(caller.f_code))
+            ):
+                # what the wrapper hands on (numpy copies of the host's values) is the data now
                 data.update(_data_ids(_arguments(frame), {}))
             if caller is root or caller is tip[0]:
                 _follow(frame, tip, root, data)
