@@ -1892,7 +1892,7 @@ FOCUSED_SECTIONS = (  # family, title, explanation, cell
         "Whether the host function may make its argument writeable",
         "In jit, the host function runs `x.flags.writeable = True` on its float32[3] argument;"
         " the wraps as above, and `/tree_np_array_readonly`: `np.array` with the flag switched"
-        " off (the codemod's `_with_numpy_args`).",
+        " off (the compat runtime's arrays).",
         _seen_cell,
     ),
     (
