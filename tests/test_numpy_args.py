@@ -249,7 +249,8 @@ def test_a_tap_on_the_io_chain_returns_none():
     placed before the statement, which drops the value (in a class body, where a def would be
     a method, the lambda returns `(value, None)[1]`)."""
     in_class = "\n\ndef seen(a, t):\n    LOG.append(a)\n    return a\n\n\nclass K:\n"
-    result = migrate_source(WITH_ORDERED_IO + in_class + "    hcb.id_tap(seen, 1)\n")
+    in_class += "    hcb.id_tap(seen, 1)\n    if True:\n        hcb.id_tap(seen, 2)\n"
+    result = migrate_source(WITH_ORDERED_IO + in_class)
     code = result.code
     assert "io_callback(started, None, None, ordered=True)" in code
     assert "lambda a: print(type(jax.tree.map(np.array, a)).__name__" not in code  # (two reads)
@@ -258,14 +259,14 @@ def test_a_tap_on_the_io_chain_returns_none():
         "        LOG.append(type(jax.tree.map(np.array, a)).__name__)\n\n"
         "    io_callback(tap_append, None, x, ordered=True)\n"
     ) in code
-    assert "lambda x: (seen(jax.tree.map(np.array, x)), None)[1]" in code
+    assert code.count("lambda x: (seen(jax.tree.map(np.array, x)), None)[1]") == 2
     printed = _run(code, "step", np.arange(2.0, dtype=np.float32))
     assert printed == ("started\nndarray array([0., 1.], dtype=float32)\nsaved [0. 1.]\n"), code
     namespace: dict = {}
     exec(compile(code, "<migrated>", "exec"), namespace)
     jax.jit(namespace["step"])(np.arange(2.0, dtype=np.float32))
     jax.effects_barrier()
-    assert namespace["LOG"] == [np.array(1), "ndarray"]  # (K's body ran first)
+    assert namespace["LOG"] == [np.array(1), np.array(2), "ndarray"]  # (K's body ran first)
 
 
 def test_a_host_function_that_uses_array_flags_keeps_legacys_read_only_arrays():

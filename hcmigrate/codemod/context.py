@@ -340,9 +340,11 @@ class ModuleContext(NamesContext, StatementsContext):
             if isinstance(node, cst.Lambda) and used & names_used(node.params):
                 return None
             node = self.resolver.parent(node)
-        block = self.resolver.parent(statement)
-        if isinstance(self.resolver.parent(block), cst.ClassDef):
-            return None  # (a def in a class body would be a method of the class)
+        block = owner = self.resolver.parent(statement)
+        while not isinstance(owner, (cst.FunctionDef, cst.Module)):
+            if owner is None or isinstance(owner, cst.ClassDef):
+                return None  # (a def in a class body would be a method of the class)
+            owner = self.resolver.parent(owner)
         if isinstance(func, cst.Lambda):
             params, body = func.params, func.body.with_changes(lpar=[], rpar=[])
         else:

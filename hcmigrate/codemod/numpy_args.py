@@ -49,26 +49,22 @@ def called_with_numpy(
     func: cst.BaseExpression,
     copies: Callable[[cst.BaseExpression], cst.BaseExpression],
     parameter: Callable[[], str],
-    drop_result: bool = False,
 ) -> cst.BaseExpression:
-    """`func` (a host function called as `f(arg)`) called with `copies(arg)` instead of `arg`;
-    returning None whatever `func` returns where `drop_result` (an io_callback with no
-    result). `parameter()`: the name of a new lambda's parameter, asked only if one is made."""
+    """`func` (a host function called as `f(arg)`) called with `copies(arg)` instead of `arg`.
+    `parameter()`: the name of a new lambda's parameter, asked only if one is made."""
     use = _only_use(func) if isinstance(func, cst.Lambda) else None
     if use is not None:
-        lam = func.deep_replace(use, copies(use))
-    else:
-        name = parameter()
-        lam = cst.Lambda(
-            params=cst.Parameters([cst.Param(cst.Name(name))]),
-            body=cst.Call(callee(func), [cst.Arg(copies(cst.Name(name)))]),
-        )
-    return without_result(lam, parameter) if drop_result else lam
+        return func.deep_replace(use, copies(use))
+    name = parameter()
+    return cst.Lambda(
+        params=cst.Parameters([cst.Param(cst.Name(name))]),
+        body=cst.Call(callee(func), [cst.Arg(copies(cst.Name(name)))]),
+    )
 
 
 def without_result(func: cst.BaseExpression, parameter: Callable[[], str]) -> cst.BaseExpression:
     """`func` returning None (an io_callback with no result must get none; legacy ignored what
-    a tap returned): `lambda a: (body, None)[1]`."""
+    a tap returned): `lambda a: (body, None)[1]`, where no def can stand before the site."""
     if not isinstance(func, cst.Lambda):
         name = parameter()
         func = cst.Lambda(
