@@ -322,9 +322,13 @@ class ModuleContext(NamesContext, StatementsContext):
         if isinstance(original, cst.Lambda) and isinstance(original.body, cst.Call):
             original = original.body.func  # (`lambda v: bar.update(v)`: `tap_update`)
         base = f"tap_{last_name(original) or ''}".rstrip("_")
-        return self._def_before_site(func, parameter, base) or without_result(func, parameter)
+        # (a second such def in the module says what it taps: `tap_send_tokens`)
+        names = (base, f"{base}_{last_name(arg)}") if last_name(arg) else (base,)
+        return self._def_before_site(func, parameter, names) or without_result(func, parameter)
 
-    def _def_before_site(self, func: cst.BaseExpression, parameter, base: str) -> cst.Name | None:
+    def _def_before_site(
+        self, func: cst.BaseExpression, parameter, names: tuple[str, ...]
+    ) -> cst.Name | None:
         """A def placed before the site's statement that calls `func` and returns nothing
         (`def tap_show(x):` / `show(jax.tree.map(np.array, x))`), as a person would write
         it; None where no def can go there (a class body, a comprehension, a lambda whose
@@ -353,7 +357,7 @@ class ModuleContext(NamesContext, StatementsContext):
             body = cst.Call(callee(func), [cst.Arg(cst.Name(name))])
         first_in_block = isinstance(block, cst.IndentedBlock) and block.body[0] is statement
         definition = cst.FunctionDef(
-            name=cst.Name(self.fresh_name(base)),
+            name=cst.Name(self.fresh_name(*names)),
             params=params,
             body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Expr(body)])]),
             leading_lines=[] if first_in_block else [cst.EmptyLine(indent=False)],

@@ -120,27 +120,10 @@ def step(x):
     return x * 2
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
 from jax.experimental import io_callback
 from jax.sharding import NamedSharding, PartitionSpec
-
-
-def _tap_with_numpy_args(tap):
-    \"\"\"Call `tap` with read-only numpy copies (as legacy did); return None.\"\"\"
-
-    def numpy_copy(leaf):
-        array = np.array(leaf)
-        array.flags.writeable = False
-        return array
-
-    @functools.wraps(tap)
-    def call(*args):
-        tap(*jax.tree.map(numpy_copy, args))
-
-    return call
 
 
 def shard_rows(mesh, x):
@@ -148,7 +131,10 @@ def shard_rows(mesh, x):
 
 
 def step(x):
-    io_callback(_tap_with_numpy_args(lambda arg: send(arg, ())), None, x, ordered=True)
+    def tap_send(arg):
+        send(jax.tree.map(np.array, arg), ())
+
+    io_callback(tap_send, None, x, ordered=True)
     return x * 2
 """,
             diagnostics=(
@@ -167,32 +153,16 @@ def decode_step(tokens):
     return tokens
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
 from jax.experimental import io_callback
 
 
-def _tap_with_numpy_args(tap):
-    \"\"\"Call `tap` with read-only numpy copies (as legacy did); return None.\"\"\"
-
-    def numpy_copy(leaf):
-        array = np.array(leaf)
-        array.flags.writeable = False
-        return array
-
-    @functools.wraps(tap)
-    def call(*args):
-        tap(*jax.tree.map(numpy_copy, args))
-
-    return call
-
-
 def decode_step(tokens):
-    io_callback(
-        _tap_with_numpy_args(lambda arg: send(arg, ())), None, tokens, ordered=True
-    )
+    def tap_send(arg):
+        send(jax.tree.map(np.array, arg), ())
+
+    io_callback(tap_send, None, tokens, ordered=True)
     return tokens
 """,
             diagnostics=(
@@ -213,31 +183,17 @@ def step(x):
     return hcb.id_tap(send, x)
 """,
             after="""\
-import functools
-
 import jax
 import numpy as np
 from jax.experimental import io_callback
 
 
-def _tap_with_numpy_args(tap):
-    \"\"\"Call `tap` with read-only numpy copies (as legacy did); return None.\"\"\"
-
-    def numpy_copy(leaf):
-        array = np.array(leaf)
-        array.flags.writeable = False
-        return array
-
-    @functools.wraps(tap)
-    def call(*args):
-        tap(*jax.tree.map(numpy_copy, args))
-
-    return call
-
-
 @jax.pmap
 def step(x):
-    io_callback(_tap_with_numpy_args(lambda arg: send(arg, ())), None, x, ordered=True)
+    def tap_send(arg):
+        send(jax.tree.map(np.array, arg), ())
+
+    io_callback(tap_send, None, x, ordered=True)
     return x
 """,
             diagnostics=(
