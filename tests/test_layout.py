@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from hcmigrate import migrate_source
-from hcmigrate.codemod.layout import written_lines
+from hcmigrate.codemod.layout import format_written_lines, written_lines
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 LINE_LENGTH = 88
@@ -321,3 +321,28 @@ def test_a_google_laid_out_file_with_no_formatter_configured_gets_yapfs_google_l
         ).count(black)
         == 1
     )
+
+
+def test_black_lays_a_statement_out_for_the_python_the_whole_file_needs():
+    """black writes a trailing comma after `**kwargs` in a call it splits only where the file
+    needs Python 3.6 (an f-string, or that comma): a statement formatted alone must get what
+    black gives the whole file, or the project's `black --check` fails (netket's tdvp.py);
+    ruff format always writes it (issue 27)."""
+    import black
+
+    source = (
+        "def run(state, driver, hcb, args, kwargs):\n"
+        '    print(f"{state}")\n'
+        "    return hcb.call(lambda ak: odefun(state, driver, *ak[0], **ak[1]), (args, kwargs))\n"
+    )
+    code = source.replace(
+        "hcb.call(lambda ak: odefun(state, driver, *ak[0], **ak[1]), (args, kwargs))",
+        "io_callback(lambda ak: odefun(state, driver, *jax.tree.map(np.array, ak[0]), "
+        "**jax.tree.map(np.array, ak[1])), None, (args, kwargs), ordered=True)",
+    )
+    for without_fstring in (False, True):
+        if without_fstring:  # (ruff format writes the comma anyway; black then infers 3.6)
+            source, code = (t.replace('f"{state}"', "state") for t in (source, code))
+        written = format_written_lines(source, code, 88)
+        assert "**jax.tree.map(np.array, ak[1]),\n" in written
+        assert black.format_str(written, mode=black.Mode(line_length=88)) == written

@@ -15,6 +15,7 @@ from contextlib import redirect_stdout
 import jax
 import libcst as cst
 import numpy as np
+import pytest
 
 from hcmigrate.api import migrate_source
 from hcmigrate.codemod.numpy_args import called_with_numpy
@@ -218,6 +219,11 @@ def test_a_parameter_read_more_than_once_per_call_is_not_replaced():
         "lambda a: (a := g(a))": "lambda x: (lambda a: (a := g(a)))(convert(x))",
         "lambda *a: f(*a)": "lambda x: (lambda *a: f(*a))(convert(x))",
         "obj.tap": "lambda x: obj.tap(convert(x))",
+        # distinct parts are converted where they are read (netket's packed args and kwargs)
+        "lambda ak: f(*ak[0], **ak[1])": "lambda ak: f(*convert(ak[0]), **convert(ak[1]))",
+        "lambda d: g(d['a'], d['b'])": "lambda d: g(convert(d['a']), convert(d['b']))",
+        "lambda d: g(d['a'], d['a'])": "lambda x: (lambda d: g(d['a'], d['a']))(convert(x))",
+        "lambda d: g(d[0], d)": "lambda x: (lambda d: g(d[0], d))(convert(x))",
     }
     for func, expected in cases.items():
         converted = called_with_numpy(cst.parse_expression(func), copies, lambda: "x")
@@ -353,3 +359,52 @@ def test_a_host_function_that_only_reads_items_is_not_wrapped():
     assert "lambda v: print(abs(jax.tree.map(np.array, v)))" in code
     printed = _run(code, "step", np.arange(3.0, dtype=np.float32))
     assert printed == "[0.0, 1.0, 2.0] 3\n[0. 1. 2.]\n"
+
+
+@pytest.mark.filterwarnings("ignore:you are shuffling")
+def test_numpy_random_takes_jax_arrays_as_they_come():
+    """The fact hcmigrate.facts.NOT_ARRAY_AGNOSTIC rests on: numpy.random's samplers draw the
+    same from the jax.Array a callback receives as from a numpy copy of it; a seed for
+    `default_rng` and an in-place `shuffle` refuse it."""
+    received = []
+    jax.debug.callback(received.append, jax.numpy.asarray([2, 3, 4]))
+    jax.effects_barrier()
+    array = received[0]
+    assert not isinstance(array, np.ndarray)
+    samplers = {
+        "zipf": lambda v: np.random.zipf(v, (3,)),
+        "power": lambda v: np.random.power(a=v, size=(3,)),
+        "f": lambda v: np.random.f(dfnum=v, dfden=v),
+        "hypergeometric": lambda v: np.random.hypergeometric(v, v, v),
+        "noncentral_f": lambda v: np.random.noncentral_f(v, v, v),
+        "choice": lambda v: np.random.choice(v, 2),
+        "permutation": lambda v: np.random.permutation(v),
+        "seed": lambda v: (np.random.seed(v[0]), np.random.rand())[1],
+    }
+
+    def drawn(sampler, v):
+        np.random.seed(0)
+        return _outcome(sampler, v)
+
+    for name, sampler in samplers.items():
+        assert drawn(sampler, array) == drawn(sampler, np.array(array)), name
+    for refuses in (lambda v: np.random.default_rng(v[0]), np.random.shuffle):
+        assert drawn(refuses, array) != drawn(refuses, np.array(array))
+
+
+def test_items_handed_to_numpy_random_need_no_conversion():
+    """BrainPy's samplers: a dict's items or a keyword argument handed straight to numpy.random
+    are taken as they come; a seed is converted."""
+    code = migrate_source(
+        LEGACY
+        + "import numpy as np\n\n\n"
+        + "def draw(d, a, s):\n"
+        + "    f = hcb.call(lambda x: np.random.f(dfnum=x['num'], dfden=x['den']), d,\n"
+        + "                 result_shape=a)\n"
+        + "    p = hcb.call(lambda a: np.random.power(a=a), a, result_shape=a)\n"
+        + "    g = hcb.call(lambda s: np.random.default_rng(s).random(), s, result_shape=a)\n"
+        + "    return f, p, g\n"
+    ).code
+    assert "lambda x: np.random.f(dfnum=x['num'], dfden=x['den'])," in code
+    assert "lambda a: np.random.power(a=a)," in code
+    assert "np.random.default_rng(jax.tree.map(np.array, s))" in code

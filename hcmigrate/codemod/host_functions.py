@@ -22,6 +22,7 @@ from hcmigrate.facts import (
     ARRAY_AGNOSTIC_METHODS,
     ARRAY_AGNOSTIC_PREFIXES,
     IMPURE_MODULE_PREFIXES,
+    NOT_ARRAY_AGNOSTIC,
     PURE_BUILTINS,
     PURE_METHODS,
     PURE_MODULE_PREFIXES,
@@ -312,17 +313,24 @@ def converts_its_arguments(
     params: cst.Parameters, body: cst.CSTNode, is_array_agnostic: callable
 ) -> bool:
     """Does the function use its parameters only as direct arguments of functions that take
-    jax.Array as they take numpy arrays (`lambda v: np.tanh(v)`), or through methods that
-    give the same Python value for either (`v.item()`, `v.tolist()`)? Then it cannot tell
-    which one it got, and needs no conversion."""
+    jax.Array as they take numpy arrays (`lambda v: np.tanh(v)`, an item of one too:
+    `lambda d: np.random.f(d['num'], d['den'])`, a leaf of the tree or a part of the array,
+    handed on as it comes), or through methods that give the same Python value for either
+    (`v.item()`, `v.tolist()`)? Then it cannot tell which one it got, and needs no
+    conversion."""
     names = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
     if isinstance(params.star_arg, cst.Param):
         names.add(params.star_arg.name.value)
     converted: set[int] = set()
+    not_reads: set[int] = set()  # (`f(a=...)`'s keyword, `obj.a`'s attribute: names, not reads)
     uses = []
     for node in descendants(body):
+        if isinstance(node, cst.Arg) and node.keyword is not None:
+            not_reads.add(id(node.keyword))
+        elif isinstance(node, cst.Attribute):
+            not_reads.add(id(node.attr))
         if isinstance(node, cst.Call) and is_array_agnostic(node.func):
-            converted.update(id(a.value) for a in node.args if isinstance(a.value, cst.Name))
+            converted.update(id(v) for a in node.args if (v := _handed_on(a.value)) is not None)
         elif (
             isinstance(node, cst.Call)
             and not node.args
@@ -331,9 +339,25 @@ def converts_its_arguments(
             and isinstance(node.func.value, cst.Name)
         ):
             converted.add(id(node.func.value))
-        elif isinstance(node, cst.Name) and node.value in names:
+        elif isinstance(node, cst.Name) and node.value in names and id(node) not in not_reads:
             uses.append(node)
     return all(id(use) in converted for use in uses)
+
+
+def _handed_on(value: cst.BaseExpression) -> cst.Name | None:
+    """The name an argument hands on as it is: `v`, or `v` of `v['key']` / `v[0]` (a
+    constant index)."""
+    if isinstance(value, cst.Name):
+        return value
+    if (
+        isinstance(value, cst.Subscript)
+        and isinstance(value.value, cst.Name)
+        and len(value.slice) == 1
+        and isinstance(value.slice[0].slice, cst.Index)
+        and isinstance(value.slice[0].slice.value, (cst.SimpleString, cst.Integer))
+    ):
+        return value.value
+    return None
 
 
 _MUTATING_METHODS = frozenset(
@@ -403,7 +427,7 @@ def array_agnostic(resolver, func: cst.BaseExpression) -> bool:
     numpy arrays give it the same result."""
     names = resolver.qualified(func)
     return bool(names) and all(
-        (name.startswith(ARRAY_AGNOSTIC_PREFIXES) and not name.startswith(IMPURE_MODULE_PREFIXES))
+        (name.startswith(ARRAY_AGNOSTIC_PREFIXES) and name not in NOT_ARRAY_AGNOSTIC)
         or name in ARRAY_AGNOSTIC_BUILTINS
         for name in names
     )

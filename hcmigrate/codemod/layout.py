@@ -342,7 +342,18 @@ def _yapf(code: str, spans: list[tuple[int, int]], style_file: str) -> str | Non
 
 
 def _black(black, text: str, line_length: int, normalize_strings: bool) -> str:
-    mode = black.Mode(line_length=line_length, string_normalization=normalize_strings)
+    """`text` laid out by black for the Pythons JAX runs on (3.9 and newer): a statement alone
+    shows black no Python 3.6 syntax, and black would then write no trailing comma after
+    `*args` / `**kwargs` in a call it splits, where ruff format always does and black does on
+    a file that needs 3.6 (netket's `odefun(...)`); written with it, black infers 3.6 from
+    that very comma, so both formatters keep it."""
+    mode = black.Mode(
+        line_length=line_length,
+        string_normalization=normalize_strings,
+        target_versions={
+            v for v in black.TargetVersion if v.value >= black.TargetVersion.PY39.value
+        },
+    )
     return black.format_str(text, mode=mode)
 
 

@@ -5,7 +5,8 @@ function may tell apart (`isinstance`, `.flags`, in-place writes, repr). `jax.tr
 arg)` gives each leaf as a writeable numpy array owning its data: legacy's arrays on GPU/TPU,
 its CPU ones but for the read-only flag (docs/callback-semantics.md, "What the host function
 receives"). The conversion is folded into the host function where it is a lambda that uses its
-parameter once (`lambda a: show(a, ())` -> `lambda a: show(jax.tree.map(np.array, a), ())`);
+parameter once (`lambda a: show(a, ())` -> `lambda a: show(jax.tree.map(np.array, a), ())`), or
+distinct parts of it (`a[0]`, `a[1]`: each part converted where it is read);
 anything else is called by a one-parameter lambda (`show` -> `lambda x: show(jax.tree.map(
 np.array, x))`). One expression per site, no module helper (issue 27).
 """
@@ -52,14 +53,26 @@ def called_with_numpy(
 ) -> cst.BaseExpression:
     """`func` (a host function called as `f(arg)`) called with `copies(arg)` instead of `arg`.
     `parameter()`: the name of a new lambda's parameter, asked only if one is made."""
-    use = _only_use(func) if isinstance(func, cst.Lambda) else None
-    if use is not None:
-        return func.deep_replace(use, copies(use))
+    reads = _reads(func) if isinstance(func, cst.Lambda) else None
+    if reads:
+        return func.visit(_Replace({id(read): copies(read) for read in reads}))
     name = parameter()
     return cst.Lambda(
         params=cst.Parameters([cst.Param(cst.Name(name))]),
         body=cst.Call(callee(func), [cst.Arg(copies(cst.Name(name)))]),
     )
+
+
+class _Replace(cst.CSTTransformer):
+    """Replaces nodes (by identity) in one pass: `deep_replace` one at a time would rebuild
+    the nodes around the first, and lose the others' identity."""
+
+    def __init__(self, replacements: dict[int, cst.CSTNode]):
+        super().__init__()
+        self._replacements = replacements
+
+    def on_leave(self, original_node, updated_node):
+        return self._replacements.get(id(original_node), updated_node)
 
 
 def without_result(func: cst.BaseExpression, parameter: Callable[[], str]) -> cst.BaseExpression:
@@ -91,15 +104,18 @@ def _parenthesized(node: cst.BaseExpression) -> bool:
     return bool(getattr(node, "lpar", ()))
 
 
-def _only_use(func: cst.Lambda) -> cst.Name | None:
-    """The one place the lambda's body reads its first parameter, where that runs at most once
-    per call (not in a nested lambda or comprehension); None if there is not exactly one."""
+def _reads(func: cst.Lambda) -> list[cst.BaseExpression] | None:
+    """Where the lambda's body reads its first parameter, each place running at most once per
+    call (not in a nested lambda or comprehension): its one read, or reads of distinct parts
+    (`a[0]`, `a[1]`, `a['key']`: a copy of each part is that part of a copy of the whole);
+    None where neither."""
     positional = [*func.params.posonly_params, *func.params.params]
     if not positional or any(p.default is None for p in positional[1:]):
         return None
     name = positional[0].name.value
     not_reads = set()  # (`obj.name`, `f(name=...)`: Names that are no read of a variable)
     nested = set()
+    parts = {}  # id of a read -> `name[constant]` around it
     uses = []
     for node in descendants(func.body):
         if isinstance(node, cst.Attribute):
@@ -110,8 +126,27 @@ def _only_use(func: cst.Lambda) -> cst.Name | None:
             return None  # (`(name := ...)` rebinds it: a call cannot stand there)
         elif isinstance(node, _NESTED_SCOPES):
             nested.update(id(n) for n in descendants(node) if type(n) is cst.Name)
+        elif isinstance(node, cst.Subscript) and _constant_index(node) is not None:
+            parts[id(node.value)] = node
         elif type(node) is cst.Name and node.value == name and id(node) not in not_reads:
             uses.append(node)
-    if len(uses) != 1 or id(uses[0]) in nested:
+    if not uses or any(id(use) in nested for use in uses):
         return None
-    return uses[0]
+    if len(uses) == 1:
+        return uses
+    reads = [parts.get(id(use)) for use in uses]
+    if None in reads or len({_constant_index(r) for r in reads}) != len(reads):
+        return None
+    return reads
+
+
+def _constant_index(node: cst.Subscript) -> str | None:
+    """The constant of `x[0]` / `x['key']` (its source text), else None."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = node.slice[0].slice.value
+    if isinstance(index, cst.Integer):
+        return str(int(index.value, 0))
+    if isinstance(index, cst.SimpleString):
+        return repr(index.evaluated_value)
+    return None
