@@ -48,7 +48,7 @@ from hcmigrate.facts import (
 )
 from hcmigrate.rules.context import REMOVE_STATEMENT, CallSite
 from hcmigrate.rules.nodes import parse
-from hcmigrate.rules.values import last_name
+from hcmigrate.rules.values import last_name, tapped_name
 from hcmigrate.rules.registry import Registry
 from hcmigrate.rules.spec import Handler, Rule
 
@@ -323,7 +323,8 @@ class ModuleContext(NamesContext, StatementsContext):
             original = original.body.func  # (`lambda v: bar.update(v)`: `tap_update`)
         base = f"tap_{last_name(original) or ''}".rstrip("_")
         # (a second such def in the module says what it taps: `tap_send_tokens`)
-        names = (base, f"{base}_{last_name(arg)}") if last_name(arg) else (base,)
+        what = tapped_name(arg)
+        names = (base, f"{base}_{what}") if what else (base,)
         return self._def_before_site(func, parameter, names) or without_result(func, parameter)
 
     def _def_before_site(

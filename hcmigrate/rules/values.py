@@ -109,6 +109,24 @@ def last_name(node: cst.BaseExpression | None) -> str | None:
     return name.strip("_") or None if name else None
 
 
+def tapped_name(arg: cst.BaseExpression | None) -> str | None:
+    """What a tap's argument is, for the name of a def that taps it: `tokens` of `tokens` or
+    `self.tokens`, `done` of `NestedMap(done=True)` (its first keyword), `loss` of
+    `x['loss']` or `{'loss': x}`; None where it says nothing."""
+    if isinstance(arg, cst.Call):
+        keyword = next((a.keyword.value for a in arg.args if a.keyword is not None), None)
+        return keyword.strip("_") or None if keyword else None
+    key = None
+    if isinstance(arg, cst.Subscript) and len(arg.slice) == 1:
+        key = getattr(arg.slice[0].slice, "value", None)
+    elif isinstance(arg, cst.Dict) and arg.elements:
+        key = getattr(arg.elements[0], "key", None)
+    if key is not None:
+        text = key.evaluated_value if isinstance(key, cst.SimpleString) else None
+        return text.strip("_") or None if isinstance(text, str) and text.isidentifier() else None
+    return last_name(arg)
+
+
 def _in_comprehension(node: cst.CSTNode, ctx: RuleContext) -> bool:
     while node is not None and not isinstance(node, cst.BaseStatement):
         if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
