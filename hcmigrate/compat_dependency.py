@@ -346,7 +346,32 @@ def _requirements(root: Path, name: str = "requirements.txt") -> Declaration | N
         return Declaration(path)
     newline = "\r\n" if "\r\n" in text else "\n"
     body = text if not text or text.endswith(("\n", "\r")) else text + newline
-    return Declaration(path, "", new_text=f"{body}{DISTRIBUTION}{newline}", shown_as=name)
+    lines = body.splitlines(keepends=True)
+    at = _sorted_position(lines)
+    lines.insert(len(lines) if at is None else at, f"{DISTRIBUTION}{newline}")
+    return Declaration(path, "", new_text="".join(lines), shown_as=name)
+
+
+_REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def _sorted_position(lines: list[str]) -> int | None:
+    """Where the new requirement goes in a file whose requirement lines are sorted by name
+    (chex: `absl-py` ... `toolz`): before the first that sorts after it; None (at the end)
+    where they are not sorted, or a line is more than a requirement (`-r`, a URL, `\\`)."""
+    named = []
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _REQUIREMENT_NAME.match(stripped)
+        if match is None or stripped.endswith("\\") or "://" in stripped:
+            return None
+        named.append((re.sub(r"[-_.]+", "-", match.group()).lower(), index))
+    names = [name for name, _ in named]
+    if len(names) < 2 or names != sorted(names):
+        return None
+    return next((index for name, index in named if name > DISTRIBUTION), None)
 
 
 def _inserted(path: Path, where: str, old: str, new: str | None, read) -> Declaration:

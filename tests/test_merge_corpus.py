@@ -117,3 +117,19 @@ def test_a_bazel_target_of_a_module_pointed_at_compat_is_named_for_a_human(tmp_p
     assert again.output.rstrip().endswith("0 manual; 1 by hand in the project's files"), (
         again.output
     )
+
+
+def test_the_dependency_goes_where_a_sorted_requirements_file_sorts_it(tmp_path):
+    """(chex) A requirements file sorted by name gets `hcmigrate-compat` in its place; one
+    that is not sorted, or holds more than requirements, gets it at the end."""
+    from hcmigrate.compat_dependency import declare_compat
+
+    cases = {
+        "absl-py>=0.9\n# pinned\nJax>=0.4.30\ntoolz\n": "absl-py>=0.9\n# pinned\nhcmigrate-compat\nJax>=0.4.30\ntoolz\n",
+        "absl_py\ndm-tree\n": "absl_py\ndm-tree\nhcmigrate-compat\n",
+        "numpy\njax\n": "numpy\njax\nhcmigrate-compat\n",
+        "-r base.txt\njax\nnumpy\n": "-r base.txt\njax\nnumpy\nhcmigrate-compat\n",
+    }
+    for before, after in cases.items():
+        (tmp_path / "requirements.txt").write_text(before)
+        assert declare_compat(tmp_path).new_text == after, before
