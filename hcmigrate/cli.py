@@ -429,6 +429,12 @@ def _run_paths(
     if not quiet:
         for line in pins:
             say(line)
+    if not quiet and text_out:
+        from hcmigrate.several_devices_hint import several_devices_hint
+
+        hint = several_devices_hint(plan.targets, final, settings.options.several_devices)
+        if hint is not None:
+            say(hint)
     summary = Summary()
     # (the dependency to declare and the pins to raise by hand are manual findings)
     summary.needs_human = by_hand or bool(pins)

@@ -151,3 +151,33 @@ def test_a_sharded_module_using_vmap_says_which_transformation_keeps_it_off_io_c
         "the module uses NamedSharding (several devices), where ordered jax.debug callbacks "
         "are refused, and it uses vmap, where ordered io_callbacks fail"
     )
+
+
+def test_a_run_whose_other_modules_use_meshes_hints_at_the_setting(tmp_path):
+    """praxis: the decoding module names no mesh (its callers build it), so its taps become
+    ordered jax.debug callbacks, which fail there; another module of the project uses pjit.
+    The run says so once and points to `several-devices`; with the setting, no hint and
+    ordered io_callbacks. A mesh named only in a comment or a string is no evidence."""
+    from tests.cli_helpers import run
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "__init__.py").write_text("")
+    (tmp_path / "lib" / "decode.py").write_text(IMPORT + "\n\n" + SITES)
+    (tmp_path / "lib" / "layers.py").write_text(
+        "# pjit is mentioned here only\nNOTE = 'NamedSharding'\n"
+    )
+    first = run(["--no-cache", "--diff", "."], cwd=tmp_path)
+    assert "hint:" not in first.output, first.output
+    (tmp_path / "lib" / "layers.py").write_text(
+        "from jax.experimental.pjit import pjit\n\n\ndef shard(f):\n    return pjit(f)\n"
+    )
+    hinted = run(["--no-cache", "--diff", "."], cwd=tmp_path)
+    hint = (
+        "hint: lib/layers.py uses pjit: this project runs code on several devices, where the "
+        "ordered jax.debug callbacks written in lib/decode.py fail; if their code runs there, "
+        "migrate with `several-devices = true` in [tool.hcmigrate] (--several-devices)"
+    )
+    assert hint in hinted.output, hinted.output
+    assert hinted.exit_code == first.exit_code  # (a hint, not a finding)
+    setting = run(["--no-cache", "--diff", "--several-devices", "."], cwd=tmp_path)
+    assert "hint:" not in setting.output and "io_callback(" in setting.output, setting.output
