@@ -181,3 +181,11 @@ def test_a_run_whose_other_modules_use_meshes_hints_at_the_setting(tmp_path):
     assert hinted.exit_code == first.exit_code  # (a hint, not a finding)
     setting = run(["--no-cache", "--diff", "--several-devices", "."], cwd=tmp_path)
     assert "hint:" not in setting.output and "io_callback(" in setting.output, setting.output
+    # a mesh in another project of the same run says nothing of this one
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "serve.py").write_text((tmp_path / "lib" / "layers.py").read_text())
+    (tmp_path / "lib" / "layers.py").write_text("")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "lib").rename(tmp_path / "app" / "lib")
+    apart = run(["--no-cache", "--diff", "app", "other"], cwd=tmp_path)
+    assert "app/lib/decode.py" in apart.output and "hint:" not in apart.output, apart.output
