@@ -27,8 +27,8 @@ from hcmigrate.facts import (
     PURE_METHODS,
     PURE_MODULE_PREFIXES,
 )
-from hcmigrate.codemod.walk import descendants, names_used
-from hcmigrate.rules.nodes import literal_value, parse
+from hcmigrate.codemod.walk import descendants, names_used, not_a_read
+from hcmigrate.rules.nodes import constant_index, literal_value, parse
 
 
 Mode = Literal["as_is", "edit", "wrap", "compat"]
@@ -325,10 +325,8 @@ def converts_its_arguments(
     not_reads: set[int] = set()  # (`f(a=...)`'s keyword, `obj.a`'s attribute: names, not reads)
     uses = []
     for node in descendants(body):
-        if isinstance(node, cst.Arg) and node.keyword is not None:
-            not_reads.add(id(node.keyword))
-        elif isinstance(node, cst.Attribute):
-            not_reads.add(id(node.attr))
+        if (name_only := not_a_read(node)) is not None:
+            not_reads.add(id(name_only))
         if isinstance(node, cst.Call) and is_array_agnostic(node.func):
             converted.update(id(v) for a in node.args if (v := _handed_on(a.value)) is not None)
         elif (
@@ -352,9 +350,7 @@ def _handed_on(value: cst.BaseExpression) -> cst.Name | None:
     if (
         isinstance(value, cst.Subscript)
         and isinstance(value.value, cst.Name)
-        and len(value.slice) == 1
-        and isinstance(value.slice[0].slice, cst.Index)
-        and isinstance(value.slice[0].slice.value, (cst.SimpleString, cst.Integer))
+        and constant_index(value) is not None
     ):
         return value.value
     return None

@@ -109,11 +109,6 @@ def format_written_lines(
         return code
     old_lines = source.splitlines(keepends=True)
     file_limit = _file_limit(old_lines, line_length)
-    google_style = (
-        _GOOGLE_STYLE % line_length
-        if yapf_style is None and not black_style and _google_layout(old_lines)
-        else None
-    )
     old_of = _old_line_numbers(ops)
     changed = False
     to_format = []
@@ -149,8 +144,8 @@ def format_written_lines(
     if yapf_style is not None:
         laid_out = _yapf("".join(lines), to_format, yapf_style) if to_format else None
         return laid_out or ("".join(lines) if changed else code)
-    if google_style is not None and to_format:
-        laid_out = _yapf("".join(lines), to_format, google_style)
+    if to_format and not black_style and _google_layout(old_lines):
+        laid_out = _yapf("".join(lines), to_format, _GOOGLE_STYLE % line_length)
         if laid_out is not None:  # (else black's layout, as where yapf is not installed)
             return laid_out
     for first, last in sorted(to_format, reverse=True):  # (bottom up: line numbers stay valid)

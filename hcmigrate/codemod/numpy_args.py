@@ -17,7 +17,8 @@ from typing import Callable
 
 import libcst as cst
 
-from hcmigrate.codemod.walk import descendants
+from hcmigrate.codemod.walk import Transformer, descendants, not_a_read
+from hcmigrate.rules.nodes import constant_index
 
 # nodes whose body may run several times, or later, or in a scope of its own
 _NESTED_SCOPES = (
@@ -63,7 +64,7 @@ def called_with_numpy(
     )
 
 
-class _Replace(cst.CSTTransformer):
+class _Replace(Transformer):
     """Replaces nodes (by identity) in one pass: `deep_replace` one at a time would rebuild
     the nodes around the first, and lose the others' identity."""
 
@@ -118,15 +119,13 @@ def _reads(func: cst.Lambda) -> list[cst.BaseExpression] | None:
     parts = {}  # id of a read -> `name[constant]` around it
     uses = []
     for node in descendants(func.body):
-        if isinstance(node, cst.Attribute):
-            not_reads.add(id(node.attr))
-        elif isinstance(node, cst.Arg) and node.keyword is not None:
-            not_reads.add(id(node.keyword))
+        if (name_only := not_a_read(node)) is not None:
+            not_reads.add(id(name_only))
         elif isinstance(node, cst.NamedExpr):
             return None  # (`(name := ...)` rebinds it: a call cannot stand there)
         elif isinstance(node, _NESTED_SCOPES):
             nested.update(id(n) for n in descendants(node) if type(n) is cst.Name)
-        elif isinstance(node, cst.Subscript) and _constant_index(node) is not None:
+        elif isinstance(node, cst.Subscript) and constant_index(node) is not None:
             parts[id(node.value)] = node
         elif type(node) is cst.Name and node.value == name and id(node) not in not_reads:
             uses.append(node)
@@ -135,18 +134,6 @@ def _reads(func: cst.Lambda) -> list[cst.BaseExpression] | None:
     if len(uses) == 1:
         return uses
     reads = [parts.get(id(use)) for use in uses]
-    if None in reads or len({_constant_index(r) for r in reads}) != len(reads):
+    if None in reads or len({constant_index(r) for r in reads}) != len(reads):
         return None
     return reads
-
-
-def _constant_index(node: cst.Subscript) -> str | None:
-    """The constant of `x[0]` / `x['key']` (its source text), else None."""
-    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
-        return None
-    index = node.slice[0].slice.value
-    if isinstance(index, cst.Integer):
-        return str(int(index.value, 0))
-    if isinstance(index, cst.SimpleString):
-        return repr(index.evaluated_value)
-    return None

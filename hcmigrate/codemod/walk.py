@@ -61,6 +61,16 @@ def names_used(node: cst.CSTNode) -> set[str]:
     return {n.value for n in descendants(node) if type(n) is Name}
 
 
+def not_a_read(node: cst.CSTNode) -> cst.Name | None:
+    """The Name under `node` that names no variable: `f(a=...)`'s keyword, `obj.a`'s
+    attribute (a walk in `descendants`' order meets `node` before that Name)."""
+    if isinstance(node, cst.Arg):
+        return node.keyword
+    if isinstance(node, cst.Attribute):
+        return node.attr
+    return None
+
+
 _FIELD_HOOK = re.compile(r"(visit|leave)_[A-Z][A-Za-z]*_[a-z]\w*")
 
 

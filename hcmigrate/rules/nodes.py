@@ -271,6 +271,18 @@ def _comments(arg: cst.Arg) -> list[cst.Comment]:
     return found
 
 
+def constant_index(node: cst.Subscript) -> str | None:
+    """The constant of `x[0]` / `x['key']` (its value's repr), else None."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        return None
+    index = node.slice[0].slice.value
+    if isinstance(index, cst.Integer):
+        return str(int(index.value, 0))
+    if isinstance(index, cst.SimpleString):
+        return repr(index.evaluated_value)
+    return None
+
+
 def literal_value(node: cst.BaseExpression):
     """Python value of a simple literal node, or Ellipsis when it is not a literal."""
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
