@@ -351,6 +351,9 @@ def _run_paths(
     cache = ResultCache.load(cache_dir) if cache_dir is not None else None
     plan = plan_run(paths, settings, mode, jobs, cache)
     results = plan.results
+    if verbose:
+        for note in plan.notes:  # (each project's JAX target, where it came from)
+            _err(note)
 
     # Diff output streams to stdout; every other human-readable line goes to stdout unless --diff.
     text_out = output_format == "text"
@@ -418,17 +421,12 @@ def _run_paths(
                 _err(cache.warning())
             cache.save()  # (what an interrupted run found is as good as any)
     final = [results[i] for i in sorted(results)]
-    declaration, by_hand = _compat_declaration(settings, plan, final, mode)
-    if declaration is not None and not quiet:
-        say(declaration)
-    floor_lines, floor_failed = _raise_floor(settings, plan, final, mode)
+    metadata = _project_metadata(settings, plan, final, mode, accept_all)
     if not quiet:
-        for line in floor_lines:
+        for line in metadata.lines:
             say(line)
-    pins = _blocking_pins(settings, final)
-    if not quiet:
-        for line in pins:
-            say(line)
+    for patch in metadata.patches:
+        _out(patch, nl=False)
     if not quiet and text_out:
         from hcmigrate.several_devices_hint import several_devices_hint
 
@@ -436,13 +434,12 @@ def _run_paths(
         if hint is not None:
             say(hint)
     summary = Summary()
-    # (the dependency to declare and the pins to raise by hand are manual findings)
-    summary.needs_human = by_hand or bool(pins)
-    summary.files_by_hand = sum(
-        ": manual:" in line or "[manual]" in line
-        for line in [*(declaration or "").splitlines(), *floor_lines, *pins]
-    )
-    summary.failed += floor_failed
+    # (a dependency to declare or a pin to raise by hand is a manual finding; a metadata edit
+    # not made, --check or --diff, is a change)
+    summary.needs_human = bool(metadata.manual)
+    summary.files_by_hand = metadata.manual
+    summary.failed += metadata.failed
+    summary.changed += metadata.pending
     summary.add_unchanged(plan.passed)
     for r in final:
         summary.add(r)
@@ -473,116 +470,63 @@ def _run_paths(
     return _exit_code(mode, summary)
 
 
-def _blocking_pins(settings: Settings, final: list[FileResult]) -> list[str]:
-    """Where a project being migrated pins JAX, or what JAX needs, below current JAX
-    (hcmigrate.project_pins): its migrated code could not be installed beside current JAX."""
-    if not any(r.diagnostics for r in final):
-        return []
-    from hcmigrate.project_pins import blocking_pins
+def _project_metadata(
+    settings: Settings, plan, final: list[FileResult], mode: str, accept_all: bool = False
+):
+    """The metadata edits of the run's projects (hcmigrate.projects.metadata_plan), planned
+    from the code as it is after the run and carried out in the run's mode, with what a human
+    must do: a dependency or floor that cannot be edited, a Bazel target, a pin that keeps
+    current JAX out (hcmigrate.projects.pins)."""
+    from hcmigrate.facts import NATIVE_OUTPUT_SINCE
+    from hcmigrate.projects.compat_dependency import bazel_targets_to_edit
+    from hcmigrate.projects.metadata_apply import carry_out
+    from hcmigrate.projects.metadata_plan import CodeFile, plan_metadata, shown_path
+    from hcmigrate.projects.pins import blocking_pins
+    from hcmigrate.projects.targets import jax_target
 
-    return blocking_pins(settings.root)
-
-
-def _compat_declaration(
-    settings: Settings, plan, final: list[FileResult], mode: str
-) -> tuple[str | None, bool]:
-    """When files now import hcmigrate_compat, the project declares it
-    (hcmigrate.compat_dependency): what was (or would be) added, or where to add it by hand;
-    and whether that is left for a human. A run that changes nothing still names the
-    dependency left to add by hand while a file imports the package (a second run exits as
-    the first did); it writes nothing then. A Bazel target listing a module that imports it
-    (its BUILD file beside the module) is named too, for a human: hcmigrate edits no BUILD
-    file."""
-    from hcmigrate.compat_dependency import bazel_targets_to_edit
-
-    bazel = bazel_targets_to_edit(t.path for t in plan.targets)
-    said, by_hand = _declared_compat(settings, plan, final, mode)
-    lines = [*([said] if said else []), *bazel]
-    return ("\n".join(lines) or None), by_hand or bool(bazel)
-
-
-def _declared_compat(
-    settings: Settings, plan, final: list[FileResult], mode: str
-) -> tuple[str | None, bool]:
-    from hcmigrate.compat_dependency import declare_compat, imports_compat
-    from hcmigrate.diagnostics import Level
-    from hcmigrate.files import read_source, write_atomic
-
-    rewritten_onto_compat = any(
-        r.status == CHANGED
-        and (
-            settings.options.strategy == "compat"
-            or any(d.level is Level.COMPAT_FALLBACK for d in r.diagnostics)
+    result_of = plan.results  # (target index -> its result; `final` lists them in order)
+    files = []
+    for i, target in enumerate(plan.targets):
+        res = result_of.get(i)
+        applies = (
+            res is not None and res.status == CHANGED and (res.written or mode in ("check", "diff"))
         )
-        for r in final
+        files.append(CodeFile(target.path, res.code_facts if applies else None))
+    metadata = plan_metadata(
+        files, plan.projects, raise_floor=not settings.target_given and settings.raise_jax_pin
     )
-    declaration = declare_compat(settings.root)
-    if declaration is None:
-        return None, False
-    if not rewritten_onto_compat:
-        if declaration.problem is None or not imports_compat(t.path for t in plan.targets):
-            return None, False
-        return declaration.message(False), True
-    written = mode in ("fix", "review") and declaration.new_text is not None
-    if written:
-        for edit in [declaration, *declaration.also]:
-            try:
-                write_atomic(read_source(edit.path), edit.new_text)
-            except HcmigrateError as exc:
-                return f"error: {printable(edit.path)}: {exc.message}", True
-    return declaration.message(written), declaration.problem is not None
-
-
-def _raise_floor(settings: Settings, plan, final: list[FileResult], mode: str):
-    """When the run wrote code for the raised JAX floor (hcmigrate.jax_floor), the project's
-    metadata says so, raised to what the written code needs (FileResult.needs_jax): edited
-    in place (fix, review), shown as a patch (--diff), said (--check: a module changes with
-    it, which exits 1). Where it could not be raised, why, beside HCB008's manual findings.
-    (lines to print, files that failed)"""
-    from hcmigrate.config import shown
-    from hcmigrate.diagnostics import Level
-    from hcmigrate.facts import MODERN_API_CODES
-    from hcmigrate.files import read_source, write_atomic
-    from hcmigrate.jax_floor import FloorRaise, plan_raise
-    from hcmigrate.runner import patch_diff
-
-    if settings.floor_kept and any(
-        d.code == "HCB008" and d.level.needs_human for r in final for d in r.diagnostics
-    ):
-        path, reason = settings.floor_kept
-        return [
-            f"{shown(path)}: HCB008 [manual] the project's JAX floor is not raised: {reason}"
-        ], 0
-    changed = [
-        r
-        for r in final
-        if r.status == CHANGED
-        and (r.written or mode != "review")  # (--interactive: the changes accepted)
-        and any(
-            d.code in MODERN_API_CODES
-            or d.code.startswith("JAX")
-            or d.level is Level.COMPAT_FALLBACK  # (hcmigrate-compat needs its JAX floor)
-            for d in r.diagnostics
+    outcome = carry_out(metadata, mode, accept_all=accept_all)
+    extra = bazel_targets_to_edit(t.path for t in plan.targets)
+    with_sites = {
+        plan.projects.owner(plan.targets[i].path) for i, r in result_of.items() if r.diagnostics
+    } - {None}
+    for project in sorted(with_sites, key=lambda p: str(p.root)):
+        extra += blocking_pins(project.root)
+        kept = (
+            None
+            if settings.target_given
+            else jax_target(
+                project, strategy=settings.options.strategy, raise_jax_pin=settings.raise_jax_pin
+            ).kept
         )
-    ]
-    if plan.raises_floor_to is None or not changed:
-        return [], 0
-    need = max(r.needs_jax or plan.raises_floor_to for r in changed)
-    # (read again: the compat dependency may be added)
-    raised = plan_raise(settings.root, min(need, plan.raises_floor_to))
-    if not isinstance(raised, FloorRaise):
-        return [], 0
-    written = mode in ("fix", "review")
-    for path, text in raised.texts.items():
-        if written:
-            try:
-                write_atomic(read_source(path), text)
-            except HcmigrateError as exc:
-                return [f"error: {printable(path)}: {exc.message}"], 1
-        elif mode == "diff":
-            source = read_source(path)
-            _out(patch_diff(source.raw, source.encode(text), shown(path)), nl=False)
-    return raised.lines(written, shown), 0
+        said = any("HCB008 [manual]" in line for line in outcome.lines)
+        if (
+            kept
+            and not said
+            and any(
+                d.code == "HCB008" and d.level.needs_human
+                for i, r in result_of.items()
+                if plan.projects.owner(plan.targets[i].path) == project
+                for d in r.diagnostics
+            )
+        ):
+            extra.append(
+                f"{shown_path(kept[0])}: HCB008 [manual] the project's JAX floor is not raised "
+                f"to {'.'.join(map(str, NATIVE_OUTPUT_SINCE))} for the native rewrite: {kept[1]}"
+            )
+    outcome.lines += extra
+    outcome.manual += len(extra)
+    return outcome
 
 
 def _exit_code(mode: str, summary: Summary) -> int:

@@ -166,7 +166,7 @@ COMPAT_PACKAGE_JAX_FLOOR = (0, 4, 26)
 # measured, reads "0.3.13 or older"). The replacement spellings the JAX-removals rules write
 # come from their table (hcmigrate.jax_removals, `replacement_since`): jax.tree.map, 0.4.25.
 # What a written module needs is the newest of what it uses (hcmigrate.native_needs): HCB008
-# and the raised floor (hcmigrate.jax_floor) read it. (Behaviour was measured on jax 0.4.30 and
+# and the raised floor (hcmigrate.projects.floors) read it. (Behaviour was measured on jax 0.4.30 and
 # the current JAX; older releases were read for the names only.)
 NATIVE_SINCE = {
     "jax.effects_barrier": (0, 3, 17),
@@ -184,7 +184,7 @@ NATIVE_KEYWORD_SINCE = {
 }
 # What a JAX release itself requires: (its minimum jaxlib, `_minimum_jaxlib_version` in
 # jax/version.py; the oldest Python, its Requires-Python) (measured by the same script); a
-# project's jaxlib and Python floors rise with its JAX floor (hcmigrate.jax_floor).
+# project's jaxlib and Python floors rise with its JAX floor (hcmigrate.projects.floors).
 JAX_RELEASE_REQUIRES = {
     (0, 3, 13): ((0, 3, 7), (3, 7)),
     (0, 3, 17): ((0, 3, 14), (3, 7)),

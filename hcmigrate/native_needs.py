@@ -1,7 +1,7 @@
 """The oldest JAX a module's code runs on, computed from what it is written with: each name the
 native rewrite writes (facts.NATIVE_SINCE, facts.NATIVE_KEYWORD_SINCE) and each replacement
 spelling of the JAX-removals table (jax_removals, `replacement_since`), resolved through the
-module's own imports. HCB008 and the raised floor (hcmigrate.jax_floor) read it, on the code
+module's own imports. HCB008 and the raised floor (hcmigrate.projects.floors) read it, on the code
 as written, so a second run gives the same answer as the first.
 """
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hcmigrate.diagnostics import Diagnostic
-from hcmigrate.import_style import ImportStyle
+from hcmigrate.projects.import_style import ImportStyle
 
 Strategy = Literal["native", "compat"]
 DEFAULT_LINE_LENGTH = 88  # black's and ruff's default
@@ -30,7 +30,7 @@ class Options:
     # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
     # `[tool.black]` line-length; see hcmigrate.codemod.layout).
     line_length: int = DEFAULT_LINE_LENGTH
-    # How the project sorts imports (its isort or ruff settings; hcmigrate.import_style): where
+    # How the project sorts imports (its isort or ruff settings; hcmigrate.projects.import_style): where
     # an added import goes.
     import_style: ImportStyle = ImportStyle()
     # The file that configures yapf, in a project formatted with yapf (hcmigrate.config): the

@@ -15,6 +15,7 @@ from hcmigrate import files as fileio
 from hcmigrate.cache import ResultCache, diagnostics_of
 from hcmigrate.discover import Selection, Target
 from hcmigrate.options import Options
+from hcmigrate.projects.ownership import ProjectIndex
 from hcmigrate.results import CHANGED, SKIPPED, UNCHANGED, FileResult
 from hcmigrate.settings import Settings
 
@@ -29,9 +30,9 @@ class RunPlan:
     passed: int  # files the pre-filter passed: unchanged, and given no result of their own
     removed: list[str] = dataclasses.field(default_factory=list)  # stale temp files removed
     file_timeout: float | None = None  # each file's time budget, in seconds (Settings)
-    # The JAX the project's floor is raised to, which the rules target (Settings.raise_floor_to,
-    # when a module of the run uses host_callback); None: the floor is left as declared.
-    raises_floor_to: tuple[int, ...] | None = None
+    # The projects of the run (hcmigrate.projects): the metadata edits read them after the run.
+    projects: ProjectIndex = dataclasses.field(default_factory=ProjectIndex)
+    notes: list[str] = dataclasses.field(default_factory=list)  # each project's JAX target (-v)
 
     @property
     def targets(self) -> list[Target]:
@@ -68,20 +69,18 @@ def plan_run(
         on_first_candidate=None if cache is not None and len(cache) else load_codemod,
     )
     model = build_run_model(scanned, targets)
-    # The one decision of the run on the JAX it targets: the declared floor, or the floor the
-    # native rewrite needs when the run raises it (hcmigrate.jax_floor).
+    # Each file's project (hcmigrate.projects) decides the JAX its code targets (its declared
+    # floor, or the floor the native rewrite needs where the run raises it) and its style.
+    index = ProjectIndex()
+    takes_legacy = None
     run_options = settings.options
-    raises_floor_to = None
-    if settings.raise_floor_to and takes_legacy_api(model, scanned, targets):
-        raises_floor_to = settings.raise_floor_to
-        run_options = dataclasses.replace(
-            run_options, target_jax=raises_floor_to, declared_jax=run_options.target_jax
-        )
     # Only the files that need one (generated files, candidates) get a result: the many files
     # the pre-filter passed are only counted (a whole-tree run would otherwise build one object
     # per file for nothing).
     results: dict[int, FileResult] = {}
     options_of: dict[int, Options] = {}
+    notes: list[str] = []  # where each project's JAX target came from (-v)
+    problems: list[tuple[str, str]] = []  # metadata files that could not be read
     x64_switches = PackageSwitches()
     for i in sorted(scanned.generated | scanned.candidates):
         target = targets[i]
@@ -95,6 +94,16 @@ def plan_run(
             continue
         # (the module's own package is isort's first-party section for the imports it gets)
         options = dataclasses.replace(run_options, module_name=module_name(target.display))
+        owner = index.owner(target.display)
+        if owner is not None:
+            options = _with_project_options(options, owner, settings, notes, problems)
+            if options.target_jax != options.declared_jax and options.declared_jax is not None:
+                if takes_legacy is None:
+                    takes_legacy = takes_legacy_api(model, scanned, targets)
+                if not takes_legacy:  # (written for the declared floor, which stays)
+                    options = dataclasses.replace(
+                        options, target_jax=options.declared_jax, declared_jax=None
+                    )
         view = model.views.get(i)
         if view is not None:
             options = dataclasses.replace(
@@ -125,9 +134,37 @@ def plan_run(
         for i, options in options_of.items()
     ]
     passed = len(targets) - len(results) - len(tasks)
-    return RunPlan(
-        selection, tasks, results, passed, removed, settings.file_timeout, raises_floor_to
+    selection.errors.extend(p for p in problems if p not in selection.errors)
+    return RunPlan(selection, tasks, results, passed, removed, settings.file_timeout, index, notes)
+
+
+def _with_project_options(
+    options: Options, owner, settings: Settings, notes: list[str], problems: list
+) -> Options:
+    """`options` for a file of the project `owner`: its JAX target and its style."""
+    from hcmigrate.projects.style import project_style
+    from hcmigrate.projects.targets import jax_target
+
+    style = project_style(owner)
+    options = dataclasses.replace(
+        options,
+        line_length=settings.line_length or style.line_length or options.line_length,
+        import_style=style.import_style,
+        yapf_style=style.yapf_style,
     )
+    if settings.target_given:
+        return options
+    target = jax_target(
+        owner, strategy=settings.options.strategy, raise_jax_pin=settings.raise_jax_pin
+    )
+    for note in [target.note] if target.note and target.note not in notes else []:
+        notes.append(note)
+    problems.extend(p for p in target.problems if p not in problems)
+    if target.raise_to is not None:
+        return dataclasses.replace(
+            options, target_jax=target.raise_to, declared_jax=target.declared
+        )
+    return dataclasses.replace(options, target_jax=target.declared)
 
 
 def migrate_files(
@@ -177,7 +214,11 @@ def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> Str
     notebook = name.endswith(".ipynb")
     text, encoding, bom = fileio.decode_utf8(data) if notebook else fileio.decode_python(data)
     shown = fileio.printable(name)
-    task = Task("-", shown, notebook, mode, settings.options, precheck=True)
+    options = settings.options
+    owner = ProjectIndex().owner(name) if name != "-" else None
+    if owner is not None:
+        options = _with_project_options(options, owner, settings, [], [])
+    task = Task("-", shown, notebook, mode, options, precheck=True)
     outcome = run_isolated(task, text, settings.file_timeout)
     if outcome["error"] is not None:
         message, line, cell = outcome["error"]

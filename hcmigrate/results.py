@@ -24,9 +24,9 @@ class FileResult:
     written: bool = False
     notebook: bool = False
     cache_entry: tuple[str, dict] | None = None  # (key, outcome) for the result cache
-    # the JAX the written code needs (hcmigrate.native_needs); None: not read (a notebook,
-    # whose cells' magics Python does not parse: the run's target counts)
-    needs_jax: tuple[int, ...] | None = None
+    # what the written code asks of its project's metadata (the JAX it needs, whether it
+    # imports the compat runtime: hcmigrate.projects.metadata_plan.CodeFacts); None: unchanged
+    code_facts: object | None = None
 
     @property
     def error_location(self) -> str:

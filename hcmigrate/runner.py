@@ -23,7 +23,7 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.api import migrate_source
 from hcmigrate.options import Options
-from hcmigrate.native_needs import needs_of
+from hcmigrate.projects.metadata_plan import code_facts
 from hcmigrate.cache import Outcome, ResultCache, diagnostics_of, outcome_of, task_key
 from hcmigrate.diagnostics import Diagnostic
 from hcmigrate.errors import HcmigrateError, MigrationError
@@ -199,8 +199,7 @@ def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResul
     if new_text is None:
         return res
     res.status = CHANGED
-    if not task.notebook:
-        res.needs_jax = needs_of(new_text).jax
+    res.code_facts = code_facts(new_text, task.notebook)  # (its project's metadata reads it)
     if task.mode != "check":
         new_text = _laid_out(task, src.text, new_text)
     try:

@@ -11,14 +11,12 @@ from hcmigrate.config import (
     ini_line_length,
     load_config,
     parse_version,
-    pinned_jax,
     shown,
     yapf_style_file,
 )
 from hcmigrate.discover import Selector, check_patterns
 from hcmigrate.errors import ConfigError
-from hcmigrate.facts import NATIVE_OUTPUT_SINCE
-from hcmigrate.import_style import read_import_style
+from hcmigrate.projects.import_style import read_import_style
 
 
 DEFAULT_FILE_TIMEOUT = 300.0
@@ -39,14 +37,12 @@ class Settings:
     # Files read for the settings that could not be (path, reason): reported, exit 2, while the
     # run goes on without them (a requirements file that is a FIFO).
     problems: list[tuple[str, str]] = field(default_factory=list)
-    # The JAX the project's floor is raised to when the run rewrites code to the native API
-    # (hcmigrate.jax_floor; the project model decides, hcmigrate.project.plan_run); None: the
-    # floor is left as declared (it is high enough, named by --target-jax, cannot be raised
-    # alone, or --no-raise-jax-pin).
-    raise_floor_to: tuple[int, ...] | None = None
-    # Why it cannot be raised alone (the file, the reason: hcmigrate.jax_floor.Kept), said
-    # beside HCB008's manual findings.
-    floor_kept: tuple[Path, str] | None = None
+    # A target JAX named by --target-jax or [tool.hcmigrate] (all files target it, no floor is
+    # raised); otherwise each file's project decides from its pins (hcmigrate.projects.targets).
+    target_given: bool = False
+    # May the run raise a project's declared JAX floor where the native rewrite needs it?
+    raise_jax_pin: bool = True
+    line_length: int | None = None  # `line-length` of [tool.hcmigrate]: every project's
 
     def selector(self, force_exclude: bool | None = None) -> Selector:
         return Selector(
@@ -136,27 +132,16 @@ def resolve_settings(
             check_codes(codes[key], f"{where} {key}")
     select, ignore = codes["select"], codes["ignore"]
 
-    target = raise_floor_to = floor_kept = None
+    target = None
     if target_jax:
         target = parse_version(target_jax)
         notes.append(f"target JAX {target_jax} (--target-jax)")
     elif "target-jax" in v:
         target = parse_version(v["target-jax"])
         notes.append(f"target JAX {v['target-jax']} ({shown(cfg.path)})")
-    else:
-        pinned = pinned_jax(root, problems)
-        if pinned:
-            target = pinned[0]
-            notes.append(f"target JAX {'.'.join(map(str, target))} (from {pinned[1]})")
-            raise_jax_pin = v.get("raise-jax-pin", True) if raise_jax_pin is None else raise_jax_pin
-            if raise_jax_pin and strategy == "native" and target < NATIVE_OUTPUT_SINCE:
-                from hcmigrate.jax_floor import FloorRaise, Kept, plan_raise
-
-                raised = plan_raise(root)
-                if isinstance(raised, FloorRaise):
-                    raise_floor_to = NATIVE_OUTPUT_SINCE
-                elif isinstance(raised, Kept):
-                    floor_kept = (raised.path, raised.reason)
+    # (otherwise each project's own pins decide, per file: hcmigrate.projects.targets)
+    if raise_jax_pin is None:
+        raise_jax_pin = v.get("raise-jax-pin", True)
 
     exclude_patterns = list(exclude) if exclude else list(v.get("exclude", []))
     exclude_patterns += list(v.get("extend-exclude", []))
@@ -197,6 +182,7 @@ def resolve_settings(
         file_timeout=float(file_timeout or v.get("file-timeout", DEFAULT_FILE_TIMEOUT)),
         notes=notes,
         problems=problems,
-        raise_floor_to=raise_floor_to,
-        floor_kept=floor_kept,
+        target_given=target is not None,
+        line_length=v.get("line-length"),
+        raise_jax_pin=raise_jax_pin,
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from hcmigrate.cli import cli
-from hcmigrate.compat_dependency import DISTRIBUTION
+from hcmigrate.projects.compat_dependency import DISTRIBUTION
 from hcmigrate.config import yapf_style_file
 from hcmigrate.jax_removals import lookup
 from hcmigrate.project_model.bindings import legacy_binding_targets

@@ -219,14 +219,18 @@ def test_a_pin_too_old_is_reported_on_a_tree_migrated_already(tmp_path):
         "    return io_callback(abs, x, x, ordered=True)\n"
     )
     res = run(["--check", "a.py"], tmp_path)
-    assert res.exit_code == 1  # nothing would change, but a human must act
+    assert res.exit_code == 1  # no module would change, but the project's floor would
     found = [line for line in res.output.splitlines() if "HCB008" in line]
     assert found == [
         "a.py:8:1: HCB008 [manual] the rewritten code needs JAX >= 0.4.6 "
         "(jax.experimental.io_callback); the target JAX is 0.4.1: raise the project's `jax` "
         "requirement, or migrate with --strategy compat",
+        "pyproject.toml:3:18: HCB008 [fixed] would raise the project's JAX floor `jax>=0.4.1` "
+        "-> `jax>=0.4.6`: a.py:8 uses jax.experimental.io_callback (JAX >= 0.4.6)",
     ], res.output
-    (tmp_path / "pyproject.toml").write_text(
+    # (the code as it is decides: a run completes the metadata the migration left behind)
+    run(["a.py"], tmp_path)
+    assert (tmp_path / "pyproject.toml").read_text() == (
         '[project]\nname = "d"\ndependencies = ["jax>=0.4.6"]\n'
     )
     assert "HCB008" not in run(["--check", "a.py"], tmp_path).output

@@ -1,5 +1,5 @@
 """Imports the codemod adds follow the project's isort settings wherever the project keeps them
-(hcmigrate.import_style): each project below is judged by real isort with its own config file.
+(hcmigrate.projects.import_style): each project below is judged by real isort with its own config file.
 fixtures/merge/ covers pyproject's [tool.isort], setup.cfg's [isort] and [tool.ruff.lint.isort];
 these are the other places."""
 
@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from hcmigrate import Options, migrate_source
-from hcmigrate.import_style import read_import_style
+from hcmigrate.projects.import_style import read_import_style
 
 LEGACY = """\
 import os

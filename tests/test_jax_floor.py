@@ -1,4 +1,4 @@
-"""The project's JAX floor raised where the native rewrite needs it (hcmigrate.jax_floor, issue
+"""The project's JAX floor raised where the native rewrite needs it (hcmigrate.projects.floors, issue
 27): real metadata files in a project's tree, migrated with the real command."""
 
 from __future__ import annotations
@@ -39,10 +39,9 @@ RAISED = [
         '    "jaxlib >= 0.4.20",\n    "numpy",\n]\n\n[tool.ruff]\nline-length = 100\n',
         [
             "pyproject.toml:4:6: HCB008 [fixed] raised the project's JAX floor "
-            "`jax[cpu]>=0.4.1,<0.5` -> `jax[cpu]>=0.4.26,<0.5`: the rewritten code needs JAX "
-            ">= 0.4.26",
+            "`jax[cpu]>=0.4.1,<0.5` -> `jax[cpu]>=0.4.26,<0.5`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)",
             "pyproject.toml:5:6: HCB008 [fixed] raised the project's JAX floor "
-            "`jaxlib >= 0.4.1` -> `jaxlib >= 0.4.20`: the rewritten code needs JAX >= 0.4.26 "
+            "`jaxlib >= 0.4.1` -> `jaxlib >= 0.4.20`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26) "
             "(which imports with jaxlib >= 0.4.20)",
         ],
         id="pyproject-extras-upper-bound-jaxlib",
@@ -55,7 +54,7 @@ RAISED = [
         'jax = "^0.4.26"\r\noptax = "^0.1"\r\n',
         [
             "pyproject.toml:6:8: HCB008 [fixed] raised the project's JAX floor "
-            '`jax = "^0.4.1"` -> `jax = "^0.4.26"`: the rewritten code needs JAX >= 0.4.26'
+            '`jax = "^0.4.1"` -> `jax = "^0.4.26"`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)'
         ],
         id="poetry-caret-crlf",
     ),
@@ -69,9 +68,9 @@ RAISED = [
         "[options.extras_require]\ncuda = jax[cuda12]>=0.4.26\n",
         [
             "setup.cfg:7:5: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
-            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
+            "`jax>=0.4.26`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)",
             "setup.cfg:10:8: HCB008 [fixed] raised the project's JAX floor `jax[cuda12]>=0.4.13` "
-            "-> `jax[cuda12]>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
+            "-> `jax[cuda12]>=0.4.26`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)",
         ],
         id="setup-cfg",
     ),
@@ -83,7 +82,7 @@ RAISED = [
         "    install_requires=['numpy', 'jax>=0.4.26'],\n)\n",
         [
             "setup.py:5:33: HCB008 [fixed] raised the project's JAX floor `jax>0.4.1` -> "
-            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+            "`jax>=0.4.26`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)"
         ],
         id="setup-py-literal",
     ),
@@ -94,7 +93,7 @@ RAISED = [
         [
             "requirements.txt:2:1: HCB008 [fixed] raised the project's JAX floor "
             "`jax~=0.4.14 ; python_version >= '3.9'` -> `jax~=0.4.26 ; python_version >= "
-            "'3.9'`: the rewritten code needs JAX >= 0.4.26"
+            "'3.9'`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)"
         ],
         id="requirements-compatible-release",
     ),
@@ -106,10 +105,10 @@ RAISED = [
         'jax = ">=0.4.26"\n',
         [
             "pyproject.toml:5:11: HCB008 [fixed] raised the project's Python floor "
-            '`python = "^3.8"` -> `python = "^3.9"`: the rewritten code needs JAX >= 0.4.26 '
+            '`python = "^3.8"` -> `python = "^3.9"`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26) '
             "(which requires Python >= 3.9)",
             "pyproject.toml:6:8: HCB008 [fixed] raised the project's JAX floor "
-            '`jax = ">=0.4.1"` -> `jax = ">=0.4.26"`: the rewritten code needs JAX >= 0.4.26',
+            '`jax = ">=0.4.1"` -> `jax = ">=0.4.26"`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)',
         ],
         id="poetry-python-caret",
     ),
@@ -119,10 +118,11 @@ RAISED = [
         '[project]\nname = "p"\nrequires-python = ">=3.9"\ndependencies = ["jax>=0.4.26"]\n',
         [
             "pyproject.toml:3:20: HCB008 [fixed] raised the project's Python floor "
-            '`requires-python = ">=3.7"` -> `requires-python = ">=3.9"`: the rewritten code '
-            "needs JAX >= 0.4.26 (which requires Python >= 3.9)",
+            '`requires-python = ">=3.7"` -> `requires-python = ">=3.9"`: step.py:7 uses '
+            "jax.numpy.trapezoid (JAX >= 0.4.26) "
+            "(which requires Python >= 3.9)",
             "pyproject.toml:4:18: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
-            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
+            "`jax>=0.4.26`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)",
         ],
         id="requires-python",
     ),
@@ -134,10 +134,11 @@ RAISED = [
         "    install_requires=['jax>=0.4.26'],\n)\n",
         [
             "setup.py:5:22: HCB008 [fixed] raised the project's Python floor "
-            '`python_requires = "~=3.8"` -> `python_requires = "~=3.9"`: the rewritten code '
-            "needs JAX >= 0.4.26 (which requires Python >= 3.9)",
+            '`python_requires = "~=3.8"` -> `python_requires = "~=3.9"`: step.py:7 uses '
+            "jax.numpy.trapezoid (JAX >= 0.4.26) "
+            "(which requires Python >= 3.9)",
             "setup.py:6:24: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
-            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
+            "`jax>=0.4.26`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)",
         ],
         id="setup-py-python-requires-compatible",
     ),
@@ -147,10 +148,10 @@ RAISED = [
         "[options]\npython_requires = >=3.9\ninstall_requires =\n    jax>=0.4.26\n",
         [
             "setup.cfg:2:19: HCB008 [fixed] raised the project's Python floor "
-            "`python_requires = >=3.8` -> `python_requires = >=3.9`: the rewritten code needs "
-            "JAX >= 0.4.26 (which requires Python >= 3.9)",
+            "`python_requires = >=3.8` -> `python_requires = >=3.9`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26) "
+            "(which requires Python >= 3.9)",
             "setup.cfg:4:5: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.1` -> "
-            "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26",
+            "`jax>=0.4.26`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)",
         ],
         id="setup-cfg-python-requires",
     ),
@@ -172,7 +173,7 @@ def test_the_floor_is_raised_where_the_project_declares_it(tmp_path, name, befor
     _project(tmp_path, name, before)
     res = run(["--no-cache", "."], tmp_path)
     # (an upper bound below current JAX, `<0.5` or poetry's `^0.4`, is a manual finding of its
-    # own: hcmigrate.project_pins)
+    # own: hcmigrate.projects.pins)
     assert res.exit_code == (1 if "excludes JAX" in res.output else 0), res.output
     assert ("excludes JAX" in res.output) == ("<0.5" in after or "^0.4" in after)
     assert (tmp_path / name).read_bytes() == after.encode()
@@ -198,7 +199,7 @@ def test_diff_shows_the_edit_and_check_refuses_it(tmp_path):
     assert res.exit_code == 1
     assert _floor_lines(res.output) == [
         "pyproject.toml:3:18: HCB008 [fixed] would raise the project's JAX floor `jax>=0.4.13` "
-        "-> `jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+        "-> `jax>=0.4.26`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)"
     ]
     assert (tmp_path / "pyproject.toml").read_text() == before
     assert (tmp_path / "step.py").read_text() == MODULE
@@ -209,7 +210,8 @@ LEFT_MANUAL = [
         "requirements.txt",
         "jax==0.3.13\n",
         [],
-        "requirements.txt: HCB008 [manual] the project's JAX floor is not raised: `==0.3.13` is "
+        "requirements.txt: HCB008 [manual] the project's JAX floor is not raised to 0.3.17, which step.py:5 uses "
+        "jax.effects_barrier (JAX >= 0.3.17): `==0.3.13` is "
         "an exact pin",
         id="exact-pin",
     ),
@@ -217,8 +219,8 @@ LEFT_MANUAL = [
         "requirements.txt",
         "jax>=0.3.13,<0.4.20\n",
         [],
-        "requirements.txt: HCB008 [manual] the project's JAX floor is not raised: "
-        "`>=0.3.13,<0.4.20` does not allow 0.4.26 (an upper bound below it)",
+        "requirements.txt: HCB008 [manual] the project's JAX floor is not raised to 0.4.26 "
+        "for the native rewrite: `>=0.3.13,<0.4.20` does not allow 0.4.26 (an upper bound below it)",
         id="upper-bound-below",
     ),
     pytest.param(
@@ -240,7 +242,8 @@ LEFT_MANUAL = [
         "pyproject.toml",
         '[project]\nname = "p"\ndependencies = ["jax>=0.3.13", "jaxlib==0.3.7"]\n',
         [],
-        "pyproject.toml: HCB008 [manual] the project's JAX floor is not raised: `==0.3.7` is an "
+        "pyproject.toml: HCB008 [manual] the project's JAX floor is not raised to 0.3.17, which step.py:5 uses "
+        "jax.effects_barrier (JAX >= 0.3.17): `==0.3.7` is an "
         "exact pin",
         id="jaxlib-pinned-below-what-jax-imports-with",
     ),
@@ -248,8 +251,8 @@ LEFT_MANUAL = [
         "pyproject.toml",
         '[project]\nname = "p"\nrequires-python = ">=3.7,<3.9"\ndependencies = ["jax>=0.3.13"]\n',
         [],
-        "pyproject.toml: HCB008 [manual] the project's JAX floor is not raised: `>=3.7,<3.9` "
-        "does not allow 3.9 (an upper bound below it)",
+        "pyproject.toml: HCB008 [manual] the project's JAX floor is not raised to 0.4.26 "
+        "for the native rewrite: `>=3.7,<3.9` does not allow 3.9 (an upper bound below it)",
         id="python-floor-capped-below-what-jax-requires",
     ),
 ]
@@ -264,17 +267,24 @@ def test_a_floor_that_cannot_be_raised_alone_stays_manual(tmp_path, name, text, 
     _project(tmp_path, name, text)
     res = run(["--no-cache", *args, "."], tmp_path)
     assert res.exit_code == 1
-    assert (tmp_path / name).read_text() == text
+    # (a cap that allows what the written code needs, 0.3.17, gets the floor raised to it: the
+    # code's own floor; the native target, 0.4.26, is out of reach)
+    capped = "for the native rewrite" in (reason or "")
+    assert (tmp_path / name).read_text() == (text.replace("0.3.13", "0.3.17") if capped else text)
     assert (
         "step.py:6:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.effects_barrier, jax.debug.callback); "
         "the target JAX is 0.3.13"
     ) in res.output
     assert "jax.numpy.trapz(x)" in (tmp_path / "step.py").read_text()
     assert "JAX106 [manual] `jax.numpy.trapz` is gone from JAX" in res.output, res.output
-    assert _floor_lines(res.output) == ([reason] if reason else [])
+    assert [line for line in _floor_lines(res.output) if "[manual]" in line] == (
+        [reason] if reason else []
+    )
     again = run(["--no-cache", *args, "."], tmp_path)  # (the same answer on the migrated tree)
     assert again.exit_code == 1
-    assert "step.py:5:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17" in again.output
+    assert (
+        "step.py:5:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17" in again.output
+    ) != capped
 
 
 def test_a_target_named_by_hand_keeps_the_floor(tmp_path):
@@ -308,7 +318,7 @@ def test_interactive_raises_the_floor_only_with_an_accepted_change(tmp_path):
     assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.26\n"
     assert _floor_lines(res.output) == [
         "requirements.txt:1:1: HCB008 [fixed] raised the project's JAX floor `jax>=0.4.13` -> "
-        "`jax>=0.4.26`: the rewritten code needs JAX >= 0.4.26"
+        "`jax>=0.4.26`: step.py:7 uses jax.numpy.trapezoid (JAX >= 0.4.26)"
     ]
 
 
@@ -318,7 +328,8 @@ KEPT_WITH_A_REASON = [
             "setup.py": "from setuptools import setup\n\n_JAX = '0.3.13'\n\nsetup(\n"
             "    name='p',\n    install_requires=[f'jax>={_JAX}', 'numpy'],\n)\n"
         },
-        "setup.py: HCB008 [manual] the project's JAX floor is not raised: setup.py computes "
+        "setup.py: HCB008 [manual] the project's JAX floor is not raised to 0.3.17, which step.py:5 uses "
+        "jax.effects_barrier (JAX >= 0.3.17): setup.py computes "
         "`jax>=0.3.13` (raise it where it is computed)",
         id="setup-py-computed-pin",
     ),
@@ -329,7 +340,8 @@ KEPT_WITH_A_REASON = [
             "# by the following command:\n#\n#    pip-compile requirements.in\n#\n"
             "jax==0.3.13\n    # via -r requirements.in\n",
         },
-        "requirements.txt: HCB008 [manual] the project's JAX floor is not raised: "
+        "requirements.txt: HCB008 [manual] the project's JAX floor is not raised to 0.3.17, which step.py:5 uses "
+        "jax.effects_barrier (JAX >= 0.3.17): "
         "requirements.txt is pip-compile's output (a lock) and pins `jax==0.3.13`: raise the "
         "floor in requirements.in and compile it again",
         id="pip-compile-lock-pins-below",
@@ -459,6 +471,6 @@ def test_a_module_pointed_at_compat_raises_the_floor_to_the_compat_packages(tmp_
         '[project]\nname = "p"\nrequires-python = ">=3.9"\n'
         'dependencies = ["jax>=0.4.26", "numpy", "hcmigrate-compat"]\n'
     ), res.output
-    assert "the rewritten code needs JAX >= 0.4.26" in res.output
+    assert "serve.py:1 uses hcmigrate_compat (JAX >= 0.4.26)" in res.output
     again = run(["--no-cache", "."], tmp_path)
     assert again.exit_code == 0 and "HCB008" not in again.output, again.output

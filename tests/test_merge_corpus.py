@@ -58,9 +58,12 @@ def test_case_is_mergeable(case, tmp_path):
 
 
 def test_a_dependency_to_declare_by_hand_is_a_manual_finding(tmp_path):
-    """A computed install_requires is not edited: the run names the file and exits as runs
-    with sites left for a human do."""
+    """A computed install_requires (`BASE + [...]`: not a literal list, nor a name bound to
+    one) is not edited: the run names the file and exits as runs with sites left for a human
+    do."""
     shutil.copytree(MERGE / "compat_dep_computed" / "before", tmp_path / "p")
+    setup_py = tmp_path / "p" / "setup.py"
+    setup_py.write_text(setup_py.read_text().replace("=BASE,", '=BASE + ["scipy"],'))
     result = run(["--no-cache", "."], cwd=tmp_path / "p")
     assert "setup.py: manual: this project now imports hcmigrate_compat" in result.output
     assert result.exit_code == 1
@@ -80,7 +83,7 @@ def test_no_compat_cannot_go_with_the_compat_strategy(tmp_path):
 def test_a_project_that_ships_the_compat_runtime_gets_no_dependency_on_it(tmp_path):
     """The README's demo migrates a copy of the examples inside hcmigrate's own tree: the
     nearest pyproject is hcmigrate's, which ships hcmigrate_compat itself."""
-    from hcmigrate.compat_dependency import declare_compat
+    from hcmigrate.projects.compat_dependency import declare_compat
 
     pyproject = '[project]\nname = "{}"\ndependencies = ["jax"]\n'
     (tmp_path / "pyproject.toml").write_text(pyproject.format("hcmigrate"))
@@ -122,7 +125,7 @@ def test_a_bazel_target_of_a_module_pointed_at_compat_is_named_for_a_human(tmp_p
 def test_the_dependency_goes_where_a_sorted_requirements_file_sorts_it(tmp_path):
     """(chex) A requirements file sorted by name gets `hcmigrate-compat` in its place; one
     that is not sorted, or holds more than requirements, gets it at the end."""
-    from hcmigrate.compat_dependency import declare_compat
+    from hcmigrate.projects.compat_dependency import declare_compat
 
     cases = {
         "absl-py>=0.9\n# pinned\nJax>=0.4.30\ntoolz\n": "absl-py>=0.9\n# pinned\nhcmigrate-compat\nJax>=0.4.30\ntoolz\n",

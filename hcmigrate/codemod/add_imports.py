@@ -17,7 +17,7 @@ import libcst as cst
 
 from hcmigrate.codemod.partial_parse import VerbatimStatement
 from hcmigrate.facts import LEGACY_MODULE
-from hcmigrate.import_style import (
+from hcmigrate.projects.import_style import (
     FIRSTPARTY,
     FUTURE,
     LOCALFOLDER,

@@ -164,7 +164,7 @@ def build_run_model(scanned, targets) -> RunModel:
 
 def takes_legacy_api(run: RunModel, scanned, targets) -> bool:
     """Does a module of the run use host_callback (the native rewrite then writes the modern
-    API, and the run raises the project's JAX floor for it: hcmigrate.jax_floor)? Its code
+    API, and the run raises the project's JAX floor for it: hcmigrate.projects.floors)? Its code
     names the legacy module, or takes a legacy name another module re-exports; a notebook
     candidate that spells it counts too (notebooks are not in the model)."""
     word = LEGACY_MODULE.rpartition(".")[2]

@@ -5,7 +5,7 @@ changed to the modern API and in each module that uses what the rewrite writes (
 migrated already, what `--check` sees on the migration's branch: the same answer as the run
 that migrated it). `--target-jax`, `[tool.hcmigrate] target-jax` or the lowest version the
 project's `jax` requirement allows set the target (hcmigrate.config.pinned_jax); when the run
-raises the project's floor (hcmigrate.jax_floor) it raises it to what the code needs.
+raises the project's floor (hcmigrate.projects.floors) it raises it to what the code needs.
 """
 
 from __future__ import annotations

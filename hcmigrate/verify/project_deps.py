@@ -231,7 +231,7 @@ def _setup_py(path: Path, deps: Dependencies) -> None:
 
 def setup_py_declarations(text: str) -> list[tuple[str, list[tuple[str, bool]] | None]]:
     """The one reader of setup.py's requirements (`--project-deps`, and the JAX floor the
-    codemod raises: hcmigrate.jax_floor): ("install_requires", requirements) and (extra's
+    codemod raises: hcmigrate.projects.floors): ("install_requires", requirements) and (extra's
     name, requirements) for each extra, each requirement as (its text, written as a literal
     string there); None where the value is not a list read from literals (an extras dict that
     is not one: ("extras_require", None)). SyntaxError for a file Python does not parse."""
@@ -301,8 +301,8 @@ def requirements_file_of(root: Path, setup_py_text: str) -> Path | None:
     """The requirements file a computed install_requires reads (chex:
     `_parse_requirements(os.path.join(here, "requirements", "requirements.txt"))`), when the
     expression names it with string parts; None otherwise. The compat dependency is written
-    there, and the JAX floor read and raised there (hcmigrate.compat_dependency,
-    hcmigrate.jax_floor)."""
+    there, and the JAX floor read and raised there (hcmigrate.projects.compat_dependency,
+    hcmigrate.projects.floors)."""
     try:
         calls = _setup_calls(ast.parse(setup_py_text))
     except (SyntaxError, ValueError):

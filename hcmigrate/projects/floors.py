@@ -3,7 +3,7 @@
 The run writes its code for facts.NATIVE_OUTPUT_SINCE; the project's `jax` floor rises only to
 what the written code needs (hcmigrate.native_needs: each construct's first release,
 measured), in the same pull request, where the project declares it (the files
-hcmigrate.compat_dependency edits: pyproject.toml `[project]` and poetry, setup.cfg, setup.py
+hcmigrate.projects.compat_dependency edits: pyproject.toml `[project]` and poetry, setup.cfg, setup.py
 (a literal list, or the requirements file its computed list reads), requirements*.txt (a lock
 pip-compile wrote: its requirements.in)): `jax>=0.4.13` -> `jax>=0.4.25`, poetry `^0.4.1` ->
 `^0.4.25`, extras, markers and upper bounds kept. What that JAX itself requires rises with it
@@ -29,7 +29,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from hcmigrate.compat_dependency import read_metadata
+from hcmigrate.projects.compat_dependency import read_metadata
 from hcmigrate.facts import NATIVE_OUTPUT_SINCE, release_requires
 from hcmigrate.verify.project_deps import (
     compiled_from,
@@ -90,15 +90,8 @@ class FloorRaise:
     texts: dict[Path, str] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
 
-    def lines(self, written: bool, shown) -> list[str]:
-        """One diagnostic line per requirement raised (and classifier dropped), on the file
-        that declares it."""
-        return [
-            f"{shown(c.path)}:{c.line}:{c.col}: HCB008 [fixed] {self._said(c, written)}"
-            for c in self.changes
-        ]
-
-    def _said(self, c: Change, written: bool) -> str:
+    def said(self, c: Change, written: bool, reason: str) -> str:
+        """What is said of one change: `reason` is the line of code that needs the floor."""
         python = self.needs["python"]
         if c.name == "classifier":
             verb = "dropped" if written else "would drop"
@@ -113,7 +106,7 @@ class FloorRaise:
         }[c.name]
         return (
             f"{verb} the project's {'Python' if c.name == 'python' else 'JAX'} floor `{c.old}` "
-            f"-> `{c.new}`: the rewritten code needs JAX >= {self.needs['jax']}{why}"
+            f"-> `{c.new}`: {reason}{why}"
         )
 
 
@@ -321,7 +314,14 @@ def _without_old_classifiers(kind: str, text: str, python: str) -> tuple[str, li
     (each on a line of its own, as a maintainer raising the floor drops them), and those
     dropped (line, classifier); the text as it was where the file would not read back."""
     floor = int(python.split(".")[1])
-    found = [m for m in _CLASSIFIER.finditer(text) if int(m.group("minor")) < floor]
+    span = _classifier_list(kind, text)
+    if span is None:
+        return text, []
+    found = [
+        m
+        for m in _CLASSIFIER.finditer(text, *span)
+        if int(m.group("minor")) < floor and m.end() <= span[1]
+    ]
     new = text
     for m in reversed(found):
         new = new[: m.start()] + new[m.end() :]
@@ -333,6 +333,52 @@ def _without_old_classifiers(kind: str, text: str, python: str) -> tuple[str, li
     except (tomllib.TOMLDecodeError, SyntaxError, ValueError):
         return text, []
     return new, [(text.count("\n", 0, m.start()) + 1, m.group("c")) for m in found]
+
+
+def _classifier_list(kind: str, text: str) -> tuple[int, int] | None:
+    """Where the classifier list's items are (start, end offsets): `classifiers = [...]` in
+    pyproject's [project], setup.py's `classifiers=[...]`, setup.cfg's `classifiers =` lines;
+    None elsewhere. Only its own lines are ever dropped: the same words in a
+    `long_description` string or a readme text are prose, never edited."""
+    if kind == "toml":
+        m = re.search(r"^\[project\][ \t]*\r?$", text, re.MULTILINE)
+        if m is None:
+            return None
+        end = re.compile(r"^\[", re.MULTILINE).search(text, m.end())
+        table_end = end.start() if end else len(text)
+        lst = re.compile(r"^classifiers[ \t]*=[ \t]*\[", re.MULTILINE).search(
+            text, m.end(), table_end
+        )
+        if lst is None:
+            return None
+        from hcmigrate.projects.compat_dependency import _closing_bracket
+
+        close = _closing_bracket(text, lst.end() - 1)
+        return None if close is None else (lst.end(), close)
+    if kind == "py":
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "classifiers":
+                if not isinstance(node.value, (ast.List, ast.Tuple)):
+                    return None
+                starts = [0]
+                for line in text.splitlines(keepends=True):
+                    starts.append(starts[-1] + len(line))
+                v = node.value
+                return (
+                    starts[v.lineno - 1] + v.col_offset + 1,
+                    starts[v.end_lineno - 1] + v.end_col_offset - 1,
+                )
+        return None
+    if kind == "cfg":
+        m = re.search(
+            r"^classifiers[ \t]*=[^\n]*\n((?:[ \t]+[^\n]*\n|[ \t]*\n)*)", text, re.MULTILINE
+        )
+        return None if m is None else m.span(1)
+    return None
 
 
 def _check_computed(text: str, needs: dict[str, str]) -> None:

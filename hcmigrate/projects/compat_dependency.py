@@ -104,29 +104,35 @@ def bazel_targets_to_edit(paths) -> list[str]:
     return lines
 
 
-def declare_compat(root: Path) -> Declaration | None:
+def declare_compat(root: Path, overlay: dict[Path, str] | None = None) -> Declaration | None:
     """What declaring the compat runtime takes in the project at `root`; None: nothing to do
-    (already declared, or the project declares no dependencies)."""
+    (already declared, or the project declares no dependencies). `overlay`: files' texts as
+    other edits of the run leave them (a raised floor), read instead of the disk's."""
+    overlay = overlay or {}
+
+    def read(path: Path) -> str | None:
+        return overlay[path] if path in overlay else read_metadata(path)
+
     for reader in (_pyproject, _setup_cfg, _setup_py, _requirements):
-        found = reader(root)
+        found = reader(root, read=read)
         if found is not None:
             if found.new_text is not None and not found.where:  # (a requirements file)
-                found.also = _variants(root, found.path)
+                found.also = _variants(root, found.path, read)
             return found if (found.new_text is not None or found.problem) else None
     return None
 
 
-def _variants(root: Path, edited: Path) -> list[Declaration]:
+def _variants(root: Path, edited: Path, read) -> list[Declaration]:
     """The edit in each other requirements*.txt of the project root that lists jax (or in its
     pip-compile source), where one can be made: a variant of the same install for other
     hardware (saxml's requirements-cuda.txt). Files that do not install jax (docs, lint
     stacks) are left alone."""
     out = []
     for path in sorted(root.glob("requirements*.txt")):
-        text = read_metadata(path)
+        text = read(path)
         if text is None or not re.search(r"^\s*jax\b(?![-_.\w])", text, re.MULTILINE):
             continue
-        found = _requirements(root, path.name)
+        found = _requirements(root, path.name, read=read)
         if found is None or found.new_text is None:
             continue
         if found.path != edited and all(found.path != d.path for d in out):
@@ -136,16 +142,17 @@ def _variants(root: Path, edited: Path) -> list[Declaration]:
 
 def read_metadata(path: Path) -> str | None:
     """The text of a metadata file (a regular UTF-8 file); None where there is none, or it
-    cannot be read (hcmigrate.jax_floor reads the same files)."""
+    cannot be read (hcmigrate.projects.floors reads the same files)."""
     try:
         return read_regular(path).decode("utf-8") if path.is_file() else None
     except Exception:  # (unreadable: not a declaration this run can edit)
         return None
 
 
-def _pyproject(root: Path) -> Declaration | None:
+def _pyproject(root: Path, read=None) -> Declaration | None:
+    read = read or read_metadata
     path = root / "pyproject.toml"
-    text = read_metadata(path)
+    text = read(path)
     if text is None:
         return None
     try:
@@ -246,9 +253,10 @@ def _closing_bracket(text: str, start: int) -> int | None:
     return None
 
 
-def _setup_cfg(root: Path) -> Declaration | None:
+def _setup_cfg(root: Path, read=None) -> Declaration | None:
+    read = read or read_metadata
     path = root / "setup.cfg"
-    text = read_metadata(path)
+    text = read(path)
     if text is None:
         return None
     deps = _cfg_deps(text)
@@ -276,19 +284,25 @@ def _cfg_deps(text: str) -> list[str] | None:
     return [d for d in parser.get("options", "install_requires").splitlines() if d.strip()]
 
 
-def _setup_py(root: Path) -> Declaration | None:
+def _setup_py(root: Path, read=None) -> Declaration | None:
+    read = read or read_metadata
     path = root / "setup.py"
-    text = read_metadata(path)
+    text = read(path)
     if text is None or "install_requires" not in text:
         return None
     where = "install_requires"
     value = _setup_py_list(text)
+    if value is not None and any(
+        isinstance(n, ast.Constant) and isinstance(n.value, str) and _NAMED.match(n.value)
+        for n in ast.walk(value)
+    ):
+        return Declaration(path, where)  # (declared, in whatever form: added by hand)
     if not isinstance(value, ast.List) or not all(
         isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
     ):
-        read = requirements_file_of(root, text)  # (`_parse_requirements("requirements.txt")`)
-        if read is not None:
-            return _requirements(root, str(read.relative_to(root)))
+        listed = requirements_file_of(root, text)  # (`_parse_requirements("requirements.txt")`)
+        if listed is not None:
+            return _requirements(root, str(listed.relative_to(root)), read=read)
         return Declaration(path, where, problem="install_requires is not a literal list")
     if any(_NAMED.match(e.value) for e in value.elts):
         return Declaration(path, where)
@@ -313,12 +327,23 @@ def _setup_py(root: Path) -> Declaration | None:
 
 
 def _setup_py_list(text: str):
+    """setup.py's `install_requires=` value: the list itself, or the literal list a module-level
+    name it passes is bound to once (`install_requires=requirements`)."""
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.keyword) and node.arg == "install_requires":
+            if isinstance(node.value, ast.Name):
+                bound = [
+                    s.value
+                    for s in tree.body
+                    if isinstance(s, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == node.value.id for t in s.targets)
+                ]
+                if len(bound) == 1 and isinstance(bound[0], ast.List):
+                    return bound[0]
             return node.value
     return None
 
@@ -327,9 +352,10 @@ def _setup_py_deps(text: str) -> list[str]:
     return [e.value for e in _setup_py_list(text).elts]
 
 
-def _requirements(root: Path, name: str = "requirements.txt") -> Declaration | None:
+def _requirements(root: Path, name: str = "requirements.txt", read=None) -> Declaration | None:
+    read = read or read_metadata
     path = root / name
-    text = read_metadata(path)
+    text = read(path)
     if text is None:
         return None
     source = compiled_from(path, text)
@@ -338,7 +364,7 @@ def _requirements(root: Path, name: str = "requirements.txt") -> Declaration | N
             path, problem=f"{name} is pip-compile's output, and its source is not here"
         )
     if source:  # (a lock: its source, requirements.in, is where the dependency goes)
-        found = _requirements(root, str(source.relative_to(root)))
+        found = _requirements(root, str(source.relative_to(root)), read=read)
         if found is not None and found.new_text is not None:
             found.lock = name
         return found

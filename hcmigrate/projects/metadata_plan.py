@@ -1,0 +1,279 @@
+"""The run's metadata edits, planned per project like code edits (issue 34).
+
+After the code is migrated, each project of the run is looked at with its code as it is after
+the run (the text written, or that would be written; the file on disk otherwise), so a rerun
+after an interrupted run completes what is missing, and `--check` reports it:
+
+- its `jax` floor rises to the highest release that the APIs used by its distribution code need
+  (hcmigrate.native_needs), justified by that line; docs, examples, notebooks and tests never
+  raise it (what they need is said in a note). A cap on jax (an upper bound, a `-c` constraints
+  file, uv's `constraint-dependencies`) that excludes the floor needed is a manual finding, and
+  nothing is raised;
+- where its distribution code imports `hcmigrate_compat`, the project declares it
+  (hcmigrate.projects.compat_dependency);
+- a project whose metadata cannot all be edited (a symlink, a file that cannot be written, a
+  metadata file that is not UTF-8) is refused with one line naming the file and why, and none
+  of its metadata is edited (two floors that disagree are worse than none).
+
+The same plan feeds the write (fix), the patch (--diff), the report (--check: each pending edit
+counts as a change) and --interactive (a hunk each, asked as code is).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hcmigrate.errors import HcmigrateError
+from hcmigrate.projects.ownership import Project, ProjectIndex
+from hcmigrate.projects.roles import CODE, role_of
+
+_dotted = ".".join
+
+
+def shown_path(path: Path) -> str:
+    """A metadata file as messages name it: relative to the working folder, `../` included."""
+    try:
+        return os.path.relpath(Path(path).absolute(), Path.cwd())
+    except ValueError:  # (another drive)
+        return str(path)
+
+
+@dataclass
+class MetadataEdit:
+    """One metadata file's new text and what is said of it."""
+
+    path: Path
+    new_text: str
+    # what is said of it, written (True) or not: `lines[i](written)`
+    lines: list = field(default_factory=list)
+
+
+@dataclass
+class ProjectMetadata:
+    """What the run does to one project's metadata."""
+
+    project: Project
+    edits: dict[Path, MetadataEdit] = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)  # manual: left for a human
+    notes: list[str] = field(default_factory=list)  # said, nothing to do
+    refused: str | None = None  # one line: why none of its metadata is edited
+
+
+@dataclass
+class MetadataPlan:
+    projects: list[ProjectMetadata] = field(default_factory=list)
+
+    @property
+    def edits(self) -> list[MetadataEdit]:
+        return [e for p in self.projects if p.refused is None for e in p.edits.values()]
+
+    @property
+    def findings(self) -> list[str]:
+        out = []
+        for p in self.projects:
+            out += ([p.refused] if p.refused else []) + p.findings
+        return out
+
+
+@dataclass(frozen=True)
+class CodeFacts:
+    """What a module's code asks of its project's metadata."""
+
+    need: tuple[int, ...] = (0,)  # the newest JAX its constructs need (hcmigrate.native_needs)
+    use: tuple[str, int] | None = None  # (name, line) of the first construct that needs it
+    imports_compat: bool = False  # it imports hcmigrate_compat
+
+    @property
+    def says_anything(self) -> bool:
+        return self.use is not None or self.imports_compat
+
+
+_IMPORTS_COMPAT = re.compile(r"^[ \t]*(?:from|import)[ \t]+hcmigrate_compat\b", re.MULTILINE)
+
+
+def code_facts(text: str, notebook: bool = False) -> CodeFacts:
+    """The facts of one module's (or notebook's) text. A notebook's cells (magics do not
+    parse) only say whether they import the compat runtime."""
+    imports_compat = bool(_IMPORTS_COMPAT.search(text))
+    if notebook:
+        return CodeFacts(imports_compat=imports_compat)
+    from hcmigrate.native_needs import needs_of
+
+    needs = needs_of(text)
+    if not needs.uses:
+        return CodeFacts(imports_compat=imports_compat)
+    name, line, since = needs.above((0,))[0]
+    return CodeFacts(since, (name, line), imports_compat)
+
+
+@dataclass
+class CodeFile:
+    """A file of the run as it is after the run: the facts of the text written (or that would
+    be), or None where the file is as it is on disk."""
+
+    path: Path
+    facts: CodeFacts | None = None
+
+
+def _needs_prefilter() -> re.Pattern:
+    """What code_facts reads, as bytes a file must contain to be read at all."""
+    from hcmigrate.native_needs import SINCE
+
+    words = sorted({name.rsplit(".", 1)[-1] for name in SINCE} | {"hcmigrate_compat"})
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
+
+
+def plan_metadata(
+    files: list[CodeFile],
+    index: ProjectIndex,
+    *,
+    raise_floor: bool = True,
+) -> MetadataPlan:
+    """The metadata edits of the run whose files (as they are after it) are `files`."""
+    by_project: dict[Project, list[CodeFile]] = {}
+    for f in files:
+        owner = index.owner(f.path)
+        if owner is not None:
+            by_project.setdefault(owner, []).append(f)
+    plan = MetadataPlan()
+    prefilter = _needs_prefilter() if by_project else None
+    for project, owned in by_project.items():
+        done = _plan_project(project, owned, prefilter, raise_floor)
+        if done.edits or done.findings or done.notes or done.refused:
+            plan.projects.append(done)
+    return plan
+
+
+def _facts(f: CodeFile, prefilter: re.Pattern) -> CodeFacts | None:
+    if f.facts is not None:
+        return f.facts
+    try:
+        data = f.path.read_bytes()
+    except OSError:
+        return None
+    if not prefilter.search(data):
+        return None
+    return code_facts(data.decode("utf-8", "replace"), f.path.suffix == ".ipynb")
+
+
+def _plan_project(
+    project: Project, files: list[CodeFile], prefilter: re.Pattern, raise_floor: bool
+) -> ProjectMetadata:
+    from hcmigrate.projects.compat_dependency import declare_compat
+    from hcmigrate.projects.constraints import jax_caps
+    from hcmigrate.projects.floors import FloorRaise, Kept, plan_raise
+    from hcmigrate.projects.requirements import declared_jax_floor
+
+    out = ProjectMetadata(project)
+    need: tuple[int, ...] = (0,)
+    why = None  # (path, line, name) of the first use that needs `need`
+    other_needs = []  # (role, path, line, name, since): docs and tests
+    imports_compat = False
+    for f in files:
+        facts = _facts(f, prefilter)
+        if facts is None or not facts.says_anything:
+            continue
+        role = role_of(project, f.path)
+        if role == CODE:
+            imports_compat = imports_compat or facts.imports_compat
+            if facts.use is not None and facts.need > need:
+                need, why = facts.need, (f.path, facts.use[1], facts.use[0])
+        elif facts.use is not None:
+            other_needs.append((role, f.path, facts.use[1], facts.use[0], facts.need))
+    overlay: dict[Path, str] = {}
+    if why is not None and raise_floor:
+        need_text = _dotted(map(str, need))
+        justification = f"{shown_path(why[0])}:{why[1]} uses {why[2]} (JAX >= {need_text})"
+        raised = plan_raise(project.root, need)
+        caps = [c for c in jax_caps(project.root) if not c.allows(need_text)]
+        if raised is not None and caps:
+            for cap in caps:
+                out.findings.append(
+                    f"{shown_path(cap.path)}: HCB008 [manual] `{cap.text}` caps jax below "
+                    f"{need_text}, which {justification}: the project's JAX floor is not raised"
+                )
+        elif isinstance(raised, Kept):
+            out.findings.append(
+                f"{shown_path(raised.path)}: HCB008 [manual] the project's JAX floor is not "
+                f"raised to {need_text}, which {justification}: {raised.reason}"
+            )
+        elif isinstance(raised, FloorRaise):
+            for path, text in raised.texts.items():
+                overlay[path] = text
+                out.edits[path] = MetadataEdit(path, text)
+            for change in raised.changes:
+                out.edits[change.path].lines.append(
+                    lambda written, c=change, r=raised: (
+                        f"{shown_path(c.path)}:{c.line}:{c.col}: HCB008 [fixed] "
+                        f"{r.said(c, written, justification)}"
+                    )
+                )
+    declared = declared_jax_floor(project.root)
+    floor = max(need, declared[0]) if declared else None
+    for role, path, line, name, since in other_needs:
+        if floor is not None and since > floor:
+            out.notes.append(
+                f"{shown_path(path)}:{line}: note: uses {name}, which needs JAX "
+                f">= {_dotted(map(str, since))}, above the project's JAX floor; {role} do not "
+                "ship: the floor is not raised for them"
+            )
+    if imports_compat:
+        declaration = declare_compat(project.root, overlay)
+        if declaration is not None and declaration.problem is not None:
+            out.findings.append(declaration.message(False))
+        elif declaration is not None:
+            for d in [declaration, *declaration.also]:
+                out.edits.setdefault(d.path, MetadataEdit(d.path, d.new_text)).new_text = d.new_text
+            out.edits[declaration.path].lines.append(
+                lambda written, d=declaration: d.message(written)
+            )
+    out.refused = _refusal(project, out)
+    return out
+
+
+def _refusal(project: Project, out: ProjectMetadata) -> str | None:
+    """Why none of the project's metadata can be edited (the first problem), or None."""
+    from hcmigrate.files import check_writable, read_source
+    from hcmigrate.projects.requirements import metadata_files
+
+    if not out.edits:
+        return None
+    for path in sorted(set(metadata_files(project.root)) | set(out.edits)):
+        if not path.exists() and not path.is_symlink():
+            continue
+        try:
+            if path.is_symlink():
+                target = path.resolve()
+                where = "inside" if project.contains(target) else "outside"
+                raise _Refused(
+                    f"is a symlink (to {os.readlink(path)}, {where} the project): hcmigrate "
+                    "does not write through it"
+                )
+            read_source(path)
+            if path in out.edits:
+                check_writable(path)
+                _check_not_immutable(path)
+        except (_Refused, HcmigrateError) as exc:
+            message = exc.args[0] if isinstance(exc, _Refused) else exc.message
+            return (
+                f"{shown_path(path)}: manual: {message}; none of this project's metadata is "
+                "edited (edit it by hand as the lines above say)"
+            )
+    return None
+
+
+class _Refused(Exception):
+    pass
+
+
+def _check_not_immutable(path: Path) -> None:
+    """An immutable file (chattr +i) is writable by mode for root, yet cannot be replaced:
+    opening it to append (writing nothing) tells."""
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise _Refused(f"cannot be written ({exc.strerror or exc})") from None

@@ -1,0 +1,56 @@
+"""The JAX a project's rewritten code targets (issue 34): its declared floor, or the floor the
+native rewrite needs where the run can raise the declared one (hcmigrate.projects.floors);
+decided per project, before migrating, from that project's own metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hcmigrate.projects.ownership import Project
+
+
+@dataclass(frozen=True)
+class JaxTarget:
+    declared: tuple[int, ...] | None = None  # the lowest JAX its pins allow (None: no pin)
+    raise_to: tuple[int, ...] | None = None  # the floor the rewrite targets when raised
+    kept: tuple[Path, str] | None = None  # why the floor cannot be raised alone
+    note: str | None = None  # where the target came from (-v)
+    problems: list = field(default_factory=list)  # (path, reason): files that could not be read
+
+
+def jax_target(project: Project, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
+    return project.fact(
+        "jax_target",
+        lambda p: _jax_target(p.root, strategy=strategy, raise_jax_pin=raise_jax_pin),
+    )
+
+
+def _jax_target(root: Path, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
+    from hcmigrate.config import pinned_jax, shown
+    from hcmigrate.errors import ConfigError
+    from hcmigrate.facts import NATIVE_OUTPUT_SINCE
+    from hcmigrate.projects.constraints import jax_caps
+    from hcmigrate.projects.floors import FloorRaise, Kept, plan_raise
+
+    problems: list = []
+    try:
+        pinned = pinned_jax(root, problems)
+    except ConfigError as exc:
+        return JaxTarget(problems=[(shown(root / "pyproject.toml"), exc.message)])
+    if not pinned:
+        return JaxTarget(problems=problems)
+    declared = pinned[0]
+    note = f"target JAX {'.'.join(map(str, declared))} (from {pinned[1]})"
+    raise_to = kept = None
+    if raise_jax_pin and strategy == "native" and declared < NATIVE_OUTPUT_SINCE:
+        need = ".".join(map(str, NATIVE_OUTPUT_SINCE))
+        caps = [c for c in jax_caps(root) if not c.allows(need)]
+        raised = plan_raise(root)
+        if raised is not None and caps:
+            kept = (caps[0].path, f"`{caps[0].text}` in {caps[0].path.name} caps jax below {need}")
+        elif isinstance(raised, FloorRaise):
+            raise_to = NATIVE_OUTPUT_SINCE
+        elif isinstance(raised, Kept):
+            kept = (raised.path, raised.reason)
+    return JaxTarget(declared, raise_to, kept, note, problems)
