@@ -514,7 +514,7 @@ def _project_metadata(
             kept
             and not said
             and any(
-                d.code == "HCB008" and d.level.needs_human
+                d.level.needs_human and (d.code == "HCB008" or "`jax` requirement" in d.message)
                 for i, r in result_of.items()
                 if plan.projects.owner(plan.targets[i].path) == project
                 for d in r.diagnostics

@@ -59,8 +59,9 @@ def blocking_pins(root: Path) -> list[str]:
         if need is None or _admits_or_above(req, need[0]):
             continue
         lines.append(
-            f"{source}: manual: `{text}` {need[1]}: raise this pin by hand (hcmigrate does "
-            "not edit a project's pins)"
+            f"{source}: manual: `{text}` {need[1]}: raise this pin by hand (hcmigrate raises "
+            "only the floors its rewritten code needs, never an upper bound or another "
+            "package's pin)"
         )
     return lines
 

@@ -1,0 +1,411 @@
+"""The project layer (hcmigrate.projects, issue 34): real temporary projects of every kind, run
+through the real command. For each: only the project that owns the migrated code changes, the
+metadata it gets parses, `--diff` applied by `git apply` gives exactly the tree the write gives,
+`--check` after a run whose metadata edit was lost (an interrupted run) reports the missing
+edit and a rerun completes it, and the floor is the highest release the APIs written into that
+package's code need."""
+
+from __future__ import annotations
+
+import configparser
+import ast
+import os
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import run
+
+from hcmigrate.native_needs import needs_of
+
+# A package module whose migration writes jax.numpy.trapezoid (JAX 0.4.26: the highest).
+CODE = """\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def step(x):
+    hcb.id_tap(lambda v, _: print(v), x)
+    return jax.numpy.trapz(x)
+"""
+# A docs example whose migration writes the same: docs do not ship, they raise no floor.
+DOCS = CODE
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
+
+
+def _parses(name: str, text: str) -> None:
+    if name.endswith(".toml"):
+        tomllib.loads(text)
+    elif name.endswith(".cfg"):
+        configparser.ConfigParser(interpolation=None).read_string(text)
+    elif name.endswith(".py"):
+        compile(text, name, "exec")
+
+
+def _highest_need(root: Path, package: str) -> str:
+    need = (0,)
+    for path in (root / package).rglob("*.py"):
+        need = max(need, needs_of(path.read_text()).jax)
+    return ".".join(map(str, need))
+
+
+# (files, the package folder, the metadata file, the floor's text in it after the run)
+PROJECTS = {
+    "pep621": (
+        {
+            "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.1", "numpy"]\n',
+            "p/__init__.py": "",
+            "p/step.py": CODE,
+        },
+        "p",
+        "pyproject.toml",
+        '"jax>=0.4.26"',
+    ),
+    "poetry": (
+        {
+            "pyproject.toml": '[tool.poetry]\nname = "p"\n\n[tool.poetry.dependencies]\n'
+            'python = "^3.9"\njax = "^0.4.1"\n',
+            "p/__init__.py": "",
+            "p/step.py": CODE,
+        },
+        "p",
+        "pyproject.toml",
+        'jax = "^0.4.26"',
+    ),
+    "setup-cfg-with-extra": (
+        {
+            "setup.cfg": "[metadata]\nname = p\n\n[options]\npackages = find:\ninstall_requires =\n"
+            "    numpy\n\n[options.extras_require]\njax = jax >= 0.4.1\n",
+            "p/__init__.py": "",
+            "p/step.py": CODE,
+        },
+        "p",
+        "setup.cfg",
+        "jax = jax >= 0.4.26",
+    ),
+    "setup-py-literal": (
+        {
+            "setup.py": "from setuptools import setup\n\nsetup(\n    name='p',\n"
+            "    install_requires=['jax>=0.4.1'],\n)\n",
+            "p/__init__.py": "",
+            "p/step.py": CODE,
+        },
+        "p",
+        "setup.py",
+        "'jax>=0.4.26'",
+    ),
+    "setup-py-bound-name": (
+        {
+            "setup.py": "from setuptools import setup\n\nREQUIRES = ['jax>=0.4.1', 'numpy']\n\n"
+            "setup(name='p', install_requires=REQUIRES)\n",
+            "p/__init__.py": "",
+            "p/step.py": CODE,
+        },
+        "p",
+        "setup.py",
+        "'jax>=0.4.26'",
+    ),
+    "requirements-with-r": (
+        {
+            "requirements.txt": "-r base.txt\njax>=0.4.1\n",
+            "base.txt": "numpy\n",
+            "step.py": CODE,
+        },
+        ".",
+        "requirements.txt",
+        "jax>=0.4.26",
+    ),
+}
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("kind", PROJECTS)
+def test_a_project_gets_the_floor_its_package_code_needs(tmp_path, kind):
+    files, package, metadata, floor = PROJECTS[kind]
+    root = tmp_path / "proj"
+    _write(root, files)
+    _write(root, {"docs/example.py": DOCS})
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "before")
+    before = _tree(root)
+
+    # --diff, applied with git, gives what the write gives
+    diff = run(["--no-cache", "--diff", "."], root)
+    patch = tmp_path / "patch.diff"
+    patch.write_text(diff.stdout)
+    _git(root, "apply", str(patch))
+    applied = _tree(root)
+    _git(root, "checkout", "-q", ".")
+    assert _tree(root) == before
+    res = run(["--no-cache", "."], root)
+    assert _tree(root) == applied, res.output
+    text = (root / metadata).read_text()
+    _parses(metadata, text)
+    assert floor in text, res.output
+    if package != ".":
+        assert _highest_need(root, package) == "0.4.26"
+    # an interrupted run: the code written, the metadata edit lost
+    (root / metadata).write_bytes(before[metadata])
+    check = run(["--no-cache", "--check", "."], root)
+    assert check.exit_code == 1
+    assert f"{metadata}:" in check.output and "would raise the project's JAX floor" in (
+        check.output
+    ), check.output
+    again = run(["--no-cache", "."], root)
+    assert (root / metadata).read_text() == text, again.output
+    assert run(["--no-cache", "."], root).output.count("HCB008 [fixed]") == 0
+
+
+def test_docs_and_tests_never_raise_a_distributions_floor(tmp_path):
+    """A docs example and a test that now use jax.numpy.trapezoid (0.4.26), in a project whose
+    package code needs only jax.debug.callback (0.3.17): the floor stays, and the run says
+    what the docs and tests need."""
+    files = {
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.1"]\n',
+        "p/__init__.py": "",
+        "p/tap.py": MONOREPO["packages/b/b/tap.py"],
+        "docs/example.py": DOCS,
+        "tests/test_step.py": DOCS,
+        "examples/demo.ipynb": "",
+    }
+    _write(tmp_path, {k: v for k, v in files.items() if not k.endswith(".ipynb")})
+    res = run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "pyproject.toml").read_text() == files["pyproject.toml"], res.output
+    assert "trapezoid" in (tmp_path / "docs/example.py").read_text()
+    notes = [line for line in res.output.splitlines() if ": note: uses" in line]
+    assert notes == [
+        "docs/example.py:7: note: uses jax.numpy.trapezoid, which needs JAX >= 0.4.26, above "
+        "the project's JAX floor; docs do not ship: the floor is not raised for them",
+        "tests/test_step.py:7: note: uses jax.numpy.trapezoid, which needs JAX >= 0.4.26, "
+        "above the project's JAX floor; tests do not ship: the floor is not raised for them",
+    ], res.output
+
+
+def test_a_target_without_metadata_leaves_the_working_folder_alone(tmp_path):
+    """`cd somewhere && hcmigrate ../target`: the working folder's metadata is not the
+    target's; nothing of it changes."""
+    here = tmp_path / "here"
+    _write(
+        here,
+        {
+            "requirements.txt": "jax>=0.4.1\n",
+            "setup.py": "from setuptools import setup\nsetup(name='h', install_requires=['jax>=0.4.1'])\n",
+        },
+    )
+    _write(tmp_path / "target", {"step.py": CODE})
+    (tmp_path / "target" / ".git").mkdir()  # (its own repository: the search stops there)
+    before = _tree(here)
+    res = run(["--no-cache", "../target"], here)
+    assert _tree(here) == before, res.output
+    assert "trapezoid" in (tmp_path / "target" / "step.py").read_text()
+    assert "HCB008 [fixed]" not in res.output
+
+
+def test_a_config_file_of_another_project_edits_nothing_there(tmp_path):
+    """`--config ../other/pyproject.toml .`: the settings come from there, the metadata edits
+    stay in the project that owns the code."""
+    other = tmp_path / "other"
+    _write(other, {"pyproject.toml": '[project]\nname = "o"\ndependencies = ["jax>=0.4.1"]\n'})
+    me = tmp_path / "me"
+    _write(
+        me,
+        {
+            "pyproject.toml": '[project]\nname = "m"\ndependencies = ["jax>=0.4.1"]\n',
+            "m/__init__.py": "",
+            "m/step.py": CODE,
+        },
+    )
+    before = other.joinpath("pyproject.toml").read_text()
+    res = run(["--no-cache", "--config", "../other/pyproject.toml", "."], me)
+    assert other.joinpath("pyproject.toml").read_text() == before, res.output
+    assert '"jax>=0.4.26"' in me.joinpath("pyproject.toml").read_text(), res.output
+
+
+MONOREPO = {
+    "packages/a/pyproject.toml": '[project]\nname = "a"\ndependencies = ["jax>=0.4.1"]\n',
+    "packages/a/a/__init__.py": "",
+    "packages/a/a/step.py": CODE,
+    "packages/b/pyproject.toml": '[project]\nname = "b"\ndependencies = ["jax>=0.4.1"]\n',
+    "packages/b/b/__init__.py": "",
+    # (b's code needs only what jax.debug.callback needs: 0.3.17, below its floor)
+    "packages/b/b/tap.py": "from jax.experimental import host_callback as hcb\n\n\n"
+    "def f(x):\n    return hcb.id_tap(lambda v, _: print(v), x)\n",
+}
+
+
+@pytest.mark.parametrize(
+    "paths", [["packages"], ["packages/a", "packages/b"], ["packages/b", "packages/a"]]
+)
+def test_each_package_of_a_monorepo_gets_the_edits_of_its_own_code(tmp_path, paths):
+    """Running on the root equals running on each package: a's floor rises for a's code;
+    b's code needs nothing above its floor, so b's metadata is not touched."""
+    _write(tmp_path, MONOREPO)
+    res = run(["--no-cache", *paths], tmp_path)
+    a = (tmp_path / "packages/a/pyproject.toml").read_text()
+    b = (tmp_path / "packages/b/pyproject.toml").read_text()
+    assert '"jax>=0.4.26"' in a, res.output
+    assert b == MONOREPO["packages/b/pyproject.toml"], res.output
+    assert "packages/a/pyproject.toml:3:18: HCB008 [fixed]" in res.output
+
+
+def test_metadata_above_a_vcs_root_is_not_the_projects(tmp_path):
+    _write(
+        tmp_path, {"pyproject.toml": '[project]\nname = "outer"\ndependencies = ["jax>=0.4.1"]\n'}
+    )
+    inner = tmp_path / "work" / "repo"
+    _write(inner, {"step.py": CODE})
+    (inner / ".git").mkdir()
+    before = (tmp_path / "pyproject.toml").read_text()
+    res = run(["--no-cache", "."], inner)
+    assert (tmp_path / "pyproject.toml").read_text() == before, res.output
+    assert "trapezoid" in (inner / "step.py").read_text()
+
+
+def test_a_classifier_quoted_in_prose_is_kept(tmp_path):
+    """Raising the Python floor drops old classifiers from the classifier list only: the same
+    words in a long_description string stay."""
+    setup_py = (
+        "from setuptools import setup\n\nLONG = '''\nSupported:\n"
+        "Programming Language :: Python :: 3.8\n'''\n\nsetup(\n    name='p',\n"
+        "    long_description=LONG,\n    python_requires='>=3.8',\n    classifiers=[\n"
+        "        'Programming Language :: Python :: 3.8',\n"
+        "        'Programming Language :: Python :: 3.11',\n    ],\n"
+        "    install_requires=['jax>=0.4.1'],\n)\n"
+    )
+    _write(tmp_path, {"setup.py": setup_py, "p/__init__.py": "", "p/step.py": CODE})
+    res = run(["--no-cache", "."], tmp_path)
+    text = (tmp_path / "setup.py").read_text()
+    assert "Supported:\nProgramming Language :: Python :: 3.8\n'''" in text, res.output
+    assert "        'Programming Language :: Python :: 3.8',\n" not in text
+    assert "python_requires='>=3.9'" in text and "'jax>=0.4.26'" in text
+    compile(text, "setup.py", "exec")
+
+
+def test_a_constraints_file_capping_jax_is_named_and_nothing_raised(tmp_path):
+    """The cap (a `-c` file) keeps the rewrite on the declared floor (trapz stays, manual), and
+    the run names the cap, not only "raise the requirement", which would not resolve."""
+    files = {
+        "requirements.txt": "-c constraints.txt\njax>=0.4.1\n",
+        "constraints.txt": "jax<0.4.20\n",
+        "step.py": CODE,
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "requirements.txt").read_text() == files["requirements.txt"]
+    assert (
+        "constraints.txt: HCB008 [manual] the project's JAX floor is not raised to 0.4.26 for "
+        "the native rewrite: `jax<0.4.20` in constraints.txt caps jax below 0.4.26"
+    ) in res.output, res.output
+    assert res.exit_code == 1
+
+
+@pytest.mark.parametrize("problem", ["latin-1", "symlink-out", "immutable"])
+def test_a_metadata_file_that_cannot_be_edited_stops_all_of_its_projects_edits(tmp_path, problem):
+    """One line names the file and why; none of the project's metadata is edited (two floors
+    that disagree are worse than none), and no traceback."""
+    _write(
+        tmp_path / "p",
+        {
+            "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.1"]\n',
+            "p/__init__.py": "",
+            "p/step.py": CODE,
+        },
+    )
+    root = tmp_path / "p"
+    if problem == "latin-1":
+        (root / "requirements.txt").write_bytes("# caf\xe9\njax>=0.4.1\n".encode("latin-1"))
+        culprit = "requirements.txt"
+    elif problem == "symlink-out":
+        (tmp_path / "elsewhere.txt").write_text("jax>=0.4.1\n")
+        (root / "requirements.txt").symlink_to(tmp_path / "elsewhere.txt")
+        culprit = "requirements.txt"
+    else:
+        if shutil.which("chattr") is None:
+            pytest.skip("chattr is not installed")
+        made = subprocess.run(["chattr", "+i", str(root / "pyproject.toml")], capture_output=True)
+        if made.returncode != 0:
+            pytest.skip("this file system has no immutable flag")
+        culprit = "pyproject.toml"
+    before = {
+        n: (root / n).read_bytes()
+        for n in ("pyproject.toml", "requirements.txt")
+        if (root / n).exists()
+    }
+    try:
+        res = run(["--no-cache", "."], root)
+    finally:
+        if problem == "immutable":
+            subprocess.run(["chattr", "-i", str(root / "pyproject.toml")])
+    after = {n: (root / n).read_bytes() for n in before}
+    assert after == before, res.output
+    refusal = [
+        line for line in res.output.splitlines() if "none of this project's metadata" in line
+    ]
+    assert len(refusal) == 1 and refusal[0].startswith(f"{culprit}: manual:"), res.output
+    assert "Traceback" not in res.output and res.exit_code == 1
+    assert "trapezoid" in (root / "p" / "step.py").read_text()
+
+
+def test_a_dependency_added_by_hand_is_seen(tmp_path):
+    """A user who adds `hcmigrate-compat` to a computed setup.py list as asked is not asked
+    again forever."""
+    from hcmigrate.projects.compat_dependency import declare_compat
+
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nBASE = ['jax']\n"
+        "setup(name='p', install_requires=BASE + ['hcmigrate-compat'])\n"
+    )
+    assert declare_compat(tmp_path) is None
+
+
+def test_the_project_layer_is_the_one_place_metadata_is_read_from():
+    """The codemod, the metadata edits and verify import the project facts from
+    hcmigrate.projects; the modules that once read them alone are gone."""
+    repo = Path(__file__).resolve().parent.parent
+    for gone in ("jax_floor", "compat_dependency", "project_pins", "import_style"):
+        assert not (repo / "hcmigrate" / f"{gone}.py").exists()
+    tree = ast.parse((repo / "hcmigrate" / "cli.py").read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "hcmigrate.projects.metadata_plan" in imported
+    assert os.path.isdir(repo / "hcmigrate" / "projects")
+
+
+def test_a_cap_below_what_the_written_code_needs_is_named(tmp_path):
+    """uv's constraint-dependencies caps jax below what code already written needs (a tree
+    migrated before): the floor is not raised past the cap; the cap is named."""
+    files = {
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.1"]\n\n'
+        '[tool.uv]\nconstraint-dependencies = ["jax<0.4.20"]\n',
+        "p/__init__.py": "",
+        "p/step.py": "import jax\n\n\ndef f(x):\n    return jax.numpy.trapezoid(x)\n",
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "--check", "."], tmp_path)
+    assert (tmp_path / "pyproject.toml").read_text() == files["pyproject.toml"]
+    assert (
+        "pyproject.toml: HCB008 [manual] `jax<0.4.20` caps jax below 0.4.26, which "
+        "p/step.py:5 uses jax.numpy.trapezoid (JAX >= 0.4.26): the project's JAX floor is not "
+        "raised"
+    ) in res.output, res.output
+    assert res.exit_code == 1
