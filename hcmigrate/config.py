@@ -75,7 +75,7 @@ def _load_toml(path: Path) -> dict:
     except FileError as exc:
         raise ConfigError(f"{shown(path)}: {exc.message}") from None
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return tomllib.loads(data.decode("utf-8-sig"))  # (a byte-order mark is allowed)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise ConfigError(

@@ -409,3 +409,56 @@ def test_a_cap_below_what_the_written_code_needs_is_named(tmp_path):
         "raised"
     ) in res.output, res.output
     assert res.exit_code == 1
+
+
+UNREAD = [
+    pytest.param(
+        {
+            "pyproject.toml": '[tool.poetry]\nname = "p"\n\n[tool.poetry.dependencies]\n'
+            'jax = [\n  {version = "^0.4.1", python = "<3.11"},\n'
+            '  {version = "^0.4.10", python = ">=3.11"},\n]\n'
+        },
+        "pyproject.toml: HCB008 [manual] declares its requirements in a form hcmigrate does not "
+        "read, a poetry list of constraints for `jax`",
+        id="poetry-multiple-constraints",
+    ),
+    pytest.param(
+        {
+            "setup.py": "from setuptools import setup\nEXTRA = ['numpy']\n"
+            "setup(name='p', install_requires=['jax>=0.4.1'] + EXTRA)\n"
+        },
+        "setup.py: HCB008 [manual] declares its requirements in a form hcmigrate does not read, "
+        "a computed install_requires (`['jax>=0.4.1'] + EXTRA`)",
+        id="setup-py-concatenation",
+    ),
+    pytest.param(
+        {
+            "setup.py": "from setuptools import setup\n\n\ndef deps():\n    return ['jax>=0.4.1']\n\n\n"
+            "setup(name='p', install_requires=deps())\n"
+        },
+        "setup.py: HCB008 [manual] declares its requirements in a form hcmigrate does not read, "
+        "a computed install_requires (`deps()`)",
+        id="setup-py-function",
+    ),
+]
+
+
+@pytest.mark.parametrize("files, finding", UNREAD)
+def test_a_requirement_in_a_form_not_read_is_named(tmp_path, files, finding):
+    """A floor the run cannot read is never ignored without a word: the finding names the file
+    and the form, and what the code needs."""
+    _write(tmp_path, {**files, "p/__init__.py": "", "p/step.py": CODE})
+    before = {name: (tmp_path / name).read_text() for name in files}
+    res = run(["--no-cache", "."], tmp_path)
+    assert {name: (tmp_path / name).read_text() for name in files} == before
+    assert finding in res.output, res.output
+    assert res.exit_code == 1
+
+
+def test_a_metadata_file_with_a_byte_order_mark_is_read_and_keeps_it(tmp_path):
+    text = '[project]\nname = "p"\ndependencies = ["jax>=0.4.1"]\n'
+    (tmp_path / "pyproject.toml").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    _write(tmp_path, {"p/__init__.py": "", "p/step.py": CODE})
+    res = run(["--no-cache", "."], tmp_path)
+    data = (tmp_path / "pyproject.toml").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf") and b'"jax>=0.4.26"' in data, res.output

@@ -144,7 +144,8 @@ def read_metadata(path: Path) -> str | None:
     """The text of a metadata file (a regular UTF-8 file); None where there is none, or it
     cannot be read (hcmigrate.projects.floors reads the same files)."""
     try:
-        return read_regular(path).decode("utf-8") if path.is_file() else None
+        # (a byte-order mark is no part of the text: the write puts it back, files.SourceFile)
+        return read_regular(path).decode("utf-8-sig") if path.is_file() else None
     except Exception:  # (unreadable: not a declaration this run can edit)
         return None
 

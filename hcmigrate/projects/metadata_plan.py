@@ -165,7 +165,7 @@ def _plan_project(
     from hcmigrate.projects.compat_dependency import declare_compat
     from hcmigrate.projects.constraints import jax_caps
     from hcmigrate.projects.floors import FloorRaise, Kept, plan_raise
-    from hcmigrate.projects.requirements import declared_jax_floor
+    from hcmigrate.projects.requirements import declared_jax_floor, unread_jax_declarations
 
     out = ProjectMetadata(project)
     need: tuple[int, ...] = (0,)
@@ -188,6 +188,14 @@ def _plan_project(
         need_text = _dotted(map(str, need))
         justification = f"{shown_path(why[0])}:{why[1]} uses {why[2]} (JAX >= {need_text})"
         raised = plan_raise(project.root, need)
+        declared = declared_jax_floor(project.root)
+        if declared is None or declared[0] < need:
+            for path, form in unread_jax_declarations(project.root):
+                out.findings.append(
+                    f"{shown_path(path)}: HCB008 [manual] declares its requirements in a form "
+                    f"hcmigrate does not read, {form}: if jax is there, raise it to >= "
+                    f"{need_text} by hand ({justification})"
+                )
         caps = [c for c in jax_caps(project.root) if not c.allows(need_text)]
         if raised is not None and caps:
             for cap in caps:
