@@ -97,6 +97,7 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
     if path is None:
         return FileConfig()
     data = _load_toml(path)
+    _dependencies(data, path)  # (a [project] table of the wrong shape is no valid pyproject)
     tool = data.get("tool", {})
     if not isinstance(tool, dict):
         raise ConfigError(f"{shown(path)}: `tool` must be a table ([tool]), not {_kind(tool)}")

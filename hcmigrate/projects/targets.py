@@ -27,7 +27,7 @@ def jax_target(project: Project, *, strategy: str, raise_jax_pin: bool) -> JaxTa
 
 
 def _jax_target(root: Path, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
-    from hcmigrate.config import pinned_jax, shown
+    from hcmigrate.config import pinned_jax
     from hcmigrate.errors import ConfigError
     from hcmigrate.facts import NATIVE_OUTPUT_SINCE
     from hcmigrate.projects.constraints import jax_caps
@@ -36,8 +36,9 @@ def _jax_target(root: Path, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
     problems: list = []
     try:
         pinned = pinned_jax(root, problems)
-    except ConfigError as exc:
-        return JaxTarget(problems=[(shown(root / "pyproject.toml"), exc.message)])
+    except ConfigError as exc:  # (the message names the file)
+        where, _, why = exc.message.partition(": ")
+        return JaxTarget(problems=[(where, why or exc.message)])
     if not pinned:
         return JaxTarget(problems=problems)
     declared = pinned[0]
