@@ -462,3 +462,19 @@ def test_a_metadata_file_with_a_byte_order_mark_is_read_and_keeps_it(tmp_path):
     res = run(["--no-cache", "."], tmp_path)
     data = (tmp_path / "pyproject.toml").read_bytes()
     assert data.startswith(b"\xef\xbb\xbf") and b'"jax>=0.4.26"' in data, res.output
+
+
+def test_interactive_asks_about_the_metadata_edit_as_a_hunk(tmp_path):
+    """--interactive shows the metadata edit as a hunk and asks, as for code: refused, the file
+    stays; accepted, it is written."""
+    files = {"requirements.txt": "jax>=0.4.1\n", "step.py": CODE}
+    _write(tmp_path, files)
+    # every code hunk accepted, the metadata hunk refused
+    code_hunks = 2
+    res = run(["--no-cache", "--interactive", "."], tmp_path, input="y\n" * code_hunks + "n\n")
+    assert "trapezoid" in (tmp_path / "step.py").read_text(), res.output
+    assert "-jax>=0.4.1\n+jax>=0.4.26" in res.output, res.output
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.1\n"
+    # a second run asks only about the metadata (the code is migrated): accepted
+    res = run(["--no-cache", "--interactive", "."], tmp_path, input="y\n")
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.26\n", res.output
