@@ -478,3 +478,47 @@ def test_interactive_asks_about_the_metadata_edit_as_a_hunk(tmp_path):
     # a second run asks only about the metadata (the code is migrated): accepted
     res = run(["--no-cache", "--interactive", "."], tmp_path, input="y\n")
     assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.26\n", res.output
+
+
+def test_a_compat_dependency_lost_by_an_interrupted_run_is_declared_by_the_next(tmp_path):
+    """The package's code already imports the compat runtime (written by a run stopped before
+    its metadata edit): --check reports the missing dependency, --diff's patch has it, and a
+    run declares it; a test importing it declares nothing."""
+    files = {
+        "pyproject.toml": '[project]\nname = "p"\nrequires-python = ">=3.9"\n'
+        'dependencies = ["jax>=0.4.26"]\n',
+        "p/__init__.py": "",
+        "p/serve.py": "from hcmigrate_compat import host_callback as hcb\n\n\n"
+        "def step(x):\n    return hcb.id_tap(print, x, device_index=1)\n",
+    }
+    _write(tmp_path, files)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "base")
+    check = run(["--no-cache", "--check", "."], tmp_path)
+    assert "would add `hcmigrate-compat` to pyproject.toml" in check.output, check.output
+    assert check.exit_code == 1
+    diff = run(["--no-cache", "--diff", "."], tmp_path)
+    assert '+    "hcmigrate-compat"' in diff.stdout or '"hcmigrate-compat"]' in diff.stdout, (
+        diff.stdout
+    )
+    (tmp_path / "patch.diff").write_text(diff.stdout)
+    _git(tmp_path, "apply", "patch.diff")
+    applied = (tmp_path / "pyproject.toml").read_text()
+    _git(tmp_path, "checkout", "-q", ".")
+    run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "pyproject.toml").read_text() == applied
+    tomllib.loads(applied)
+    again = run(["--no-cache", "--check", "."], tmp_path)
+    assert again.exit_code == 0, again.output
+
+
+def test_a_test_importing_the_compat_runtime_declares_nothing(tmp_path):
+    files = {
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.4.26"]\n',
+        "p/__init__.py": "",
+        "tests/test_it.py": "from hcmigrate_compat import host_callback as hcb\n",
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "--check", "."], tmp_path)
+    assert "hcmigrate-compat" not in res.output and res.exit_code == 0, res.output

@@ -62,12 +62,12 @@ class Dependencies:
 
 
 def dependency_root(start: Path) -> Path | None:
-    """The project folder: the nearest folder from `start` up with packaging metadata."""
-    start = start.resolve()
-    for folder in [start if start.is_dir() else start.parent, *start.parents]:
-        if any((folder / name).is_file() for name in METADATA_FILES):
-            return folder
-    return None
+    """The project folder: the project layer's owner of `start` (the nearest folder above it
+    with packaging metadata, never past a VCS root: hcmigrate.projects.ownership)."""
+    from hcmigrate.projects.ownership import ProjectIndex
+
+    owner = ProjectIndex().owner(start)
+    return owner.root if owner is not None else None
 
 
 def project_dependencies(
