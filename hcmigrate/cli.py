@@ -430,7 +430,9 @@ def _run_paths(
     if not quiet and text_out:
         from hcmigrate.several_devices_hint import several_devices_hint
 
-        hint = several_devices_hint(plan.targets, final, settings.options.several_devices)
+        hint = several_devices_hint(
+            plan.targets, final, settings.options.several_devices, plan.projects
+        )
         if hint is not None:
             say(hint)
     summary = Summary()

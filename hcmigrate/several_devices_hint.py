@@ -35,7 +35,13 @@ def _package_root(path: Path) -> Path:
 _NAMES = re.compile(rb"\b(?:" + b"|".join(a.encode() for a in MULTI_DEVICE_APIS) + rb")\b")
 
 
-def several_devices_hint(targets, final, several_devices: bool) -> str | None:
+def _project_root(path: Path, projects) -> Path:
+    """The project that owns `path` (hcmigrate.projects), or, where none does, its package."""
+    owner = projects.owner(path) if projects is not None else None
+    return owner.root if owner is not None else _package_root(path)
+
+
+def several_devices_hint(targets, final, several_devices: bool, projects=None) -> str | None:
     """The hint line, or None: the project says it runs on several devices already, no module
     got ordered jax.debug callbacks, or no other module of the run names a multi-device API in
     its code (not a comment or a string: the module's facts, hcmigrate.project_model)."""
@@ -47,7 +53,7 @@ def several_devices_hint(targets, final, several_devices: bool) -> str | None:
     if not ordered:
         return None
     skip = set(ordered)
-    roots = {_package_root(Path(display)) for display in ordered}
+    roots = {_project_root(Path(display), projects) for display in ordered}
     for target in targets:
         if target.notebook or target.display in skip:
             continue
