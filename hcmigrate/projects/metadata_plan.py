@@ -118,12 +118,26 @@ class CodeFile:
     facts: CodeFacts | None = None
 
 
+# Names of constructs too common in any code to pick files by (`tree.map`, not `map`).
+_COMMON_NAMES = frozenset(
+    {"print", "map", "callback", "flatten", "leaves", "structure", "transpose", "unflatten"}
+    | {"backend", "typeof"}
+)
+
+
 def _needs_prefilter() -> re.Pattern:
-    """What code_facts reads, as bytes a file must contain to be read at all."""
+    """What code_facts reads, as bytes a file on disk must contain to be read at all: each
+    construct's last name where it is distinctive (`io_callback`, `effects_barrier`), else its
+    last two (`debug.print`, `tree.map`, `jax.Array`: a bare `print` or `map` is in every
+    file). The files the run wrote are read whatever they contain (their CodeFacts)."""
     from hcmigrate.native_needs import SINCE
 
-    words = sorted({name.rsplit(".", 1)[-1] for name in SINCE} | {"hcmigrate_compat"})
-    return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
+    words = {"hcmigrate_compat"}
+    for name in SINCE:
+        parts = name.split(".")
+        generic = parts[-1] in _COMMON_NAMES or parts[-1][:1].isupper() and "_" not in parts[-1]
+        words.add(".".join(parts[-2:]) if generic else parts[-1])
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\b")
 
 
 def plan_metadata(
