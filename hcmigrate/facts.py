@@ -176,6 +176,8 @@ NATIVE_SINCE = {
     "jax.experimental.io_callback": (0, 4, 6),  # (ordered= from the first)
     "jax.ShapeDtypeStruct": (0, 3, 13),
     "jax.dtypes.canonicalize_dtype": (0, 3, 13),
+    # (JAX104 writes it for jax.random.PRNGKeyArray / KeyArray: the raised floor counts it)
+    "jax.Array": (0, 3, 25),
 }
 # (callee, keyword) the rewrite writes that came later than the callee
 NATIVE_KEYWORD_SINCE = {

@@ -34,7 +34,7 @@ PROBES = [
     ("jax.tree (jax.tree.map)", "jax/tree.py", r"\bmap\b"),
     ("pure_callback (vmap_method=)", "jax/_src/callback.py", r"vmap_method"),
     # (JAX104 writes it for jax.random.PRNGKeyArray/KeyArray: the floor counts it, issue 34)
-    ("jax.Array", "jax/__init__.py", r"^from jax\._src\.basearray import Array as Array"),
+    ("jax.Array", "jax/__init__.py", r"from jax\._src\.basearray import Array as Array"),
 ]
 
 
