@@ -487,6 +487,8 @@ def _project_metadata(
     from hcmigrate.projects.targets import jax_target
 
     result_of = plan.results  # (target index -> its result; `final` lists them in order)
+    # The code as it is after the run: what the run wrote (or would write), the rest as it is
+    # on disk (so a rerun completes what an interrupted run left).
     files = []
     for i, target in enumerate(plan.targets):
         res = result_of.get(i)

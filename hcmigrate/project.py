@@ -51,7 +51,6 @@ def plan_run(
     from hcmigrate.project_model.build import (
         build_run_model,
         follow_compat_together,
-        takes_legacy_api,
     )
     from hcmigrate.project_model.x64_mode import PackageSwitches
     from hcmigrate.runner import Task, load_codemod
@@ -72,7 +71,6 @@ def plan_run(
     # Each file's project (hcmigrate.projects) decides the JAX its code targets (its declared
     # floor, or the floor the native rewrite needs where the run raises it) and its style.
     index = ProjectIndex()
-    takes_legacy = None
     run_options = settings.options
     # Only the files that need one (generated files, candidates) get a result: the many files
     # the pre-filter passed are only counted (a whole-tree run would otherwise build one object
@@ -96,14 +94,10 @@ def plan_run(
         options = dataclasses.replace(run_options, module_name=module_name(target.display))
         owner = index.owner(target.display)
         if owner is not None:
+            # (where the floor can be raised, every module targets the raised one: the run
+            # raises the floor to what the code then needs, hcmigrate.projects.metadata_plan,
+            # so no module asks a human for what the run does)
             options = _with_project_options(options, owner, settings, notes, problems)
-            if options.target_jax != options.declared_jax and options.declared_jax is not None:
-                if takes_legacy is None:
-                    takes_legacy = takes_legacy_api(model, scanned, targets)
-                if not takes_legacy:  # (written for the declared floor, which stays)
-                    options = dataclasses.replace(
-                        options, target_jax=options.declared_jax, declared_jax=None
-                    )
         view = model.views.get(i)
         if view is not None:
             options = dataclasses.replace(

@@ -234,6 +234,12 @@ def _plan_project(
                     )
                 )
     declared = declared_jax_floor(project.root)
+    if declared is None and why is not None and _lists_jax(project.root):
+        need_text = _dotted(map(str, need))
+        out.notes.append(
+            f"{shown_path(why[0])}:{why[1]}: note: uses {why[2]}, which needs JAX >= "
+            f"{need_text}; the project lists jax without a floor (consider `jax>={need_text}`)"
+        )
     floor = max(need, declared[0]) if declared else None
     for role, path, line, name, since in other_needs:
         if floor is not None and since > floor:
@@ -254,6 +260,17 @@ def _plan_project(
             )
     out.refused = _refusal(project, out)
     return out
+
+
+def _lists_jax(root: Path) -> bool:
+    """Does the project list jax among its requirements (with or without a floor)?"""
+    from hcmigrate.verify.project_deps import project_dependencies
+
+    try:
+        declared = project_dependencies(root).declared
+    except Exception:  # (a metadata file this reader cannot read: said elsewhere)
+        return False
+    return any(re.match(r"\s*jax\b(?![-_.\w])", text) for _, text in declared)
 
 
 def _refusal(project: Project, out: ProjectMetadata) -> str | None:
