@@ -370,6 +370,9 @@ def _run_paths(
     ]
     for res in problems:
         _err(f"error: {res.display}: {res.error}")
+    if not quiet:
+        for note in plan.notes:
+            _err(note)
     if verbose:
         for path, reason in plan.selection.skipped:
             _err(f"skipped {printable(path)}: {reason}")

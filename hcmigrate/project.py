@@ -14,6 +14,7 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.cache import ResultCache, diagnostics_of
 from hcmigrate.discover import Selection, Target
+from hcmigrate.local_jax import LocalJax
 from hcmigrate.options import Options
 from hcmigrate.results import CHANGED, SKIPPED, UNCHANGED, FileResult
 from hcmigrate.settings import Settings
@@ -32,6 +33,8 @@ class RunPlan:
     # The JAX the project's floor is raised to, which the rules target (Settings.raise_floor_to,
     # when a module of the run uses host_callback); None: the floor is left as declared.
     raises_floor_to: tuple[int, ...] | None = None
+    # What the run says once (hcmigrate.local_jax: modules a local `jax` shadows JAX for).
+    notes: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def targets(self) -> list[Target]:
@@ -83,6 +86,7 @@ def plan_run(
     results: dict[int, FileResult] = {}
     options_of: dict[int, Options] = {}
     x64_switches = PackageSwitches()
+    local_jax, shadowed = LocalJax(), {}
     for i in sorted(scanned.generated | scanned.candidates):
         target = targets[i]
         if i in scanned.generated:
@@ -92,6 +96,16 @@ def plan_run(
                 error="generated file (" + "@gen" + "erated marker)",
                 notebook=target.notebook,
             )
+            continue
+        shadow = local_jax.shadowing(target.display)
+        if shadow is not None:  # (its `import jax` is the project's own module)
+            results[i] = FileResult(
+                fileio.printable(target.display),
+                SKIPPED,
+                error=f"`import jax` here is the local {shadow}, not JAX: left as it is",
+                notebook=target.notebook,
+            )
+            shadowed.setdefault(shadow, []).append(fileio.printable(target.display))
             continue
         # (the module's own package is isort's first-party section for the imports it gets)
         options = dataclasses.replace(run_options, module_name=module_name(target.display))
@@ -125,8 +139,14 @@ def plan_run(
         for i, options in options_of.items()
     ]
     passed = len(targets) - len(results) - len(tasks)
+    notes = [
+        f"note: {shadow} is a local module named like JAX, found before the installed JAX on "
+        f"the import path of {len(names)} module(s) ({', '.join(names[:3])}"
+        f"{', ...' if len(names) > 3 else ''}): nothing in them is rewritten as JAX"
+        for shadow, names in shadowed.items()
+    ]
     return RunPlan(
-        selection, tasks, results, passed, removed, settings.file_timeout, raises_floor_to
+        selection, tasks, results, passed, removed, settings.file_timeout, raises_floor_to, notes
     )
 
 

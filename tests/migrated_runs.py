@@ -29,11 +29,11 @@ def migrate(root: Path, *args: str) -> subprocess.CompletedProcess:
     return res
 
 
-def run_script(python, root: Path, script: str, *, timeout: int = 600) -> str:
-    """`python script` from `root` (its folder first on the import path, as for a user):
-    its stdout; a failure fails the test with its output."""
+def run_script(python, root: Path, *args: str, timeout: int = 600) -> str:
+    """`python ARGS` (a script, or `-m module`) from `root`, as a user runs it: its stdout; a
+    failure fails the test with its output."""
     res = subprocess.run(
-        [str(python), script],
+        [str(python), *args],
         cwd=root,
         capture_output=True,
         text=True,
