@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 CONTEXTS = ("jit_block", "jit_no_block", "eager", "barrier_only")
 
-PROBE = '''\
+PROBE = """\
 import sys
 
 import jax
@@ -69,7 +69,7 @@ except RuntimeError as error:
 except Exception as error:  # (no handler of a program like this one would catch it)
     branch = "neither: " + type(error).__name__ + " escapes"
 print(branch)
-'''
+"""
 
 
 def branch(python: str, script: Path, path: str, context: str) -> str:
