@@ -352,7 +352,7 @@ def _run_paths(
     plan = plan_run(paths, settings, mode, jobs, cache)
     results = plan.results
     if verbose:
-        for note in plan.notes:  # (each project's JAX target, where it came from)
+        for note in plan.target_notes:  # (each project's JAX target, where it came from)
             _err(note)
 
     # Diff output streams to stdout; every other human-readable line goes to stdout unless --diff.
@@ -373,6 +373,9 @@ def _run_paths(
     ]
     for res in problems:
         _err(f"error: {res.display}: {res.error}")
+    if not quiet:
+        for note in plan.notes:
+            _err(note)
     if verbose:
         for path, reason in plan.selection.skipped:
             _err(f"skipped {printable(path)}: {reason}")

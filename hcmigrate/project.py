@@ -14,6 +14,7 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.cache import ResultCache, diagnostics_of
 from hcmigrate.discover import Selection, Target
+from hcmigrate.local_jax import LocalJax
 from hcmigrate.options import Options
 from hcmigrate.projects.ownership import ProjectIndex
 from hcmigrate.results import CHANGED, SKIPPED, UNCHANGED, FileResult
@@ -32,7 +33,9 @@ class RunPlan:
     file_timeout: float | None = None  # each file's time budget, in seconds (Settings)
     # The projects of the run (hcmigrate.projects): the metadata edits read them after the run.
     projects: ProjectIndex = dataclasses.field(default_factory=ProjectIndex)
-    notes: list[str] = dataclasses.field(default_factory=list)  # each project's JAX target (-v)
+    # What the run says once (hcmigrate.local_jax: modules a local `jax` shadows JAX for).
+    notes: list[str] = dataclasses.field(default_factory=list)
+    target_notes: list[str] = dataclasses.field(default_factory=list)  # each project's JAX (-v)
 
     @property
     def targets(self) -> list[Target]:
@@ -80,6 +83,7 @@ def plan_run(
     notes: list[str] = []  # where each project's JAX target came from (-v)
     problems: list[tuple[str, str]] = []  # metadata files that could not be read
     x64_switches = PackageSwitches()
+    local_jax, shadowed = LocalJax(), {}
     for i in sorted(scanned.generated | scanned.candidates):
         target = targets[i]
         if i in scanned.generated:
@@ -89,6 +93,16 @@ def plan_run(
                 error="generated file (" + "@gen" + "erated marker)",
                 notebook=target.notebook,
             )
+            continue
+        shadow = local_jax.shadowing(target.display)
+        if shadow is not None:  # (its `import jax` is the project's own module)
+            results[i] = FileResult(
+                fileio.printable(target.display),
+                SKIPPED,
+                error=f"`import jax` here is the local {shadow}, not JAX: left as it is",
+                notebook=target.notebook,
+            )
+            shadowed.setdefault(shadow, []).append(fileio.printable(target.display))
             continue
         # (the module's own package is isort's first-party section for the imports it gets)
         options = dataclasses.replace(run_options, module_name=module_name(target.display))
@@ -129,7 +143,15 @@ def plan_run(
     ]
     passed = len(targets) - len(results) - len(tasks)
     selection.errors.extend(p for p in problems if p not in selection.errors)
-    return RunPlan(selection, tasks, results, passed, removed, settings.file_timeout, index, notes)
+    said = [
+        f"note: {shadow} is a local module named like JAX, found before the installed JAX on "
+        f"the import path of {len(names)} module(s) ({', '.join(names[:3])}"
+        f"{', ...' if len(names) > 3 else ''}): nothing in them is rewritten as JAX"
+        for shadow, names in shadowed.items()
+    ]
+    return RunPlan(
+        selection, tasks, results, passed, removed, settings.file_timeout, index, said, notes
+    )
 
 
 def _with_project_options(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from dataclasses import replace
 
 import libcst as cst
 
@@ -125,12 +126,50 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
                 raise MigrationError(
                     f"syntax error: {own.msg}", own.lineno or 1, own.offset or 1
                 ) from None
+            line = source_line(text, code, error.lineno or 1)
+            dropped = _sites_to_drop(diagnostics, line, error.msg, options)
+            if dropped:  # (only those sites are left as they are; the others are rewritten)
+                options = replace(options, dropped_sites=options.dropped_sites | dropped)
+                return _migrate(text, options, filename, top_level_await)
             raise MigrationError(
                 f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
-                source_line(text, code, error.lineno or 1),
+                line,
                 error.offset or 1,
             ) from None
+    if options.dropped_sites:
+        diagnostics = sorted(
+            [*diagnostics, *_dropped_findings(options)], key=lambda d: (d.line, d.col, d.code)
+        )
     return _result(text, code, diagnostics, options, registry, scopes.tree)
+
+
+def _sites_to_drop(diagnostics, line: int, why: str, options: Options) -> frozenset:
+    """The sites of the removed-JAX-API rules (JAX1xx) on `line`, where the rewrite does not
+    compile, not dropped yet: a rewrite that fits where a name is read may not fit where
+    only a dotted name may stand (`case jnp.NINF:` -> `-jnp.inf` in a pattern). The
+    host_callback rules' rewrites must always compile: theirs stays an internal error."""
+    done = {(code, at, col) for code, at, col, _ in options.dropped_sites}
+    return frozenset(
+        (d.code, d.line, d.col, f"{d.message}: that rewrite does not compile here ({why})")
+        for d in diagnostics
+        if d.code.startswith("JAX")
+        and d.line == line
+        and d.level is not Level.MANUAL
+        and (d.code, d.line, d.col) not in done
+    )
+
+
+def _dropped_findings(options: Options) -> list[Diagnostic]:
+    return [
+        Diagnostic(
+            code,
+            f"{why}; left as it is (the module's other sites are rewritten): change it by hand",
+            Level.MANUAL,
+            line,
+            col,
+        )
+        for code, line, col, why in sorted(options.dropped_sites)
+    ]
 
 
 def _result(
