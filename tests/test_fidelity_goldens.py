@@ -71,7 +71,7 @@ c09_callback_exception_handler c10_id_print_containers c10_id_print_layout t_vma
 t_vmap_of_cond j01_tree_clip_round j02_core_primitive j03_random_stream
 c01_host_flips_writeable c07_patches_jvp_rule c08_x64_environ_scalar_shape t_jit c11_import_groups
 c10_id_print_kinds c10_id_print_io_chain c12_host_check_on_devices j04_jaxpr_internals
-c08_x64_package_init c13_sharded_decode_loop
+c08_x64_package_init c13_sharded_decode_loop c14_host_scalars_and_buffers
 """.split()
 
 

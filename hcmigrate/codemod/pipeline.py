@@ -231,6 +231,7 @@ def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:
             *(name for name in index.name_nodes if name.value in roots),
             *(call for call in index.calls if ctx.dispatch.may_be_modern_call(call)),
             *(ctx.plan.defs[key] for key in ctx.plan.def_drops),
+            *ctx.plan.scalar_items.values(),
             *(removed.hot_nodes() if removed is not None else ()),
         ]
     )
