@@ -177,6 +177,11 @@ NATIVE_SINCE = {
     "jax.ShapeDtypeStruct": (0, 3, 13),
     "jax.dtypes.canonicalize_dtype": (0, 3, 13),
 }
+# An io_callback in a `jax.custom_vjp` forward rule, run under `jax.grad`: "IO callbacks do not
+# support JVP" up to jax 0.4.35, works from 0.4.36 (scripts/measure_io_callback_autodiff.py on
+# 0.4.30, 0.4.35, 0.4.36, 0.5.0 and 0.10.2). Directly under grad it fails on every release
+# (E6). So code that keeps host_callback for JAX below this (a version guard) is right to.
+IO_CALLBACK_IN_CUSTOM_VJP_SINCE = (0, 4, 36)
 # (callee, keyword) the rewrite writes that came later than the callee
 NATIVE_KEYWORD_SINCE = {
     ("jax.pure_callback", "vmap_method"): VMAP_METHOD_SINCE,
