@@ -177,6 +177,11 @@ NATIVE_SINCE = {
     "jax.ShapeDtypeStruct": (0, 3, 13),
     "jax.dtypes.canonicalize_dtype": (0, 3, 13),
 }
+# The first JAX whose host_callback is a stub that raises NotImplementedError at each call
+# (measured on jax 0.4.35 and 0.5.0 with the legacy program of docs/compat.md; 0.4.34 still
+# runs it, as a thin io_callback layer): a branch kept for JAX below this runs where
+# host_callback works (hcmigrate.codemod.version_guards).
+HOST_CALLBACK_STUB_SINCE = (0, 4, 35)
 # An io_callback in a `jax.custom_vjp` forward rule, run under `jax.grad`: "IO callbacks do not
 # support JVP" up to jax 0.4.35, works from 0.4.36 (scripts/measure_io_callback_autodiff.py on
 # 0.4.30, 0.4.35, 0.4.36, 0.5.0 and 0.10.2). Directly under grad it fails on every release

@@ -26,6 +26,7 @@ from hcmigrate.codemod.host_functions import (
 from hcmigrate.codemod.numpy_args import LEGACY_ARRAYS, reads_array_flags
 from hcmigrate.codemod.reporting import Reporter
 from hcmigrate.codemod.resolution import Resolver
+from hcmigrate.codemod.version_guards import in_kept_branch
 from hcmigrate.rules.context import CallSite
 from hcmigrate.rules.spec import Rule
 
@@ -296,6 +297,8 @@ def make_plan(resolver: Resolver, reporter: Reporter, dispatch) -> Plan:
         function = dispatch.legacy_function(call)
         if function is None or not dispatch.plans(function):
             continue
+        if in_kept_branch(resolver.index, call):
+            continue  # (a branch for old JAX, left as it is: hcmigrate.codemod.version_guards)
         try:
             site = dispatch.call_site(call, call, function)
         except CannotBind:
