@@ -139,3 +139,70 @@ def test_branch_spans():
     (branch,) = legacy_branches(source)
     assert (branch.test_line, branch.first_line, branch.last_line) == (3, 4, 7)
     assert branch.bound == (0, 4, 26) and not branch.inclusive
+
+
+GUARDED_FLAG = """\
+import jax
+
+try:
+    from jax.experimental import host_callback as hcb
+
+    HAS_HCB = True
+except ImportError:
+    HAS_HCB = False
+
+
+def log(x):
+    if HAS_HCB:
+        hcb.id_print(x, what="x")
+    else:
+        jax.debug.print("x: {}", x)
+    return x
+"""
+
+GUARDED_NONE = """\
+try:
+    import jax.experimental.host_callback as hcb
+except ImportError:
+    hcb = None
+
+
+def log(x):
+    if hcb is None:
+        return x
+    else:
+        hcb.id_tap(lambda v, _: print(v), x)
+    return x
+"""
+
+# (look-alike: the guard is another package's import)
+OTHER_GUARD = """\
+from jax.experimental import host_callback as hcb
+
+try:
+    import tqdm
+
+    HAS_TQDM = True
+except ImportError:
+    HAS_TQDM = False
+
+
+def log(x):
+    if HAS_TQDM:
+        hcb.id_tap(lambda v, _: print(v), x)
+    return x
+"""
+
+
+def test_code_that_runs_only_where_host_callback_imports_is_left_as_it_is():
+    """It never runs on current JAX: rewriting it only added imports and a helper."""
+    flag = migrate_source(GUARDED_FLAG)
+    assert flag.code == GUARDED_FLAG
+    (kept,) = flag.diagnostics
+    assert (kept.code, kept.level, kept.line) == ("HCB014", Level.MANUAL, 12)
+    assert "`HAS_HCB` tells whether host_callback could be imported" in kept.message
+    none = migrate_source(GUARDED_NONE)
+    assert none.code == GUARDED_NONE
+    assert [d.code for d in none.diagnostics] == ["HCB004"]  # (the test: one finding)
+    other = migrate_source(OTHER_GUARD)
+    assert "hcb.id_tap" not in other.code and "HCB014" not in {d.code for d in other.diagnostics}
