@@ -135,12 +135,16 @@ def _import_guard_test(test: ast.expr, guards: dict[str, str]) -> tuple[str | No
         return name, not holds
     if isinstance(test, ast.Name) and test.id in guards:
         return test.id, True
-    if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        sides = [test.left, test.comparators[0]]
-        names = [s.id for s in sides if isinstance(s, ast.Name) and s.id in guards]
-        none = [s for s in sides if isinstance(s, ast.Constant) and s.value is None]
-        if names and none and isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
-            return names[0], isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.left, ast.Name)
+        and test.left.id in guards
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+    ):
+        return test.left.id, isinstance(test.ops[0], ast.IsNot)
     return None, False
 
 
