@@ -26,17 +26,12 @@ class LegacyBranch:
     test_line: int  # the line of the guard
     bound: tuple[int, ...]  # it runs on JAX below this version (at or below, with `inclusive`)
     inclusive: bool = False
-    # what the guard tests: "version", or where `host_callback` could be imported (no bound):
-    # "none" (`if hcb is not None:` after `except ImportError: hcb = None`), "flag" (`if
-    # HAS_HOST_CALLBACK:`, set True after the import and False in the handler)
-    guard: str = "version"
-    guard_name: str = ""  # the name an import guard tests
 
     def holds(self, line: int) -> bool:
         return self.first_line <= line <= self.last_line
 
     @property
-    def shown_bound(self) -> str:  # (a version guard's)
+    def shown_bound(self) -> str:
         return ("<= " if self.inclusive else "< ") + ".".join(map(str, self.bound))
 
 
@@ -49,17 +44,12 @@ def legacy_branches(text: str) -> tuple[LegacyBranch, ...]:
         return ()
     jax_names = _jax_names(tree)
     flags = _version_flags(tree, jax_names)
-    guards = _import_guards(tree)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             test = _below(node.test, jax_names, flags)
-            guard, name = "version", ""
             if test is None:
-                name, imported = _import_guard_test(node.test, guards)
-                if name is None:
-                    continue
-                test, guard = (imported, ((), False)), guards[name]
+                continue
             below, (bound, inclusive) = test
             block = node.body if below else node.orelse
             if not block:
@@ -71,81 +61,9 @@ def legacy_branches(text: str) -> tuple[LegacyBranch, ...]:
                     node.lineno,
                     bound,
                     inclusive,
-                    guard,
-                    name,
                 )
             )
     return tuple(found)
-
-
-def _import_guards(tree: ast.Module) -> dict[str, str]:
-    """Names a guarded import of host_callback leaves telling whether it worked: `hcb` of
-    `try: import ...host_callback as hcb / except ImportError: hcb = None` (True: it is not
-    None where the import worked), `HAS_HCB` set True after the import and False in the
-    handler (True: it is true where the import worked)."""
-    guards: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Try):
-            continue
-        imported = set()
-        for statement in node.body:
-            if isinstance(statement, (ast.Import, ast.ImportFrom)):
-                names = [
-                    a
-                    for a in statement.names
-                    if "host_callback" in f"{_statement_module(statement)}.{a.name}"
-                ]
-                imported |= {(a.asname or a.name).split(".")[0] for a in names}
-        if not imported:
-            continue
-        set_true = _constants_set(node.body)
-        for handler in node.handlers:
-            for name, value in _constants_set(handler.body).items():
-                if value is None and name in imported:
-                    guards[name] = "none"
-                elif value is False and set_true.get(name) is True:
-                    guards[name] = "flag"
-    return guards
-
-
-def _statement_module(statement: ast.Import | ast.ImportFrom) -> str:
-    return statement.module or "" if isinstance(statement, ast.ImportFrom) else ""
-
-
-def _constants_set(body: list[ast.stmt]) -> dict[str, object]:
-    """`NAME = None / True / False` statements of a block."""
-    found: dict[str, object] = {}
-    for statement in body:
-        if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-            and isinstance(statement.value, ast.Constant)
-            and statement.value.value in (None, True, False)
-        ):
-            found[statement.targets[0].id] = statement.value.value
-    return found
-
-
-def _import_guard_test(test: ast.expr, guards: dict[str, str]) -> tuple[str | None, bool]:
-    """(the guard name, whether the test holds where host_callback imports) for `hcb`,
-    `not hcb`, `hcb is not None`, `hcb is None`, `HAS_HCB`; (None, False) for anything else."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        name, holds = _import_guard_test(test.operand, guards)
-        return name, not holds
-    if isinstance(test, ast.Name) and test.id in guards:
-        return test.id, True
-    if (
-        isinstance(test, ast.Compare)
-        and len(test.ops) == 1
-        and isinstance(test.left, ast.Name)
-        and test.left.id in guards
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
-    ):
-        return test.left.id, isinstance(test.ops[0], ast.IsNot)
-    return None, False
 
 
 def branch_at(text: str, line: int) -> LegacyBranch | None:

@@ -70,16 +70,6 @@ def report_kept_branches(site: ModuleSite, ctx: ReportContext) -> None:
     target = site.options.target_jax
     for branch, _ in site.kept_branches:
         line = branch.test_line  # (the guard)
-        if branch.guard == "none":
-            continue  # (`if hcb is not None:`: HCB004 reports the test)
-        if branch.guard == "flag":
-            message = (
-                f"left as it is: `{branch.guard_name}` tells whether host_callback could be "
-                "imported: on JAX >= 0.8 it never can, so this branch no longer runs (from jax "
-                "0.4.35 it fails: host_callback is a stub there); decide by hand"
-            )
-            ctx.report(LEGACY_BRANCH, None, message, level=Level.MANUAL, line=line)
-            continue
         below = f"JAX {branch.shown_bound}"
         never = target is not None and (
             target > branch.bound if branch.inclusive else target >= branch.bound
