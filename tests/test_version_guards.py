@@ -139,3 +139,24 @@ def test_branch_spans():
     (branch,) = legacy_branches(source)
     assert (branch.test_line, branch.first_line, branch.last_line) == (3, 4, 7)
     assert branch.bound == (0, 4, 26) and not branch.inclusive
+
+
+def test_code_behind_an_import_guard_is_still_rewritten():
+    """`if hcb is not None:` holds on jax 0.4.35 to 0.7 too, which import the stub module
+    (docs/compat.md): the code it guards runs there, and only a rewrite makes
+    it work (fixtures/fidelity/c11_guarded_import on jax 0.6.2)."""
+    source = """\
+try:
+    from jax.experimental import host_callback as hcb
+except ImportError:
+    hcb = None
+
+
+def log(x):
+    if hcb is not None:
+        hcb.id_tap(lambda v, _: print(v), x)
+    return x
+"""
+    result = migrate_source(source)
+    assert "hcb.id_tap" not in result.code and "HCB014" not in {d.code for d in result.diagnostics}
+    assert "HCB004" in {d.code for d in result.diagnostics}

@@ -7,6 +7,10 @@ an io_callback, which jax 0.4.30 refuses), and HCB009 says so, or that the proje
 never runs it, or that it fails where host_callback is a stub (jax 0.4.35 up to its bound).
 
 Read from Python's ast, once per text: the line spans of the branches, each with its bound.
+An import guard (`try: import ...host_callback as hcb / except ImportError: hcb = None`, then
+`if hcb is not None:`) keeps no branch: jax 0.4.35 to 0.7 import the stub module, so that code
+runs there and fails unless rewritten (HCB004 reports the test; fixtures/fidelity/
+c11_guarded_import runs on jax 0.6.2).
 """
 
 from __future__ import annotations
