@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import weakref
 from dataclasses import dataclass
 
 _VERSION_ATTRIBUTES = frozenset({"__version__", "__version_info__", "_version"})
@@ -98,10 +99,14 @@ def in_kept_branch(index, node) -> bool:
     position = index.start(node)
     if position is None:
         return False
-    kept = getattr(index, "_kept_branches", None)
+    kept = _KEPT.get(index)
     if kept is None:
-        kept = index._kept_branches = [branch for branch, _ in kept_branches(index)]
+        kept = _KEPT[index] = [branch for branch, _ in kept_branches(index)]
     return any(branch.holds(position[0]) for branch in kept)
+
+
+# the kept branches of each node index, found once (an index lives as long as its migration)
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _jax_names(tree: ast.Module) -> tuple[set[str], set[str]]:
