@@ -183,3 +183,27 @@ def test_numpy_functions_that_write_into_their_argument_get_numpy_copies():
     assert "np.ctypeslib.as_ctypes(jax.tree.map(np.array, v))" in code
     assert "lambda v: np.multiply(v, 2, out=OUT)," in code
     assert "lambda v: print(np.sum(v))," in code
+
+
+@pytest.mark.parametrize(
+    "body, converted",
+    [
+        ("print(isinstance(v, np.ndarray))", True),
+        ("v += 1", True),
+        ("v[0] = 1.0", True),
+        ("print(len(v.tobytes()))", True),
+        ("(ctypes.c_float * 3).from_buffer(v)", True),
+        ("v.flags.writeable = True", True),
+        ("np.copyto(v, 0)", True),
+        ("print(np.sum(v))", False),
+        ("print(int(v))", False),
+        ("print(v.item(), v.tolist())", False),
+    ],
+)
+def test_what_tells_a_jax_array_from_a_numpy_array(body, converted):
+    """The judgement of hcmigrate.codemod.host_functions.converts_its_arguments: a host
+    function that may tell them apart gets numpy copies; one that cannot is passed as it is."""
+    code = migrate_source(
+        HEADER + f"\n\ndef host(v):\n    {body}\n\n\ndef step(x):\n    hcb.call(host, x)\n"
+    ).code
+    assert ("host(jax.tree.map(np.array, " in code) is converted, code
