@@ -43,6 +43,7 @@ from hcmigrate.codemod.parsing import (
     printed_back_error,
 )
 from hcmigrate.codemod.plan import make_plan
+from hcmigrate.codemod.version_guards import in_kept_branch, kept_branches
 from hcmigrate.codemod.rewrite import Rewriter
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.usage import Usage
@@ -140,7 +141,7 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
         diagnostics = sorted(
             [*diagnostics, *_dropped_findings(options)], key=lambda d: (d.line, d.col, d.code)
         )
-    return _result(text, code, diagnostics, options, registry, scopes.tree)
+    return _result(text, code, diagnostics, options, registry, scopes.tree, kept_branches(index))
 
 
 def _sites_to_drop(diagnostics, line: int, why: str, options: Options) -> frozenset:
@@ -179,10 +180,11 @@ def _result(
     options: Options,
     registry: Registry,
     tree=None,  # the source's ast, when the pipeline has it
+    kept=(),  # the branches for old JAX left as they are (hcmigrate.codemod.version_guards)
 ) -> MigrationResult:
     """The result, with what the module-end rules add to the diagnostics."""
     ctx = ModuleEndContext(options)
-    site = ModuleSite(options, diagnostics, text, tree, code)
+    site = ModuleSite(options, diagnostics, text, tree, code, tuple(kept))
     for handler in registry.module_end:
         handler(site, ctx)
     return MigrationResult(text, code, diagnostics + ctx.diagnostics, compile_checked=True)
@@ -266,12 +268,17 @@ def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:
     index, roots = ctx.resolver.index, ctx.resolver.index.legacy_roots
     removed = ctx.dispatch.removed
     return ctx.resolver.with_ancestors(
-        [
+        node
+        for node in [
             *(name for name in index.name_nodes if name.value in roots),
             *(call for call in index.calls if ctx.dispatch.may_be_modern_call(call)),
             *(ctx.plan.defs[key] for key in ctx.plan.def_drops),
+            *ctx.plan.scalar_items.values(),
             *(removed.hot_nodes() if removed is not None else ()),
         ]
+        # (a branch for old JAX that holds host_callback code is left as it is, whole:
+        # hcmigrate.codemod.version_guards)
+        if not in_kept_branch(index, node)
     )
 
 
