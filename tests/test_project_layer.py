@@ -551,3 +551,24 @@ def test_a_version_switch_raises_no_floor_for_its_old_jax_branch(tmp_path):
     _write(tmp_path, files)
     res = run(["--no-cache", "--check", "."], tmp_path)
     assert "would raise" not in res.output, res.output
+
+
+def test_the_compat_dependency_goes_to_each_requirements_file_that_installs_jax(tmp_path):
+    """(econpizza) setup.py declares the package's dependencies and requirements.txt the
+    environment its tests install: both get `hcmigrate-compat` with the floor they get, so the
+    two never disagree."""
+    files = {
+        "setup.py": "from setuptools import setup\n\nsetup(name='p', install_requires=['jax'])\n",
+        "requirements.txt": "jax\nnumpy\n",
+        "docs/requirements.txt": "sphinx\n",
+        "p/__init__.py": "",
+        "p/serve.py": "from hcmigrate_compat import host_callback as hcb\n",
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert "'hcmigrate-compat'" in (tmp_path / "setup.py").read_text(), res.output
+    assert (tmp_path / "requirements.txt").read_text() == "jax\nnumpy\nhcmigrate-compat\n"
+    assert (tmp_path / "docs/requirements.txt").read_text() == "sphinx\n"
+    assert "added `hcmigrate-compat` to setup.py install_requires, requirements.txt" in (
+        res.output
+    ), res.output

@@ -55,8 +55,8 @@ class Declaration:
             )
         verb = "added" if written else "would add"
         edits = [self, *self.also]
-        files = ", ".join(d.shown_as or d.path.name for d in edits)
-        said = f"{verb} `{DISTRIBUTION}` to {files} {self.where}".rstrip()
+        files = ", ".join(f"{d.shown_as or d.path.name} {d.where}".rstrip() for d in edits)
+        said = f"{verb} `{DISTRIBUTION}` to {files}"
         locks = [d.lock for d in edits if d.lock]
         if locks:  # (hcmigrate never edits a lock: pip-compile pins the new dependency there)
             said += f"; re-run pip-compile to update {', '.join(locks)}"
@@ -116,7 +116,9 @@ def declare_compat(root: Path, overlay: dict[Path, str] | None = None) -> Declar
     for reader in (_pyproject, _setup_cfg, _setup_py, _requirements):
         found = reader(root, read=read)
         if found is not None:
-            if found.new_text is not None and not found.where:  # (a requirements file)
+            if found.new_text is not None:
+                # (and each requirements file that installs jax: the environments the project
+                # installs from them run the code that imports the compat runtime)
                 found.also = _variants(root, found.path, read)
             return found if (found.new_text is not None or found.problem) else None
     return None
