@@ -567,7 +567,7 @@ def test_the_compat_dependency_goes_to_each_requirements_file_that_installs_jax(
     _write(tmp_path, files)
     res = run(["--no-cache", "."], tmp_path)
     assert "'hcmigrate-compat'" in (tmp_path / "setup.py").read_text(), res.output
-    assert (tmp_path / "requirements.txt").read_text() == "jax\nnumpy\nhcmigrate-compat\n"
+    assert (tmp_path / "requirements.txt").read_text() == "hcmigrate-compat\njax\nnumpy\n"
     assert (tmp_path / "docs/requirements.txt").read_text() == "sphinx\n"
     assert "added `hcmigrate-compat` to setup.py install_requires, requirements.txt" in (
         res.output

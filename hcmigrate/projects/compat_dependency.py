@@ -315,6 +315,17 @@ def _setup_py(root: Path, read=None) -> Declaration | None:
         offsets.append(offsets[-1] + len(line.encode()))
     data = text.encode()
     close = offsets[value.end_lineno - 1] + value.end_col_offset - 1  # (the `]`)
+    # (the list's own quotes: 'jax' gets 'hcmigrate-compat')
+    quote = (
+        "'"
+        if value.elts
+        and lines[value.elts[-1].lineno - 1][
+            value.elts[-1].col_offset : value.elts[-1].col_offset + 1
+        ]
+        == "'"
+        else '"'
+    )
+    item = f"{quote}{DISTRIBUTION}{quote}"
     if value.elts and value.elts[-1].end_lineno != value.end_lineno:
         last = value.elts[-1]
         indent = re.match(r"\s*", lines[last.lineno - 1]).group()
@@ -322,10 +333,10 @@ def _setup_py(root: Path, read=None) -> Declaration | None:
         if not after_last.lstrip().startswith(","):
             return Declaration(path, where, problem="its last requirement has no trailing comma")
         line_end = offsets[last.end_lineno]
-        new = data[:line_end] + f'{indent}"{DISTRIBUTION}",\n'.encode() + data[line_end:]
+        new = data[:line_end] + f"{indent}{item},\n".encode() + data[line_end:]
     else:
         sep = b", " if value.elts else b""
-        new = data[:close].rstrip() + sep + f'"{DISTRIBUTION}"'.encode() + data[close:]
+        new = data[:close].rstrip() + sep + item.encode() + data[close:]
     return _inserted(path, where, text, new.decode(), _setup_py_deps)
 
 
