@@ -11,7 +11,7 @@ from hcmigrate.verify import reference_cache
 from hcmigrate.verify.classify import Failure, classify, classify_output
 from hcmigrate.verify.compare import compare_pytest_traces
 from hcmigrate.verify.execute import RunResult, SidesInterrupted, interruption, run_sides
-from hcmigrate.verify.launch import Side
+from hcmigrate.verify.launch import Side, subprocess_env
 from hcmigrate.verify.outcome import (
     CANDIDATE_BROKEN,
     CANNOT_RUN,
@@ -67,9 +67,12 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
     cand_side = _candidate_side(req, cand_root, xdist)
     ref_side, ref_trace = _reference(req, out, xdist)
     cache_key = None
-    if ref_side is not None and not req.fresh_reference:
+    if ref_side is not None:
+        # (--fresh-reference records the reference again and replaces the stored one: a stale
+        # trace never outlives a fresh run)
         cache_key = _cache_key(req, out, ref_side, key_args)
-        ref_trace = _cached_reference(cache_key, out)
+        if not req.fresh_reference:
+            ref_trace = _cached_reference(cache_key, out)
     session_failure = None  # (a removed JAX API that kept the candidate's pytest from starting)
     try:
         ref_trace, cand_trace, session_failure = _run(
@@ -105,7 +108,10 @@ def _run(req, out, ref_side, cand_side, ref_trace, cache_key, args, workdir):
     cand = None
     if ref_side is not None and ref_trace is None:
         ref_trace, cand = _run_both(req, out, ref_side, cand_side, args, workdir)
+        _check_host_calls(ref_trace, out)
         _remember(cache_key, ref_trace)
+    else:
+        _check_host_calls(ref_trace, out)
     selected = None if req.all_tests else _host_call_tests(ref_trace)
     ref_trace = _only_selected(out, ref_trace, selected, cand_side)
     if cand is None or (cand_side.follows and not _followed_selection(cand, selected)):
@@ -265,6 +271,7 @@ def _cache_key(req: VerifyRequest, out: Outcome, ref_side: Side, key_args: list[
             "reference": out.reference,
             "platform": req.platform,
             "paths": ref_side.extra_paths,
+            "environment": reference_cache.environment_key(subprocess_env(req.platform)),
         },
     )
 
@@ -409,6 +416,19 @@ def _check_reference(ref: RunResult, out: Outcome) -> None:
             f"pytest could not run the original's tests on the reference ({out.reference}): "
             f"{trace.get('error') or 'collection errors: ' + errors}\n{tail}"
         )
+
+
+def _check_host_calls(ref_trace: dict, out: Outcome) -> None:
+    """A reference in which no test made a host call compares nothing: not a pass."""
+    if ref_trace.get("events"):
+        return
+    ran = len(ref_trace.get("tests", []))
+    raise CannotRun(
+        f"no test made a host call on the reference ({ran} test(s) ran, 0 host calls), so "
+        "nothing was compared: check that the tests reach the host_callback code (the TESTS "
+        "path and -k selection, skipped tests, a progress bar or log the project switches off "
+        "through an environment variable of its own)"
+    )
 
 
 SESSION = "<session>"

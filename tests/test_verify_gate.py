@@ -1,0 +1,172 @@
+"""The CI gate is meaningful on projects as they are: verify's own switches (CI) never reach the
+programs it runs, a reference in which no test made a host call is no pass, and a stored
+reference never outlives `--fresh-reference`. Each case is a small temporary git project,
+verified by the real `hcmigrate verify` command on real JAX (legacy jax 0.4.30 where named)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from verify_helpers import hcmigrate_verify
+
+# A library whose progress taps are switched off under CI, as numpy-like projects do
+# (`if "CI" in os.environ: progress_bar = False`), and by a switch of its own.
+PROGRESS = '''\
+import os
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import host_callback as hcb
+
+SHOW = "CI" not in os.environ and not os.environ.get("STEPLIB_QUIET")
+STEPS = int(os.environ.get("STEPLIB_STEPS", "3"))
+
+
+def _tick(arg, transforms):
+    print("step", int(arg))
+
+
+def run(x):
+    def body(carry, i):
+        if SHOW:
+            i = hcb.id_tap(_tick, i)
+        return carry * 0.5 + i, None
+
+    out, _ = jax.lax.scan(body, x, jnp.arange(STEPS))
+    return out
+'''
+
+TESTS = '''\
+import jax.numpy as jnp
+
+from steplib.progress import run
+
+
+def test_run_halves():
+    assert float(run(jnp.float32(4.0))) > 0
+'''
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def make_project(root: Path, files: dict[str, str]) -> Path:
+    """A git work tree whose `main` holds `files` (the legacy code), committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "legacy")
+    return root
+
+
+def migrate_on_branch(repo: Path) -> None:
+    """The migration as a pull request: a branch where `hcmigrate .` rewrote the code."""
+    git(repo, "checkout", "-q", "-b", "migrate")
+    done = subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "."], cwd=repo, capture_output=True, text=True
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    git(repo, "commit", "-q", "-am", "migrate")
+
+
+def steplib(tmp_path: Path) -> Path:
+    return make_project(
+        tmp_path / "steplib",
+        {
+            "pyproject.toml": '[project]\nname = "steplib"\nversion = "0.1"\n',
+            "steplib/__init__.py": "",
+            "steplib/progress.py": PROGRESS,
+            "tests/test_progress.py": TESTS,
+        },
+    )
+
+
+def user_env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "STEPLIB_QUIET")}
+    env.update(extra)
+    return env
+
+
+def host_calls(stdout: str) -> int:
+    found = re.search(r"EQUIVALENT: .*?(\d+) host call\(s\) match", stdout)
+    assert found, stdout
+    return int(found.group(1))
+
+
+def test_ci_switch_of_verify_never_reaches_the_tests(legacy_python, tmp_path):
+    """In CI (CI=true picks the merge base as the original) the project's tests still run with
+    their progress taps: CI is verify's switch, not the program's."""
+    repo = steplib(tmp_path)
+    migrate_on_branch(repo)
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=user_env(CI="true")
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "CI: the merge base with main" in res.stdout
+    assert host_calls(res.stdout) == 3
+
+
+def test_a_reference_without_host_calls_is_not_a_pass(tmp_path):
+    """Every test passes on both sides but none made a host call: exit 2, one line that says so
+    and what to check (not a vacuous EQUIVALENT)."""
+    repo = steplib(tmp_path)
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", cwd=repo, env=user_env(STEPLIB_QUIET="1")
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "EQUIVALENT" not in res.stdout
+    line = next(ln for ln in res.stdout.splitlines() if "no test made a host call" in ln)
+    assert "1 test(s) ran, 0 host calls" in line and "check that the tests reach" in line
+
+
+def test_fresh_reference_replaces_the_stored_one(tmp_path):
+    """A reference recorded under other settings of the project's own (3 steps) is stored; a
+    `--fresh-reference` run under new ones (5 steps) replaces it, so the next run reuses the
+    new trace, not the stale one."""
+    repo = steplib(tmp_path)
+    cache = tmp_path / "cache"
+    first = hcmigrate_verify(
+        ".", "--pytest", "tests", cwd=repo, env=user_env(HCMIGRATE_CACHE_DIR=str(cache))
+    )
+    assert first.returncode == 0 and host_calls(first.stdout) == 3, first.stdout + first.stderr
+    five = user_env(HCMIGRATE_CACHE_DIR=str(cache), STEPLIB_STEPS="5")
+    fresh = hcmigrate_verify(".", "--pytest", "tests", "--fresh-reference", cwd=repo, env=five)
+    assert fresh.returncode == 0 and host_calls(fresh.stdout) == 5, fresh.stdout + fresh.stderr
+    again = hcmigrate_verify(".", "--pytest", "tests", cwd=repo, env=five)
+    assert "recorded by an earlier run" in again.stdout, again.stdout
+    assert again.returncode == 0 and host_calls(again.stdout) == 5, again.stdout + again.stderr
+
+
+def test_reference_is_keyed_by_the_environment_it_ran_with(tmp_path):
+    """A stored reference is not reused under other JAX settings from the environment."""
+    repo = steplib(tmp_path)
+    cache = tmp_path / "cache"
+    first = hcmigrate_verify(
+        ".", "--pytest", "tests", cwd=repo, env=user_env(HCMIGRATE_CACHE_DIR=str(cache))
+    )
+    assert first.returncode == 0, first.stdout + first.stderr
+    other = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        cwd=repo,
+        env=user_env(HCMIGRATE_CACHE_DIR=str(cache), JAX_ENABLE_X64="1"),
+    )
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert "recorded by an earlier run" not in other.stdout
