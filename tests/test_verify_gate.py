@@ -170,3 +170,80 @@ def test_reference_is_keyed_by_the_environment_it_ran_with(tmp_path):
     )
     assert other.returncode == 0, other.stdout + other.stderr
     assert "recorded by an earlier run" not in other.stdout
+
+
+# One host function tapped from several sites (a progress bar's update and its last update),
+# as jax-tqdm and blackjax do.
+MULTI_SITE = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental import host_callback
+
+
+def _start(arg, transform):
+    print("start", arg)
+
+
+def _advance(arg, transform):
+    print("advance", arg)
+
+
+def progress(num, rate):
+    remainder = num % rate
+
+    def _bar(i):
+        jax.lax.cond(i == 0, lambda _: host_callback.id_tap(_start, num, result=i), lambda _: i, None)
+        jax.lax.cond((i % rate == 0) & (i != num - remainder) & (i > 0),
+                     lambda _: host_callback.id_tap(_advance, rate, result=i), lambda _: i, None)
+        jax.lax.cond(i == num - remainder,
+                     lambda _: host_callback.id_tap(_advance, remainder, result=i), lambda _: i, None)
+
+    def wrap(f):
+        def step(carry, i):
+            _bar(i)
+            return f(carry, i)
+        return step
+    return wrap
+
+
+def total(n):
+    @progress(n, 5)
+    def step(c, i):
+        return c + i, None
+    return jax.lax.scan(step, 0, jnp.arange(n))[0]
+'''
+
+
+def test_a_changed_value_at_one_of_several_sites_is_reported_as_that_value(
+    legacy_python, tmp_path
+):
+    """The last update's argument changed by hand on the migration branch: the report gives
+    the value (2 vs 3) and the candidate's own line, not "missing in the candidate"."""
+    repo = make_project(
+        tmp_path / "barlib",
+        {
+            "pyproject.toml": '[project]\nname = "barlib"\nversion = "0.1"\n',
+            "barlib/__init__.py": "",
+            "barlib/bar.py": MULTI_SITE,
+            "tests/test_bar.py": (
+                "from barlib.bar import total\n\n\n"
+                "def test_total():\n    assert int(total(12)) == 66\n"
+            ),
+        },
+    )
+    migrate_on_branch(repo)
+    bar = repo / "barlib" / "bar.py"
+    migrated = bar.read_text()
+    edited = migrated.replace("), remainder, ", "), remainder + 1, ")
+    assert edited != migrated, migrated
+    bar.write_text(edited)
+    lines = edited.splitlines()
+    line = next(i for i, t in enumerate(lines, 1) if "remainder + 1" in t)
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=user_env(CI="true")
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    first = next(ln for ln in res.stdout.splitlines() if ln.startswith("- ["))
+    assert "value 2 vs 3" in first, res.stdout
+    assert re.search(rf"\(candidate bar\.py:({line}|{line - 1})\)", first), res.stdout
+    assert "missing" not in res.stdout and "registers no callback" not in res.stdout

@@ -87,6 +87,7 @@ def load(key: str) -> dict | None:
 def store(key: str, trace: dict) -> None:
     if (
         not trace.get("complete")
+        or not trace.get("events")  # (a run without host calls is refused: never reused)
         or trace.get("restarts")
         or any(t.get("outcome") in ("crashed", "timeout") for t in trace.get("tests", []))
     ):
