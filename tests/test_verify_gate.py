@@ -247,3 +247,40 @@ def test_a_changed_value_at_one_of_several_sites_is_reported_as_that_value(
     assert "value 2 vs 3" in first, res.stdout
     assert re.search(rf"\(candidate bar\.py:({line}|{line - 1})\)", first), res.stdout
     assert "missing" not in res.stdout and "registers no callback" not in res.stdout
+
+
+def test_a_version_file_the_build_generates_is_carried_into_the_base(tmp_path):
+    """setuptools_scm writes `pkg/_version.py`, which git ignores: the exported base lacks it
+    and its package imports it first thing. The working tree's copy is carried over, with a
+    note saying so; other ignored files (a venv's, a build folder's) are not."""
+    repo = make_project(
+        tmp_path / "verlib",
+        {
+            "pyproject.toml": '[project]\nname = "verlib"\ndynamic = ["version"]\n',
+            ".gitignore": "verlib/_version.py\nbuild/\n",
+            "verlib/__init__.py": "from verlib._version import version as __version__\n",
+            "verlib/progress.py": PROGRESS.replace("steplib", "verlib"),
+            "tests/test_progress.py": TESTS.replace("steplib", "verlib"),
+        },
+    )
+    (repo / "verlib" / "_version.py").write_text("version = '0.1.dev3+g1234567'\n")
+    (repo / "build" / "lib" / "verlib").mkdir(parents=True)
+    (repo / "build" / "lib" / "verlib" / "_version.py").write_text("version = 'old'\n")
+    migrate_on_branch(repo)
+    cache = tmp_path / "cache"
+    res = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        cwd=repo,
+        env=user_env(CI="true", HCMIGRATE_CACHE_DIR=str(cache)),
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert host_calls(res.stdout) == 3
+    note = next(ln for ln in res.stdout.splitlines() if "note: original:" in ln)
+    assert note.endswith(
+        "carried over from the working tree, as the build generates them (git ignores them, "
+        "so the revision lacks them): verlib/_version.py"
+    ), note
+    (exported,) = (cache / "original-refs").iterdir()
+    assert not (exported / "build").exists()

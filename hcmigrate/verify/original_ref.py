@@ -26,6 +26,7 @@ from pathlib import Path
 
 from hcmigrate.errors import HcmigrateError
 from hcmigrate.files import read_regular
+from hcmigrate.verify.generated_files import carry_generated
 from hcmigrate.verify.outcome import CannotRun
 from hcmigrate.verify.request import VerifyRequest
 from hcmigrate.verify.workspace import SKIP_DIRS
@@ -136,7 +137,14 @@ def from_git(req: VerifyRequest) -> tuple[VerifyRequest, FromGit | None]:
     if not original.exists():
         raise CannotRun(f"--original-ref {ref}: {inside.as_posix() or '.'} is not in {sha[:12]}")
     label = f"{req.original} at {sha[:12]}"
-    source = FromGit(label, f"original: {label} ({how}), exported to {original}")
+    note = f"original: {label} ({how}), exported to {original}"
+    carried = carry_generated(repo, exported)
+    if carried:
+        note += (
+            "; carried over from the working tree, as the build generates them (git ignores "
+            f"them, so the revision lacks them): {', '.join(carried)}"
+        )
+    source = FromGit(label, note)
     return dataclasses.replace(
         req, original=original, candidate=req.candidate or req.original
     ), source
