@@ -284,3 +284,35 @@ def test_a_version_file_the_build_generates_is_carried_into_the_base(tmp_path):
     ), note
     (exported,) = (cache / "original-refs").iterdir()
     assert not (exported / "build").exists()
+
+
+def test_the_recipe_fits_a_layout_without_src_or_tests(tmp_path):
+    """`hcmigrate --check .` and `--pytest .` on a project whose tests are in `test/`, named
+    by its pytest configuration (testpaths); a folder of other test files (benchmarks) that
+    the configuration leaves out is not run."""
+    repo = make_project(
+        tmp_path / "flatlib",
+        {
+            "pyproject.toml": (
+                '[project]\nname = "flatlib"\nversion = "0.1"\n\n'
+                '[tool.pytest.ini_options]\ntestpaths = ["test"]\n'
+            ),
+            "flatlib/__init__.py": "",
+            "flatlib/progress.py": PROGRESS.replace("steplib", "flatlib"),
+            "test/test_progress.py": TESTS.replace("steplib", "flatlib"),
+            "benchmarks/test_bench.py": "def test_not_a_unit_test():\n    assert False\n",
+        },
+    )
+    migrate_on_branch(repo)
+    check = subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "--check", "."],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**user_env(), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    res = hcmigrate_verify(".", "--pytest", ".", cwd=repo, env=user_env(CI="true"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "ok   test/test_progress.py::test_run_halves: passed, 3 host call(s)" in res.stdout
+    assert "benchmarks" not in res.stdout

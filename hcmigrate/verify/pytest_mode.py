@@ -24,6 +24,7 @@ from hcmigrate.verify.outcome import (
 from hcmigrate.verify.prng import old_jax, prng_note, second_opinion
 from hcmigrate.verify.project import source_paths
 from hcmigrate.verify.pytest_env import (
+    names_testpaths,
     pytest_config,
     pytest_paths,
     share_workers,
@@ -208,8 +209,13 @@ def _pytest_args(req: VerifyRequest, workdir: Path) -> tuple[list[str], list[str
     if not own:
         (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         config = str(workdir / "pytest.ini")
-    args = [req.pytest_tests, "-c", config, "-q", *req.args]
-    return args, (args[1:] if own else args[3:])
+    # `--pytest .` runs the tests the project's configuration names (its testpaths), as a plain
+    # `pytest` in the project's folder does, whatever its layout (tests/, test/, src/pkg/tests).
+    paths = [] if req.pytest_tests == "." and names_testpaths(req.original, config) else [
+        req.pytest_tests
+    ]
+    args = [*paths, "-c", config, "-q", *req.args]
+    return args, (args[len(paths) :] if own else args[len(paths) + 2 :])
 
 
 def _candidate_side(req: VerifyRequest, cand_root: Path, xdist: bool) -> Side:
