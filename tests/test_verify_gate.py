@@ -316,3 +316,41 @@ def test_the_recipe_fits_a_layout_without_src_or_tests(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     assert "ok   test/test_progress.py::test_run_halves: passed, 3 host call(s)" in res.stdout
     assert "benchmarks" not in res.stdout
+
+
+SETUP_PY = '''\
+from setuptools import setup
+
+_jax_version_constraints = ">=0.4.14"
+
+setup(
+    name="numlike",
+    install_requires=[f"jax{_jax_version_constraints}", "multipledispatch", "numpy", "tqdm"],
+    extras_require={
+        "doc": ["sphinx", "nbsphinx>=0.8.9", "sphinx-gallery"],
+        "test": ["pytest>=4.1", "scipy>=1.9", "pre-commit", "flake8"],
+        "dev": ["dm-haiku", "flax", "tensorflow-probability>=0.18.0", "pre-commit", "tox"],
+        "cpu": f"jax[cpu]{_jax_version_constraints}",
+        "cuda": [f"jax[cuda]{_jax_version_constraints}"],
+    },
+)
+'''
+
+
+def test_project_deps_take_runtime_and_test_requirements_only(tmp_path):
+    """A setup.py laid out as numpy-like projects write it: install_requires and the `test`
+    extra are used; the docs and dev extras, and the tooling the test extra lists, are not;
+    an extra given as a string (cpu) is no reason to say the dict is not literal."""
+    from hcmigrate.verify.project_deps import project_dependencies
+
+    (tmp_path / "setup.py").write_text(SETUP_PY)
+    deps = project_dependencies(tmp_path)
+    assert deps.requirements == ["multipledispatch", "numpy", "tqdm", "scipy>=1.9"]
+    notes = "\n".join(deps.notes())
+    assert notes.startswith(
+        "project dependencies from: setup.py install_requires, setup.py extra 'test'"
+    ), notes
+    assert "not a literal" not in notes
+    assert "pre-commit, flake8 (development tooling, not what the tests import)" in notes
+    with_dev = project_dependencies(tmp_path, dev=True)
+    assert {"flax", "dm-haiku", "pre-commit", "tox"} <= set(with_dev.requirements)
