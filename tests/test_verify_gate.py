@@ -354,3 +354,55 @@ def test_project_deps_take_runtime_and_test_requirements_only(tmp_path):
     assert "pre-commit, flake8 (development tooling, not what the tests import)" in notes
     with_dev = project_dependencies(tmp_path, dev=True)
     assert {"flax", "dm-haiku", "pre-commit", "tox"} <= set(with_dev.requirements)
+
+
+def capped_numpy_project(root: Path, pin: str) -> Path:
+    return make_project(
+        root,
+        {
+            "pyproject.toml": (
+                f'[project]\nname = "cappedlib"\nversion = "0.1"\ndependencies = ["{pin}"]\n'
+            ),
+            "cappedlib/__init__.py": "",
+            "cappedlib/progress.py": PROGRESS.replace("steplib", "cappedlib"),
+            "tests/test_progress.py": TESTS.replace("steplib", "cappedlib")
+            + (
+                "\n\ndef test_numpy_as_pinned_on_legacy_jax():\n"
+                "    import jax, numpy\n"
+                "    from packaging.version import Version\n"
+                "    if jax.__version__ == '0.4.30':\n"
+                "        assert Version(numpy.__version__) < Version('1.25'), numpy.__version__\n"
+                "    assert float(run(numpy.float32(1.0))) > 0\n"
+            ),
+        },
+    )
+
+
+def test_the_reference_honours_the_projects_numpy_pin(legacy_python, tmp_path):
+    """`numpy<1.25` cannot sit beside the legacy environment's numpy 1.26.4: the reference
+    gets the newest numpy of jax 0.4.30's era that the pin allows (1.24.4), and says so."""
+    repo = capped_numpy_project(tmp_path / "cappedlib", "numpy<1.25")
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (
+        "note: numpy 1.24.4 in the reference: the newest numpy of jax 0.4.30's era that the "
+        "project's numpy<1.25 allows (the legacy environment has 1.26.4)"
+    ) in res.stdout
+    assert "ok   tests/test_progress.py::test_numpy_as_pinned_on_legacy_jax: passed" in res.stdout
+
+
+def test_a_numpy_pin_no_legacy_jax_runs_with_is_named_in_one_line(legacy_python, tmp_path):
+    repo = capped_numpy_project(tmp_path / "cappedlib", "numpy<1.22")
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    (line,) = [ln for ln in res.stdout.splitlines() if ln.startswith("COULD NOT RUN")]
+    assert (
+        "the project's pin numpy<1.22 (pyproject.toml [project] dependencies) conflicts with "
+        "jax 0.4.30, which runs with numpy 1.23.2 to 1.26.4"
+    ) in line
+    assert "ResolutionImpossible" not in res.stdout + res.stderr
+    assert res.stdout.rstrip().endswith(line)
