@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hcmigrate.verify import reference_cache
+from hcmigrate.verify import drift, reference_cache
 from hcmigrate.verify.classify import Failure, classify, classify_output
 from hcmigrate.verify.compare import compare_pytest_traces
 from hcmigrate.verify.execute import RunResult, SidesInterrupted, interruption, run_sides
@@ -95,6 +95,14 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
     ):
         ref_trace, comparison = _with_prng_opinion(
             req, out, ref_side, args, ref_trace, cand_trace, site_map, comparison, workdir
+        )
+    if (
+        not comparison.equivalent
+        and drift.may_drift(ref_side, ref_trace, cand_trace)
+        and not out.interrupted
+    ):
+        comparison = drift.separate_drift(
+            req, out, comparison, ref_trace, cand_trace, cand_side, site_map, args, workdir
         )
     conclude(out, ref_trace, cand_trace, req.keep_traces, comparison)
     _classify_pytest(out, cand_trace, session_failure)
@@ -211,9 +219,11 @@ def _pytest_args(req: VerifyRequest, workdir: Path) -> tuple[list[str], list[str
         config = str(workdir / "pytest.ini")
     # `--pytest .` runs the tests the project's configuration names (its testpaths), as a plain
     # `pytest` in the project's folder does, whatever its layout (tests/, test/, src/pkg/tests).
-    paths = [] if req.pytest_tests == "." and names_testpaths(req.original, config) else [
-        req.pytest_tests
-    ]
+    paths = (
+        []
+        if req.pytest_tests == "." and names_testpaths(req.original, config)
+        else [req.pytest_tests]
+    )
     args = [*paths, "-c", config, "-q", *req.args]
     return args, (args[len(paths) :] if own else args[len(paths) + 2 :])
 
