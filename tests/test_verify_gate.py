@@ -464,3 +464,73 @@ def test_jax_drift_is_a_note_and_a_changed_value_still_differs(legacy_python, tm
     broken = hcmigrate_verify(".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=ci)
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert "note: JAX drift" not in broken.stdout
+
+
+OLD_API = '''\
+import jax
+import jax.numpy as jnp
+from jax.experimental import host_callback as hcb
+
+SCALE = jax.tree_map(lambda x: x * 2, {"a": jnp.ones(2)})["a"]
+
+
+def main():
+    return hcb.id_tap(lambda a, t: None, SCALE)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_an_original_only_legacy_jax_runs_gets_advice_on_the_compat_reference(tmp_path):
+    """An original using an API current JAX removed cannot run on the default (compat)
+    reference: one line naming the API and the option that runs it, no traceback; as a script
+    and as a package's tests (failing at collection)."""
+    script = tmp_path / "old_api.py"
+    script.write_text(OLD_API)
+    advice = (
+        "COULD NOT RUN: the original uses `jax.tree_map`, which current JAX no longer has "
+        "(removed in JAX 0.6.0), so it cannot run on the compat reference (the compat runtime "
+        "on current JAX): use --reference legacy (real jax 0.4.30)"
+    )
+    res = hcmigrate_verify(script, cwd=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stdout.rstrip().endswith(advice) and "Traceback" not in res.stdout
+    repo = make_project(
+        tmp_path / "oldlib",
+        {
+            "oldlib/__init__.py": "",
+            "oldlib/core.py": OLD_API,
+            "tests/test_core.py": "from oldlib.core import main\n\n\ndef test_main():\n    main()\n",
+        },
+    )
+    res = hcmigrate_verify(".", "--pytest", "tests", cwd=repo, env=user_env())
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stdout.rstrip().endswith(advice), res.stdout
+
+
+def test_an_already_migrated_file_is_refused_not_verified_against_itself(tmp_path):
+    """A migrated module whose docstring and comments still name host_callback has nothing to
+    verify; a module importing it inside a function still does."""
+    migrated = tmp_path / "migrated.py"
+    migrated.write_text(
+        '"""Progress taps (formerly jax.experimental.host_callback.id_tap)."""\n'
+        "import jax\n\n\n"
+        "def main():\n"
+        "    # was: host_callback.id_tap(print, 1)\n"
+        "    jax.debug.callback(print, 1)\n"
+        "    jax.effects_barrier()\n"
+    )
+    res = hcmigrate_verify(migrated, cwd=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "the original does not use jax.experimental.host_callback" in res.stdout
+    inner = tmp_path / "inner.py"
+    inner.write_text(
+        "def main():\n"
+        "    from jax.experimental import host_callback\n"
+        "    import jax.numpy as jnp\n"
+        "    host_callback.id_tap(lambda a, t: print(a), jnp.ones(1))\n"
+    )
+    res = hcmigrate_verify(inner, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr

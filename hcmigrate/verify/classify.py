@@ -165,3 +165,20 @@ def _keyword_failure(function: str, keyword: str) -> Failure | None:
             if row.name.rsplit(".", 1)[-1] == function:
                 return Failure("removed-jax-api", f"{row.name}({keyword}=...)", row)
     return None
+
+
+def removed_on_compat_reference(output: str, compat_reference: bool) -> str | None:
+    """The advice for an original that failed on the compat reference (current JAX) because
+    it uses an API current JAX removed: it can only run on the legacy reference. None when the
+    reference is not the compat one or the failure is another."""
+    if not compat_reference:
+        return None
+    failure = classify_output(output)
+    if failure is None or failure.kind != "removed-jax-api":
+        return None
+    when = f" (removed in JAX {failure.removed_in})" if failure.removed_in else ""
+    return (
+        f"the original uses `{failure.api}`, which current JAX no longer has{when}, so it "
+        "cannot run on the compat reference (the compat runtime on current JAX): use "
+        "--reference legacy (real jax 0.4.30)"
+    )

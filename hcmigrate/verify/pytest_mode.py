@@ -8,7 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from hcmigrate.verify import drift, reference_cache
-from hcmigrate.verify.classify import Failure, classify, classify_output
+from hcmigrate.verify.classify import (
+    Failure,
+    classify,
+    classify_output,
+    removed_on_compat_reference,
+)
 from hcmigrate.verify.compare import compare_pytest_traces
 from hcmigrate.verify.execute import RunResult, SidesInterrupted, interruption, run_sides
 from hcmigrate.verify.launch import Side, subprocess_env
@@ -423,6 +428,12 @@ def _check_reference(ref: RunResult, out: Outcome) -> None:
     status = trace.get("exit_status")
     ran = bool(trace.get("tests"))
     if (status not in (0, 1) and not (status is None and ran)) or trace.get("collect_errors"):
+        advice = removed_on_compat_reference(
+            "\n".join([*(e["message"] for e in trace.get("collect_errors", [])), ref.stdout]),
+            ref.side.install_compat,
+        )
+        if advice:
+            raise CannotRun(advice)
         tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
         errors = "; ".join(
             f"{e['nodeid']}: {e['message']}" for e in trace.get("collect_errors", [])
