@@ -16,7 +16,7 @@ from verify_helpers import hcmigrate_verify
 
 # A library whose progress taps are switched off under CI, as numpy-like projects do
 # (`if "CI" in os.environ: progress_bar = False`), and by a switch of its own.
-PROGRESS = '''\
+PROGRESS = """\
 import os
 
 import jax
@@ -39,9 +39,9 @@ def run(x):
 
     out, _ = jax.lax.scan(body, x, jnp.arange(STEPS))
     return out
-'''
+"""
 
-TESTS = '''\
+TESTS = """\
 import jax.numpy as jnp
 
 from steplib.progress import run
@@ -49,7 +49,7 @@ from steplib.progress import run
 
 def test_run_halves():
     assert float(run(jnp.float32(4.0))) > 0
-'''
+"""
 
 
 def git(repo: Path, *args: str) -> str:
@@ -126,9 +126,7 @@ def test_a_reference_without_host_calls_is_not_a_pass(tmp_path):
     """Every test passes on both sides but none made a host call: exit 2, one line that says so
     and what to check (not a vacuous EQUIVALENT)."""
     repo = steplib(tmp_path)
-    res = hcmigrate_verify(
-        ".", "--pytest", "tests", cwd=repo, env=user_env(STEPLIB_QUIET="1")
-    )
+    res = hcmigrate_verify(".", "--pytest", "tests", cwd=repo, env=user_env(STEPLIB_QUIET="1"))
     assert res.returncode == 2, res.stdout + res.stderr
     assert "EQUIVALENT" not in res.stdout
     line = next(ln for ln in res.stdout.splitlines() if "no test made a host call" in ln)
@@ -174,7 +172,7 @@ def test_reference_is_keyed_by_the_environment_it_ran_with(tmp_path):
 
 # One host function tapped from several sites (a progress bar's update and its last update),
 # as jax-tqdm and blackjax do.
-MULTI_SITE = '''\
+MULTI_SITE = """\
 import jax
 import jax.numpy as jnp
 from jax.experimental import host_callback
@@ -211,12 +209,10 @@ def total(n):
     def step(c, i):
         return c + i, None
     return jax.lax.scan(step, 0, jnp.arange(n))[0]
-'''
+"""
 
 
-def test_a_changed_value_at_one_of_several_sites_is_reported_as_that_value(
-    legacy_python, tmp_path
-):
+def test_a_changed_value_at_one_of_several_sites_is_reported_as_that_value(legacy_python, tmp_path):
     """The last update's argument changed by hand on the migration branch: the report gives
     the value (2 vs 3) and the candidate's own line, not "missing in the candidate"."""
     repo = make_project(
@@ -318,7 +314,7 @@ def test_the_recipe_fits_a_layout_without_src_or_tests(tmp_path):
     assert "benchmarks" not in res.stdout
 
 
-SETUP_PY = '''\
+SETUP_PY = """\
 from setuptools import setup
 
 _jax_version_constraints = ">=0.4.14"
@@ -334,7 +330,7 @@ setup(
         "cuda": [f"jax[cuda]{_jax_version_constraints}"],
     },
 )
-'''
+"""
 
 
 def test_project_deps_take_runtime_and_test_requirements_only(tmp_path):
@@ -410,7 +406,7 @@ def test_a_numpy_pin_no_legacy_jax_runs_with_is_named_in_one_line(legacy_python,
 
 # A chaotic recurrence through a matrix product: XLA's products differ by an ulp or so between
 # jax 0.4.30 and current JAX, and the recurrence carries that past any tolerance.
-DRIFTING = '''\
+DRIFTING = """\
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -432,7 +428,7 @@ def trajectory(steps=60):
         return y, m
 
     return jax.lax.scan(body, jnp.asarray(X0), None, length=steps)[1]
-'''
+"""
 
 
 def test_jax_drift_is_a_note_and_a_changed_value_still_differs(legacy_python, tmp_path):
@@ -466,7 +462,7 @@ def test_jax_drift_is_a_note_and_a_changed_value_still_differs(legacy_python, tm
     assert "note: JAX drift" not in broken.stdout
 
 
-OLD_API = '''\
+OLD_API = """\
 import jax
 import jax.numpy as jnp
 from jax.experimental import host_callback as hcb
@@ -480,7 +476,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def test_an_original_only_legacy_jax_runs_gets_advice_on_the_compat_reference(tmp_path):
