@@ -530,3 +530,21 @@ def test_an_already_migrated_file_is_refused_not_verified_against_itself(tmp_pat
     )
     res = hcmigrate_verify(inner, cwd=tmp_path)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_a_test_import_the_project_does_not_declare_is_named_in_one_line(legacy_python, tmp_path):
+    """The tests import a package (yaml) the candidate's environment has and the project never
+    declared: the legacy reference lacks it; one line names it and the option that adds it."""
+    repo = steplib(tmp_path)
+    tests = repo / "tests" / "test_progress.py"
+    tests.write_text("import yaml  # noqa: F401\n" + tests.read_text())
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    last = res.stdout.rstrip().splitlines()[-1]
+    assert last.startswith(
+        "COULD NOT RUN: the original's tests need the module `yaml` (ModuleNotFoundError: No "
+        "module named 'yaml'), which the reference environment (legacy jax 0.4.30"
+    ), res.stdout
+    assert "--project-deps-from FILE" in last

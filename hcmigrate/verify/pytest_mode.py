@@ -12,6 +12,7 @@ from hcmigrate.verify.classify import (
     Failure,
     classify,
     classify_output,
+    missing_on_reference,
     removed_on_compat_reference,
 )
 from hcmigrate.verify.compare import compare_pytest_traces
@@ -428,10 +429,10 @@ def _check_reference(ref: RunResult, out: Outcome) -> None:
     status = trace.get("exit_status")
     ran = bool(trace.get("tests"))
     if (status not in (0, 1) and not (status is None and ran)) or trace.get("collect_errors"):
+        output = "\n".join([*(e["message"] for e in trace.get("collect_errors", [])), ref.stdout])
         advice = removed_on_compat_reference(
-            "\n".join([*(e["message"] for e in trace.get("collect_errors", [])), ref.stdout]),
-            ref.side.install_compat,
-        )
+            output, ref.side.install_compat
+        ) or missing_on_reference(output, out.reference, ref.side.install_compat)
         if advice:
             raise CannotRun(advice)
         tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
