@@ -548,3 +548,43 @@ def test_a_test_import_the_project_does_not_declare_is_named_in_one_line(legacy_
         "module named 'yaml'), which the reference environment (legacy jax 0.4.30"
     ), res.stdout
     assert "--project-deps-from FILE" in last
+
+
+def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_path):
+    """With uv on PATH, the project's dependencies are resolved with an upload-date bound, the
+    day jax 0.4.30 came out: an unpinned tqdm is 4.66.4 (4.66.5 came in August 2024), not
+    today's; the note names the bound and the pins."""
+    uv_env = tmp_path / "uv-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(uv_env)], check=True)
+    install = subprocess.run(
+        [str(uv_env / "bin" / "python"), "-m", "pip", "install", "-q", "uv"],
+        capture_output=True,
+        text=True,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    repo = make_project(
+        tmp_path / "eralib",
+        {
+            "pyproject.toml": '[project]\nname = "eralib"\nversion = "0.1"\ndependencies = ["tqdm"]\n',
+            "eralib/__init__.py": "",
+            "eralib/progress.py": PROGRESS.replace("steplib", "eralib"),
+            "tests/test_progress.py": TESTS.replace("steplib", "eralib")
+            + (
+                "\n\ndef test_tqdm_of_the_era():\n"
+                "    import jax, tqdm\n"
+                "    if jax.__version__ == '0.4.30':\n"
+                "        assert tqdm.__version__ == '4.66.4', tqdm.__version__\n"
+                "    assert float(run(1.0)) > 0\n"
+            ),
+        },
+    )
+    env = user_env(PATH=f"{uv_env / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo, env=env
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (
+        "note: project dependencies resolved as of 2024-06-19, the release of jax 0.4.30 (uv "
+        "--exclude-newer): tqdm==4.66.4"
+    ) in res.stdout, res.stdout
+    assert "ok   tests/test_progress.py::test_tqdm_of_the_era: passed" in res.stdout

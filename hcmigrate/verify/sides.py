@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from hcmigrate import env_lock
+from hcmigrate.verify.era import as_of_era
 from hcmigrate.verify.numpy_choice import numpy_for
 from hcmigrate.verify.outcome import CANNOT_RUN, CannotRun, Outcome
 from hcmigrate.verify.project import Project, find_project
@@ -69,7 +70,7 @@ def project_requirements(req: VerifyRequest, notes: list[str]) -> tuple[list[str
     numpy, note = numpy_for(deps.declared, numpy_pin(jax_version), jax_version)
     if note:
         notes.append(note)
-    return deps.requirements, numpy
+    return as_of_era(deps.requirements, jax_version, numpy or numpy_pin(jax_version), notes), numpy
 
 
 def in_scratch(out: Outcome, req: VerifyRequest, run) -> Outcome:
