@@ -69,6 +69,10 @@ class Options:
     # module of the package runs ("line 19 of pkg/__init__.py"; hcmigrate.project_model.x64_mode):
     # result_shape's dtypes are then written as the user wrote them.
     x64_on_import: str | None = None
+    # Names other modules of the run bind to a JAX function that lost a keyword
+    # (("pkg.backend.clip", "jax.numpy.clip"),): calls through them are JAX102's sites
+    # (hcmigrate.removed_exports).
+    removed_exports: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

@@ -77,6 +77,9 @@ class RemovedApiScan:
             r.name for r in self.rows if r.kind is not Kind.METHOD and not only_imported(r)
         )
         self.modules = frozenset(r.name for r in self.rows if r.kind is Kind.MODULE)
+        # functions that lost a keyword (a call through another name of the function:
+        # hcmigrate.codemod.removed_aliases)
+        self.keyword_functions = frozenset(r.name for r in self.rows if r.kind is Kind.KEYWORD)
         methods = [
             re.escape(method_name(r).encode()) + (rb"\s*\(\s*\)" if is_call(r) else rb"\b")
             for r in self.rows

@@ -31,7 +31,12 @@ class Dispatch:
     def removed(self) -> RemovedApis | None:
         """The module's uses of removed JAX APIs (None: no rule handles any)."""
         if self._removed is None and self._registry.words.removed:
-            self._removed = RemovedApis(self._ctx.resolver, self._registry.words.removed)
+            self._removed = RemovedApis(
+                self._ctx.resolver,
+                self._registry.words.removed,
+                dict(self._ctx.options.removed_exports),
+                self._ctx.options.module_name,
+            )
         return self._removed
 
     # ---------------------------------------------------------------- legacy calls
@@ -109,10 +114,10 @@ class Dispatch:
         return self._ctx.run_site(handlers, site, original, updated)
 
     # ---------------------------------------------------------------- removed JAX APIs
-    def _removed_site(self, row, original, updated, qualified: str = "", aliases=()):
+    def _removed_site(self, row, original, updated, qualified: str = "", aliases=(), via=None):
         handlers = self._registry.removed.get(row.rule, [])
         star = self.removed.star_of(original) if qualified else ""
-        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases), star)
+        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases), star, via)
         return self._ctx.run_site(handlers, site, original, updated)
 
     def removed_use(self, original: cst.BaseExpression, updated: cst.BaseExpression):
@@ -122,10 +127,14 @@ class Dispatch:
         return self._removed_site(found[0], original, updated, found[1])
 
     def removed_call(self, original: cst.Call, updated: cst.Call):
-        row = self.removed.keyword_call(original) if self.removed is not None else None
+        if self.removed is None:
+            return updated
+        row, via = self.removed.keyword_call(original), None
+        if row is None:  # (`c(x, a_min=0)`, `OPS["clip"](x, a_max=1)`: through a name)
+            row, via = self.removed.aliased_keyword_call(original) or (None, None)
         if row is None:
             return updated
-        return self._removed_site(row, original, updated, row.name)
+        return self._removed_site(row, original, updated, row.name, via=via)
 
     def removed_import(self, original, updated):
         found = self.removed.import_rows(original) if self.removed is not None else None

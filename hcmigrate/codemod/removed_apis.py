@@ -30,6 +30,7 @@ import re
 import libcst as cst
 
 from hcmigrate.codemod.add_imports import catches_import_error
+from hcmigrate.codemod.removed_aliases import Alias, ValueAliases, value_aliases
 from hcmigrate.codemod.scopes import BUILTIN, IMPORT, LOCAL
 from hcmigrate.jax_removals import Kind, RemovedApi
 from hcmigrate.removed_api_scan import ROOT, RemovedApiScan, is_call, method_name, only_imported
@@ -66,9 +67,19 @@ def calls_into(scopes, modules: frozenset[str]) -> list[int]:
 
 
 class RemovedApis:
-    def __init__(self, resolver, scan: RemovedApiScan):
+    def __init__(
+        self,
+        resolver,
+        scan: RemovedApiScan,
+        exports: dict[str, str] | None = None,
+        module_name: str | None = None,
+    ):
         self._resolver = resolver  # hcmigrate.codemod.resolution.Resolver
         self.scan = scan
+        # names other modules of the run bind to a function that lost a keyword
+        # (hcmigrate.options.Options.removed_exports)
+        self._exports = exports or {}
+        self._module_name = module_name or ""  # (relative imports of them)
         self._by_name = {r.name: r for r in scan.rows if r.kind in (Kind.ATTRIBUTE, Kind.MODULE)}
         self._keywords: dict[str, list[RemovedApi]] = {}
         for row in scan.rows:
@@ -76,6 +87,9 @@ class RemovedApis:
                 self._keywords.setdefault(row.name, []).append(row)
         # functions rewritten where called (`jax.util.safe_map(f, xs)` -> `list(map(f, xs))`)
         self._call_forms = {r.name: r for r in scan.rows if r.call_form}
+        self._removed_keywords = frozenset(
+            row.keyword for rows in self._keywords.values() for row in rows
+        )
         self._keyword_tails = tuple(
             {name.rsplit(".", 1)[1] for name in [*self._keywords, *self._call_forms]}
         )
@@ -87,8 +101,12 @@ class RemovedApis:
         self._star_names = frozenset(scan.star_names(self._star)) if self._star else frozenset()
         # A module the scan finds no removed name in (one with host_callback only) is walked
         # for calls into the modules whose behaviour changed alone (`jax.random.normal`).
-        self.may_use = scan.may_use_removed(resolver.index.text)
+        self.may_use = scan.may_use_removed(resolver.index.text) or bool(self._exports)
         self.roots = self._jax_roots()
+        # the functions that lost a keyword, bound to other names (`clip = jnp.clip`, ...)
+        self.aliases: ValueAliases | None = (
+            value_aliases(resolver.scopes, scan.keyword_functions) if self.may_use else None
+        )
 
     def _jax_roots(self) -> set[str]:
         """The local names imports of JAX bind (`jax`, `jnp`, `core`, `tree_map`); in a module
@@ -98,10 +116,17 @@ class RemovedApis:
         if not self.may_use and not behaviour:
             return set()
         roots = set()
+        exporters = {name.rsplit(".", 1)[0] for name in self._exports}
         for bindings in self._resolver.scopes.imports.values():
             for binding in bindings:
                 real = binding.real or ""
-                if self.may_use and is_jax(real):
+                absolute = self._absolute(real) if exporters else real
+                if absolute in self._exports or any(
+                    e == absolute or e.startswith(absolute + ".") or absolute.startswith(e + ".")
+                    for e in exporters
+                ):  # (`from pkg import backend as xnp`: `xnp.clip(...)`)
+                    roots.add(binding.key.split(".", 1)[0])
+                elif self.may_use and is_jax(real):
                     roots.add(binding.key.split(".", 1)[0])
                 elif any(m == real or m.startswith(real + ".") for m in behaviour):
                     roots.add(binding.key.split(".", 1)[0])
@@ -115,10 +140,14 @@ class RemovedApis:
         if not self.may_use:
             return [name for name in index.name_nodes if name.value in self.roots]
         methods = self._methods
+        aliased = self.aliases.names if self.aliases is not None else ()
         nodes: list[cst.CSTNode] = [
             name
             for name in index.name_nodes
-            if name.value in self.roots or name.value in methods or name.value in self._star_names
+            if name.value in self.roots
+            or name.value in methods
+            or name.value in self._star_names
+            or name.value in aliased
         ]
         nodes += [node for node in index.import_nodes if self.import_rows(node)]
         return nodes
@@ -272,6 +301,48 @@ class RemovedApis:
             return None
         passed = {a.keyword.value for a in call.args if a.keyword is not None}
         return next((row for row in rows if row.keyword in passed), None)
+
+    def aliased_keyword_call(self, call: cst.Call) -> tuple[RemovedApi, Alias | None] | None:
+        """(the first removed keyword row, how the callee reaches the function) for a call
+        passing a removed keyword to a function bound to another name: imported under it
+        (`from jax.numpy import clip as c`: alias None, the import says it all) or bound by
+        the module (hcmigrate.codemod.removed_aliases)."""
+        passed = {a.keyword.value for a in call.args if a.keyword is not None}
+        if not passed & self._removed_keywords:
+            return None
+        qualified = self._qualified(call.func) if dotted_name(call.func) is not None else None
+        alias = None
+        if qualified is not None and qualified not in self._keywords:
+            exported = self._exported(qualified)
+            if exported is not None:
+                alias = Alias(exported, dotted_name(call.func), 0, True, qualified)
+                qualified = exported
+        if qualified not in self._keywords:
+            if self.aliases is None:
+                return None
+            offset_of = self._resolver.index.start_offset
+            alias = self.aliases.alias(call.func, offset_of, self._exported)
+            if alias is None:
+                return None
+            qualified = alias.qualified
+        row = next((r for r in self._keywords.get(qualified, ()) if r.keyword in passed), None)
+        return (row, alias) if row is not None else None
+
+    def _exported(self, qualified: str) -> str | None:
+        """The function another module of the run binds `qualified` to ("pkg.backend.clip",
+        or ".backend.clip" from a relative import) -> "jax.numpy.clip"."""
+        if not self._exports:
+            return None
+        return self._exports.get(self._absolute(qualified))
+
+    def _absolute(self, name: str) -> str:
+        """A name a relative import binds (".backend.clip") as the run's module names spell
+        it, from the module's own name ("pkg.model" -> "pkg.backend.clip")."""
+        if not name.startswith("."):
+            return name
+        package = self._module_name.split(".")
+        level = len(name) - len(name.lstrip("."))
+        return ".".join([*package[: len(package) - level], name.lstrip(".")])
 
     # ---------------------------------------------------------------- imports
     def import_rows(self, node: cst.CSTNode) -> list[tuple[cst.ImportAlias, RemovedApi, str]]:
