@@ -179,7 +179,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.6.0",
         replacement="jax.sharding.NamedSharding",
         mechanical=False,
-        rule="JAX109",
+        rule="JAX113",
         advice="NamedSharding(Mesh(devices, names), PartitionSpec(...)); .replicate() is "
         "NamedSharding(mesh, PartitionSpec())",
     ),

@@ -7,6 +7,7 @@ import libcst as cst
 from hcmigrate.codemod.binding import CannotBind, bind_argument_nodes
 from hcmigrate.facts import LEGACY_FUNCTIONS
 from hcmigrate.codemod.removed_apis import RemovedApis
+from hcmigrate.codemod.removed_sharding import NAME as SHARDING
 from hcmigrate.rules.context import (
     CallSite,
     ModernCallSite,
@@ -132,12 +133,23 @@ class Dispatch:
         row, via = self.removed.keyword_call(original), None
         if row is None:  # (`c(x, a_min=0)`, `OPS["clip"](x, a_max=1)`: through a name)
             row, via = self.removed.aliased_keyword_call(original) or (None, None)
-        if row is None:
-            return updated
+        if row is None:  # (`PositionalSharding(jax.devices()).reshape(4, 1)`: JAX113)
+            form = self.removed.sharding_call(original)
+            if form is None:
+                return updated
+            row = self.removed.row_of_import(SHARDING)
+            alone = self.removed.sharding_alone(original, form)
+            return self._removed_site(row, original, updated, f"{SHARDING}.{form}", via=alone)
         return self._removed_site(row, original, updated, row.name, via=via)
 
     def removed_import(self, original, updated):
         found = self.removed.import_rows(original) if self.removed is not None else None
         if not found:
             return updated
-        return self._removed_site(found[0][1], original, updated, aliases=found)
+        # (JAX113: the names of PositionalSharding whose every use a call site rewrites)
+        uses = {
+            id(alias): self.removed.sharding_uses_left(original, alias)
+            for alias, row, _ in found
+            if row.name == SHARDING
+        }
+        return self._removed_site(found[0][1], original, updated, aliases=found, via=uses)

@@ -13,6 +13,8 @@ from hcmigrate.codemod.legacy_names import reexported_module
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.partial_parse import identifiers, parse_needed
 from hcmigrate.codemod.removed_aliases import value_aliases
+from hcmigrate.codemod.removed_sharding import NAME as SHARDING
+from hcmigrate.codemod.removed_sharding import ShardingUses
 from hcmigrate.codemod.removed_apis import calls_into
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.errors import MigrationError
@@ -118,8 +120,10 @@ def seed_words(
             binding.key
             for bindings in scopes.imports.values()
             for binding in bindings
-            if binding.real in functions
+            if binding.real in functions or binding.real == SHARDING
         )
+        if "PositionalSharding" in text:  # (`s = PositionalSharding(...)`, then `s.reshape`)
+            seeds.update(ShardingUses(scopes).names)
     return seeds
 
 

@@ -31,6 +31,7 @@ import libcst as cst
 
 from hcmigrate.codemod.add_imports import catches_import_error
 from hcmigrate.codemod.removed_aliases import Alias, ValueAliases, value_aliases
+from hcmigrate.codemod.removed_sharding import CONSTRUCT, REPLICATE, RESHAPE, ShardingUses
 from hcmigrate.codemod.scopes import BUILTIN, IMPORT, LOCAL
 from hcmigrate.jax_removals import Kind, RemovedApi
 from hcmigrate.removed_api_scan import ROOT, RemovedApiScan, is_call, method_name, only_imported
@@ -107,6 +108,12 @@ class RemovedApis:
         self.aliases: ValueAliases | None = (
             value_aliases(resolver.scopes, scan.keyword_functions) if self.may_use else None
         )
+        # PositionalSharding's forms with a NamedSharding spelling (JAX113)
+        self.sharding: ShardingUses | None = (
+            ShardingUses(resolver.scopes)
+            if self.may_use and "PositionalSharding" in resolver.index.text
+            else None
+        )
 
     def _jax_roots(self) -> set[str]:
         """The local names imports of JAX bind (`jax`, `jnp`, `core`, `tree_map`); in a module
@@ -148,6 +155,7 @@ class RemovedApis:
             or name.value in methods
             or name.value in self._star_names
             or name.value in aliased
+            or (self.sharding is not None and name.value in self.sharding.names)
         ]
         nodes += [node for node in index.import_nodes if self.import_rows(node)]
         return nodes
@@ -202,6 +210,10 @@ class RemovedApis:
         qualified = self._qualified(node)
         if qualified is None:
             return None
+        if self.sharding is not None and self._called(node):
+            parent = self._resolver.parent(node)
+            if self.sharding_call(parent) is not None:
+                return None  # (the call is the site)
         row = self._by_name.get(qualified)
         if row is not None and row.call_form and self.call_form_site(node):
             return None  # (the call is the site)
@@ -328,6 +340,42 @@ class RemovedApis:
         row = next((r for r in self._keywords.get(qualified, ()) if r.keyword in passed), None)
         return (row, alias) if row is not None else None
 
+    def sharding_call(self, call: cst.Call) -> str | None:
+        """CONSTRUCT, RESHAPE or REPLICATE, for a call of PositionalSharding rewritten as a
+        NamedSharding (hcmigrate.codemod.removed_sharding); None for any other call."""
+        if self.sharding is None or not self.sharding.calls:
+            return None
+        func = call.func
+        form = CONSTRUCT
+        if isinstance(func, cst.Attribute) and func.attr.value in (RESHAPE, REPLICATE):
+            form = func.attr.value
+        start = self._resolver.index.start_offset(call)
+        return form if (start, form) in self.sharding.calls else None
+
+    def sharding_alone(self, call: cst.Call, form: str) -> bool:
+        """Is `call` rewritten on its own (not only as the receiver of a reshape/replicate
+        rewritten whole)?"""
+        start = self._resolver.index.start_offset(call)
+        if self.sharding is None:
+            return False
+        if form == CONSTRUCT:
+            return start in self.sharding.constructs_alone
+        return (start, form) not in self.sharding.receivers
+
+    def sharding_uses_left(self, node: cst.ImportFrom, alias: cst.ImportAlias):
+        """(is every use of the name this alias of a `from` import binds rewritten by a
+        sharding call site, the lines of the uses left other than type checks and
+        annotations): hcmigrate.codemod.removed_sharding.ShardingUses.uses_left."""
+        if self.sharding is None:
+            return False, ()
+        bound = alias.asname.name.value if alias.asname else dotted_name(alias.name)
+        start = self._resolver.index.start_offset(node)
+        for bindings in self._resolver.scopes.imports.values():
+            for binding in bindings:
+                if binding.key == bound and binding.statement == start:
+                    return self.sharding.uses_left(binding)
+        return False, ()
+
     def _exported(self, qualified: str) -> str | None:
         """The function another module of the run binds `qualified` to ("pkg.backend.clip",
         or ".backend.clip" from a relative import) -> "jax.numpy.clip"."""
@@ -412,9 +460,12 @@ def _bound_names(node: cst.Import | cst.ImportFrom) -> set[str]:
 
 
 def _bound_in(block: cst.BaseSuite) -> set[str]:
-    """The names the simple statements of a block bind by import or plain assignment."""
+    """The names the simple statements of a block bind by import or plain assignment, and its
+    classes."""
     bound: set[str] = set()
     for line in getattr(block, "body", ()):
+        if isinstance(line, cst.ClassDef):  # (JAX113's guard: a class nothing is one of)
+            bound.add(line.name.value)
         for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
             if isinstance(small, (cst.Import, cst.ImportFrom)):
                 bound |= _bound_names(small)

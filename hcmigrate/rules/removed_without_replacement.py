@@ -1,5 +1,4 @@
-"""JAX109: removed APIs with no mechanical replacement (`PositionalSharding`,
-`jax.xla_computation`, `pjit_p`, `jax.random.shuffle`, `jax.experimental.maps`, ...): a
+"""JAX109: removed APIs with no mechanical replacement (`jax.xla_computation`, `pjit_p`, `jax.random.shuffle`, `jax.experimental.maps`, ...): a
 manual finding that says what to do instead."""
 
 from __future__ import annotations
@@ -22,19 +21,16 @@ NO_REPLACEMENT = register(
             Example(
                 before="""\
 import jax
-from jax.sharding import PositionalSharding
 
 hlo = jax.xla_computation(lambda v: v * 2)(1.0).as_hlo_text()
 """,
                 after="""\
 import jax
-from jax.sharding import PositionalSharding
 
 hlo = jax.xla_computation(lambda v: v * 2)(1.0).as_hlo_text()
 """,
                 diagnostics=(
-                    "2:26 JAX109 [manual] `jax.sharding.PositionalSharding` was removed in JAX 0.7.0: NamedSharding(Mesh(devices, names), PartitionSpec(...)); .replicate() is NamedSharding(mesh, PartitionSpec())",
-                    "4:7 JAX109 [manual] `jax.xla_computation` was removed in JAX 0.4.34: jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
+                    "3:7 JAX109 [manual] `jax.xla_computation` was removed in JAX 0.4.34: jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
                 ),
             ),
         ),

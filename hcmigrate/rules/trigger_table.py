@@ -33,5 +33,6 @@ TRIGGERS = (
     RemovedJaxApi(rule='JAX110'),
     RemovedJaxApi(rule='JAX111'),
     RemovedJaxApi(rule='JAX112'),
+    RemovedJaxApi(rule='JAX113'),
     UnbindableCall(),
 )
