@@ -61,6 +61,11 @@ class RemovedApi:
     # ATTRIBUTE rows of functions rewritten where called: the call's new form, `{args}` its
     # arguments as written (`list(map({args}))`); other uses are manual findings
     call_form: str | None = None
+    # ATTRIBUTE rows of functions that return a function, rewritten where that is called at
+    # once (`jax.xla_computation(f)(x)`): the new form, `{function}` the one argument of the
+    # first call, `{args}` the arguments of the second, as written; other uses stay the rule's
+    # findings
+    applied_form: str | None = None
     rule: str = ""  # the code of the rule that rewrites or reports it
     advice: str = ""  # what to do, where the rewrite is not mechanical; caveats otherwise
     evidence: str = ""  # what the measurement saw (messages, wheels)
@@ -197,8 +202,12 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.34",
         deprecated_in="0.4.30",
         replacement="jax.jit(f).lower(*args).compiler_ir('hlo')",
+        # (measured on jax 0.4.30: the same XlaComputation type and methods; the HLO module is
+        # named jit_f instead of xla_computation_f and its result is no longer a 1-tuple:
+        # tests/test_removed_xla_computation.py)
+        applied_form='jax.jit({function}).lower({args}).compiler_ir("hlo")',
         mechanical=False,
-        rule="JAX109",
+        rule="JAX114",
         advice="jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
     ),
     *(

@@ -101,7 +101,8 @@ class RemovedApiScan:
         words = set()
         for row in self.rows:
             last = row.name.rsplit(".", 1)[1]
-            if row.kind is Kind.KEYWORD or row.call_form:  # (`safe_map(...)`, by a bare name too)
+            if row.kind is Kind.KEYWORD or row.call_form or row.applied_form:
+                # (`safe_map(...)`, `xla_computation(f)(x)`: by a bare name too)
                 words.add(last)
             elif row.kind is Kind.METHOD:
                 words.add("." + last + ("()" if is_call(row) else ""))

@@ -133,6 +133,10 @@ class Dispatch:
         row, via = self.removed.keyword_call(original), None
         if row is None:  # (`c(x, a_min=0)`, `OPS["clip"](x, a_max=1)`: through a name)
             row, via = self.removed.aliased_keyword_call(original) or (None, None)
+        if row is None:  # (`jax.xla_computation(f)(x)`: JAX114)
+            row = self.removed.applied_call(original)
+            if row is not None:
+                return self._removed_site(row, original, updated, row.name)
         if row is None:  # (`PositionalSharding(jax.devices()).reshape(4, 1)`: JAX113)
             form = self.removed.sharding_call(original)
             if form is None:
@@ -152,4 +156,10 @@ class Dispatch:
             for alias, row, _ in found
             if row.name == SHARDING
         }
+        # (JAX114: the names of jax.xla_computation only called at once, `f(g)(x)`)
+        uses.update(
+            (id(alias), (not self.removed.applied_uses_left(original, alias), ()))
+            for alias, row, real in found
+            if row.applied_form and real == row.name
+        )
         return self._removed_site(found[0][1], original, updated, aliases=found, via=uses)

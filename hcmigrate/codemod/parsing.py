@@ -13,7 +13,6 @@ from hcmigrate.codemod.legacy_names import reexported_module
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.partial_parse import identifiers, parse_needed
 from hcmigrate.codemod.removed_aliases import value_aliases
-from hcmigrate.codemod.removed_sharding import NAME as SHARDING
 from hcmigrate.codemod.removed_sharding import ShardingUses
 from hcmigrate.codemod.removed_apis import calls_into
 from hcmigrate.codemod.scopes import ScopeAnalysis
@@ -115,12 +114,13 @@ def seed_words(
         seeds.update(words.removed.star_names(module))
     if words.removed.may_use_removed(text):  # `clip = jnp.clip`, then `clip(x, a_min=0)`
         seeds.update(value_aliases(scopes, words.removed.keyword_functions).names)
-        functions = words.removed.keyword_functions  # (`c(x, a_min=0)`: `c` imported)
+        # (`c(x, a_min=0)`, `xc(f)(x)`, `PS(jax.devices())`: a removed name imported as `c`)
+        functions = words.removed.keyword_functions
         seeds.update(
             binding.key
             for bindings in scopes.imports.values()
             for binding in bindings
-            if binding.real in functions or binding.real == SHARDING
+            if binding.real in functions or binding.real in words.removed.names
         )
         if "PositionalSharding" in text:  # (`s = PositionalSharding(...)`, then `s.reshape`)
             seeds.update(ShardingUses(scopes).names)

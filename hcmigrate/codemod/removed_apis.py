@@ -88,6 +88,8 @@ class RemovedApis:
                 self._keywords.setdefault(row.name, []).append(row)
         # functions rewritten where called (`jax.util.safe_map(f, xs)` -> `list(map(f, xs))`)
         self._call_forms = {r.name: r for r in scan.rows if r.call_form}
+        # functions whose result is rewritten where called at once (`jax.xla_computation(f)(x)`)
+        self._applied_forms = {r.name: r for r in scan.rows if r.applied_form}
         self._removed_keywords = frozenset(
             row.keyword for rows in self._keywords.values() for row in rows
         )
@@ -214,6 +216,10 @@ class RemovedApis:
             parent = self._resolver.parent(node)
             if self.sharding_call(parent) is not None:
                 return None  # (the call is the site)
+        if qualified in self._applied_forms and self._called(node):
+            outer = self._resolver.parent(self._resolver.parent(node))
+            if isinstance(outer, cst.Call) and self.applied_call(outer) is not None:
+                return None  # (the outer call is the site)
         row = self._by_name.get(qualified)
         if row is not None and row.call_form and self.call_form_site(node):
             return None  # (the call is the site)
@@ -339,6 +345,50 @@ class RemovedApis:
             qualified = alias.qualified
         row = next((r for r in self._keywords.get(qualified, ()) if r.keyword in passed), None)
         return (row, alias) if row is not None else None
+
+    def applied_call(self, call: cst.Call) -> RemovedApi | None:
+        """The row of `F(function)(...)` where F is a function rewritten where its result is
+        called at once (`jax.xla_computation(f)(x, y)`), given one positional argument."""
+        inner = call.func
+        if not self._applied_forms or not isinstance(inner, cst.Call):
+            return None
+        if dotted_name(inner.func) is None:
+            return None
+        if len(inner.args) != 1 or inner.args[0].keyword is not None or inner.args[0].star:
+            return None
+        return self._applied_forms.get(self._qualified(inner.func) or "")
+
+    def applied_uses_left(self, node: cst.ImportFrom, alias: cst.ImportAlias) -> bool:
+        """Does the name this alias of a `from` import binds have a use other than the
+        function of an `applied_call` (then the import stays)? Read on the scope analysis'
+        ast, which holds the statements the partial parse left out."""
+        bound = alias.asname.name.value if alias.asname else dotted_name(alias.name)
+        start = self._resolver.index.start_offset(node)
+        scopes = self._resolver.scopes
+        binding = next(
+            (
+                b
+                for bindings in scopes.imports.values()
+                for b in bindings
+                if b.key == bound and b.statement == start
+            ),
+            None,
+        )
+        if binding is None or not binding.accesses:
+            return True
+        applied: set[int] = set()
+        for outer in ast.walk(scopes.tree):
+            inner = outer.func if isinstance(outer, ast.Call) else None
+            if (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id == bound
+                and len(inner.args) == 1
+                and not isinstance(inner.args[0], ast.Starred)
+                and not inner.keywords
+            ):
+                applied.add(scopes.offset(inner.func))
+        return not set(binding.accesses) <= applied
 
     def sharding_call(self, call: cst.Call) -> str | None:
         """CONSTRUCT, RESHAPE or REPLICATE, for a call of PositionalSharding rewritten as a

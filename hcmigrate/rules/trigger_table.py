@@ -34,5 +34,6 @@ TRIGGERS = (
     RemovedJaxApi(rule='JAX111'),
     RemovedJaxApi(rule='JAX112'),
     RemovedJaxApi(rule='JAX113'),
+    RemovedJaxApi(rule='JAX114'),
     UnbindableCall(),
 )
