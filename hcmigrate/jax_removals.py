@@ -556,6 +556,65 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         rule="JAX109",
         advice="jax.extend.backend has get_backend and clear_backends' successors; other names are gone",
     ),
+    # Found missing by scripts/check_jax_removals_complete.py (wheels 0.4.16-0.10.2 and JAX's
+    # changelog; issue 36): whole modules and public names host_callback-era code imports.
+    *(
+        _manual(name, "0.4.16", advice, Kind.MODULE)
+        for name, advice in (
+            ("jax.experimental.loops", "write the loop with jax.lax.fori_loop / jax.lax.scan"),
+            ("jax.experimental.callback", "no successor: use jax.experimental.io_callback"),
+            ("jax.experimental.optix", "use the optax package (optax.adam, ...)"),
+            ("jax.api", "its names are jax's own: jax.jit, jax.grad, ..."),
+            ("jax.jaxpr_util", "JAX internal with no public home"),
+        )
+    ),
+    *(
+        _manual(name, removed_in, advice, Kind.MODULE)
+        for name, removed_in, advice in (
+            ("jax.extend.ffi", "0.8.0", "use jax.ffi (the same API)"),
+            ("jax.prng", "0.4.24", "JAX internal: jax.random.key_impl / jax.extend.random"),
+        )
+    ),
+    RemovedApi(
+        "jax.tree_util.tree_multimap",
+        Kind.ATTRIBUTE,
+        removed_in="0.4.16",
+        replacement="jax.tree_util.tree_map",
+        rule="JAX101",
+    ),
+    *(
+        _manual(name, removed_in, advice, deprecated_in=deprecated_in)
+        for name, removed_in, advice, *deprecated in (
+            ("jax.ops.index_update", "0.4.16", "x.at[idx].set(y)"),
+            ("jax.ops.index_add", "0.4.16", "x.at[idx].add(y)"),
+            ("jax.partial", "0.4.16", "functools.partial"),
+            ("jax.mask", "0.4.16", "no successor: jax.vmap over padded arrays"),
+            ("jax.shapecheck", "0.4.16", "no successor: jax.eval_shape"),
+            ("jax.soft_pmap", "0.4.16", "jax.vmap, or jax.jit with a sharding"),
+            ("jax.lax.tie_in", "0.4.29", "tie_in(x, y) is y", "0.4.24"),
+            (
+                "jax.device_put_replicated",
+                "0.10.0",
+                "jax.device_put(x, NamedSharding(mesh, PartitionSpec())) with a mesh of the "
+                "devices (a replicated array; for pmap's leading axis, jnp.stack([x] * n))",
+                "0.8.1",
+            ),
+            (
+                "jax.device_put_sharded",
+                "0.10.0",
+                "jax.device_put(jnp.stack(xs), NamedSharding(mesh, PartitionSpec('d'))) with "
+                "`mesh = Mesh(devices, ('d',))`",
+                "0.8.1",
+            ),
+            (
+                "jax.lax.infeed",
+                "0.7.0",
+                "no successor: pass the data as an argument, or jax.experimental.io_callback",
+            ),
+            ("jax.lax.outfeed", "0.7.0", "no successor: jax.experimental.io_callback"),
+        )
+        for deprecated_in in [deprecated[0] if deprecated else None]
+    ),
     RemovedApi(
         "jax.random",
         Kind.BEHAVIOUR,
