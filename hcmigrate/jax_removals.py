@@ -31,6 +31,9 @@ class Kind(enum.Enum):
     MODULE = "module"  # a module that no longer imports
     METHOD = "method"  # an attribute of jax.Array values (`x.device_buffer`)
     BEHAVIOUR = "behaviour"  # no name removed, but results changed
+    # no name removed, but a function's calls with some arguments changed meaning (`removed_in`:
+    # the release that changed them; every call is a site, the shapes are not visible)
+    CALL_BEHAVIOUR = "call-behaviour"
 
 
 @dataclass(frozen=True)
@@ -616,6 +619,20 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         for deprecated_in in [deprecated[0] if deprecated else None]
     ),
     RemovedApi(
+        "jax.numpy.linalg.solve",
+        Kind.CALL_BEHAVIOUR,
+        removed_in="0.5.0",
+        deprecated_in="0.4.25",
+        replacement=None,
+        mechanical=False,
+        rule="JAX115",
+        advice="where `b` has one dimension fewer than `a` and more than one (a batch of "
+        "vectors: a (k, n, n), b (k, n)), jax < 0.5.0 solved each vector; from 0.5.0 that "
+        "raises `Invalid shapes for solve` (and a b of (n, n) against a (k, n, n) now solves "
+        "matrices where it raised); `jnp.linalg.solve(a, b[..., None])[..., 0]` solves the "
+        "vectors on every version",
+    ),
+    RemovedApi(
         "jax.random",
         Kind.BEHAVIOUR,
         removed_in="0.5.0",
@@ -641,7 +658,7 @@ def lookup(dotted: str) -> RemovedApi | None:
     parts = dotted.split(".")
     for n in range(len(parts), 1, -1):
         row = BY_KEY.get(".".join(parts[:n]))
-        if row is not None and row.kind is not Kind.BEHAVIOUR:
+        if row is not None and row.kind not in (Kind.BEHAVIOUR, Kind.CALL_BEHAVIOUR):
             return row
     return None
 

@@ -95,5 +95,6 @@ EVIDENCE = {
     "jax.device_put_sharded": '0.4.30 OK, 0.6.2 OK, 0.10.2 FAIL; wheels: present 0.4.16–0.8.0, deprecated 0.8.1–0.9.2, removed 0.10.0–0.10.2; "jax.device_put_sharded is deprecated; use jax.device_put instead. See …"',
     "jax.lax.infeed": "0.4.30 OK, 0.6.2 OK, 0.10.2 FAIL; wheels: present 0.4.16–0.6.2, absent 0.7.0–0.10.2",
     "jax.lax.outfeed": "0.4.30 OK, 0.6.2 OK, 0.10.2 FAIL; wheels: present 0.4.16–0.6.2, absent 0.7.0–0.10.2",
+    "jax.numpy.linalg.solve": '0.4.30 WARN, 0.6.2 FAIL, 0.10.2 FAIL; wheels: present 0.4.16–0.4.24, deprecated 0.4.25–0.4.38, removed 0.5.0–0.10.2; "Invalid shapes for solve: {a.shape}, {b.shape}. Prior to JAX v0.5.0,"',
     "jax.random": "normal(PRNGKey(0), (3,)): 0.4.30 [1.8161, -0.4826, 0.3399], 0.6.2 [1.6226, 2.0253, -0.4336], 0.10.2 [1.6226, 2.0253, -0.4336]; with jax_threefry_partitionable=False: 0.10.2 [1.8161, -0.4826, 0.3399] on every version (the old stream); wheels: jax_threefry_partitionable default False 0.4.16–0.4.38, True 0.5.0–0.10.2",
 }

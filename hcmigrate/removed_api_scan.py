@@ -101,7 +101,7 @@ class RemovedApiScan:
         words = set()
         for row in self.rows:
             last = row.name.rsplit(".", 1)[1]
-            if row.kind is Kind.KEYWORD or row.call_form or row.applied_form:
+            if row.kind in (Kind.KEYWORD, Kind.CALL_BEHAVIOUR) or row.call_form or row.applied_form:
                 # (`safe_map(...)`, `xla_computation(f)(x)`: by a bare name too)
                 words.add(last)
             elif row.kind is Kind.METHOD:

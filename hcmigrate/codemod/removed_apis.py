@@ -93,8 +93,13 @@ class RemovedApis:
         self._removed_keywords = frozenset(
             row.keyword for rows in self._keywords.values() for row in rows
         )
+        # functions whose calls changed meaning for some arguments (`jnp.linalg.solve`)
+        self._changed_calls = {r.name: r for r in scan.rows if r.kind is Kind.CALL_BEHAVIOUR}
         self._keyword_tails = tuple(
-            {name.rsplit(".", 1)[1] for name in [*self._keywords, *self._call_forms]}
+            {
+                name.rsplit(".", 1)[1]
+                for name in [*self._keywords, *self._call_forms, *self._changed_calls]
+            }
         )
         self._methods = {method_name(r): r for r in scan.rows if r.kind is Kind.METHOD}
         self._behaviour = {r.name: r for r in scan.behaviour}
@@ -314,6 +319,9 @@ class RemovedApis:
         row = self._call_forms.get(qualified)
         if row is not None:
             return row if self.call_form_site(call.func) else None
+        row = self._changed_calls.get(qualified)
+        if row is not None:  # (its note: JAX115)
+            return row
         rows = self._keywords.get(qualified)
         if not rows:
             return None

@@ -35,5 +35,6 @@ TRIGGERS = (
     RemovedJaxApi(rule='JAX112'),
     RemovedJaxApi(rule='JAX113'),
     RemovedJaxApi(rule='JAX114'),
+    RemovedJaxApi(rule='JAX115'),
     UnbindableCall(),
 )

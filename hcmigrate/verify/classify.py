@@ -136,6 +136,12 @@ def classify(message: str | None) -> Failure | None:
     if m:
         row = lookup(f"jax.Array.{m.group('name')}")
         return Failure("removed-jax-api", row.name, row) if row else None
+    for row in REMOVED_APIS:  # (a call whose meaning changed: JAX names the release)
+        if row.kind is Kind.CALL_BEHAVIOUR and (
+            f" for {row.name.rsplit('.', 1)[1]}:" in message
+            and f"Prior to JAX v{row.removed_in}" in message
+        ):
+            return Failure("removed-jax-api", f"{row.name}(...)", row)
     if _DEVICE_NOT_CALLABLE in message:
         row = lookup("jax.Array.device")
         return Failure("removed-jax-api", "jax.Array.device()", row) if row else None
