@@ -315,6 +315,13 @@ def exports_of(scopes: ScopeAnalysis, aliases: ValueAliases) -> dict[str, str]:
             for key, bound in aliases.maps[binding.offset].items():
                 if key.isidentifier() and key not in aliases.rebound_attributes:
                     found[f"{name}.{key}"] = bound.qualified
+        elif binding.offset in aliases.instances and name not in aliases.mutated:
+            # `xnp = JaxBackend()`: the class's attributes, where one class of the module
+            classes = scopes.bindings_at(*aliases.instances[binding.offset])
+            if len(classes) == 1 and classes[0].is_def:
+                for key, bound in aliases.maps.get(classes[0].offset, {}).items():
+                    if key not in aliases.rebound_attributes:
+                        found[f"{name}.{key}"] = bound.qualified
     return found
 
 
