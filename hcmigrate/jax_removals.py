@@ -31,6 +31,9 @@ class Kind(enum.Enum):
     MODULE = "module"  # a module that no longer imports
     METHOD = "method"  # an attribute of jax.Array values (`x.device_buffer`)
     BEHAVIOUR = "behaviour"  # no name removed, but results changed
+    # no name removed, but a function's calls with some arguments changed meaning (`removed_in`:
+    # the release that changed them; every call is a site, the shapes are not visible)
+    CALL_BEHAVIOUR = "call-behaviour"
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,11 @@ class RemovedApi:
     # ATTRIBUTE rows of functions rewritten where called: the call's new form, `{args}` its
     # arguments as written (`list(map({args}))`); other uses are manual findings
     call_form: str | None = None
+    # ATTRIBUTE rows of functions that return a function, rewritten where that is called at
+    # once (`jax.xla_computation(f)(x)`): the new form, `{function}` the one argument of the
+    # first call, `{args}` the arguments of the second, as written; other uses stay the rule's
+    # findings
+    applied_form: str | None = None
     rule: str = ""  # the code of the rule that rewrites or reports it
     advice: str = ""  # what to do, where the rewrite is not mechanical; caveats otherwise
     evidence: str = ""  # what the measurement saw (messages, wheels)
@@ -179,7 +187,7 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         deprecated_in="0.6.0",
         replacement="jax.sharding.NamedSharding",
         mechanical=False,
-        rule="JAX109",
+        rule="JAX113",
         advice="NamedSharding(Mesh(devices, names), PartitionSpec(...)); .replicate() is "
         "NamedSharding(mesh, PartitionSpec())",
     ),
@@ -197,8 +205,12 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         removed_in="0.4.34",
         deprecated_in="0.4.30",
         replacement="jax.jit(f).lower(*args).compiler_ir('hlo')",
+        # (measured on jax 0.4.30: the same XlaComputation type and methods; the HLO module is
+        # named jit_f instead of xla_computation_f and its result is no longer a 1-tuple:
+        # tests/test_removed_xla_computation.py)
+        applied_form='jax.jit({function}).lower({args}).compiler_ir("hlo")',
         mechanical=False,
-        rule="JAX109",
+        rule="JAX114",
         advice="jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
     ),
     *(
@@ -547,6 +559,79 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         rule="JAX109",
         advice="jax.extend.backend has get_backend and clear_backends' successors; other names are gone",
     ),
+    # Found missing by scripts/check_jax_removals_complete.py (wheels 0.4.16-0.10.2 and JAX's
+    # changelog; issue 36): whole modules and public names host_callback-era code imports.
+    *(
+        _manual(name, "0.4.16", advice, Kind.MODULE)
+        for name, advice in (
+            ("jax.experimental.loops", "write the loop with jax.lax.fori_loop / jax.lax.scan"),
+            ("jax.experimental.callback", "no successor: use jax.experimental.io_callback"),
+            ("jax.experimental.optix", "use the optax package (optax.adam, ...)"),
+            ("jax.api", "its names are jax's own: jax.jit, jax.grad, ..."),
+            ("jax.jaxpr_util", "JAX internal with no public home"),
+        )
+    ),
+    *(
+        _manual(name, removed_in, advice, Kind.MODULE)
+        for name, removed_in, advice in (
+            ("jax.extend.ffi", "0.8.0", "use jax.ffi (the same API)"),
+            ("jax.prng", "0.4.24", "JAX internal: jax.random.key_impl / jax.extend.random"),
+        )
+    ),
+    RemovedApi(
+        "jax.tree_util.tree_multimap",
+        Kind.ATTRIBUTE,
+        removed_in="0.4.16",
+        replacement="jax.tree_util.tree_map",
+        rule="JAX101",
+    ),
+    *(
+        _manual(name, removed_in, advice, deprecated_in=deprecated_in)
+        for name, removed_in, advice, *deprecated in (
+            ("jax.ops.index_update", "0.4.16", "x.at[idx].set(y)"),
+            ("jax.ops.index_add", "0.4.16", "x.at[idx].add(y)"),
+            ("jax.partial", "0.4.16", "functools.partial"),
+            ("jax.mask", "0.4.16", "no successor: jax.vmap over padded arrays"),
+            ("jax.shapecheck", "0.4.16", "no successor: jax.eval_shape"),
+            ("jax.soft_pmap", "0.4.16", "jax.vmap, or jax.jit with a sharding"),
+            ("jax.lax.tie_in", "0.4.29", "tie_in(x, y) is y", "0.4.24"),
+            (
+                "jax.device_put_replicated",
+                "0.10.0",
+                "jax.device_put(x, NamedSharding(mesh, PartitionSpec())) with a mesh of the "
+                "devices (a replicated array; for pmap's leading axis, jnp.stack([x] * n))",
+                "0.8.1",
+            ),
+            (
+                "jax.device_put_sharded",
+                "0.10.0",
+                "jax.device_put(jnp.stack(xs), NamedSharding(mesh, PartitionSpec('d'))) with "
+                "`mesh = Mesh(devices, ('d',))`",
+                "0.8.1",
+            ),
+            (
+                "jax.lax.infeed",
+                "0.7.0",
+                "no successor: pass the data as an argument, or jax.experimental.io_callback",
+            ),
+            ("jax.lax.outfeed", "0.7.0", "no successor: jax.experimental.io_callback"),
+        )
+        for deprecated_in in [deprecated[0] if deprecated else None]
+    ),
+    RemovedApi(
+        "jax.numpy.linalg.solve",
+        Kind.CALL_BEHAVIOUR,
+        removed_in="0.5.0",
+        deprecated_in="0.4.25",
+        replacement=None,
+        mechanical=False,
+        rule="JAX115",
+        advice="where `b` has one dimension fewer than `a` and more than one (a batch of "
+        "vectors: a (k, n, n), b (k, n)), jax < 0.5.0 solved each vector; from 0.5.0 that "
+        "raises `Invalid shapes for solve` (and a b of (n, n) against a (k, n, n) now solves "
+        "matrices where it raised); `jnp.linalg.solve(a, b[..., None])[..., 0]` solves the "
+        "vectors on every version",
+    ),
     RemovedApi(
         "jax.random",
         Kind.BEHAVIOUR,
@@ -573,7 +658,7 @@ def lookup(dotted: str) -> RemovedApi | None:
     parts = dotted.split(".")
     for n in range(len(parts), 1, -1):
         row = BY_KEY.get(".".join(parts[:n]))
-        if row is not None and row.kind is not Kind.BEHAVIOUR:
+        if row is not None and row.kind not in (Kind.BEHAVIOUR, Kind.CALL_BEHAVIOUR):
             return row
     return None
 

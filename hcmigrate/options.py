@@ -74,6 +74,10 @@ class Options:
     # are with a manual finding while the module's other sites are rewritten
     # (hcmigrate.codemod.pipeline sets it when it retries).
     dropped_sites: frozenset[tuple[str, int, int, str]] = frozenset()
+    # Names other modules of the run bind to a JAX function that lost a keyword
+    # (("pkg.backend.clip", "jax.numpy.clip"),): calls through them are JAX102's sites
+    # (hcmigrate.removed_exports).
+    removed_exports: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass

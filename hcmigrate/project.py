@@ -56,6 +56,8 @@ def plan_run(
         follow_compat_together,
     )
     from hcmigrate.project_model.x64_mode import PackageSwitches
+    from hcmigrate.removed_exports import add_callers as add_removed_callers
+    from hcmigrate.removed_exports import find as find_removed_exports
     from hcmigrate.runner import Task, load_codemod
 
     selection = settings.selector().select(paths)
@@ -70,6 +72,9 @@ def plan_run(
         jobs=jobs,
         on_first_candidate=None if cache is not None and len(cache) else load_codemod,
     )
+    # (modules calling a JAX function through another module's name for it: issue 36)
+    removed_exports, callers = find_removed_exports(scanned, targets)
+    add_removed_callers(scanned, callers)
     model = build_run_model(scanned, targets)
     # Each file's project (hcmigrate.projects) decides the JAX its code targets (its declared
     # floor, or the floor the native rewrite needs where the run raises it) and its style.
@@ -117,6 +122,8 @@ def plan_run(
             options = dataclasses.replace(
                 options, reexports=view.reexports, runs_under=view.runs_under
             )
+        if removed_exports:
+            options = dataclasses.replace(options, removed_exports=removed_exports)
         if i in model.importers:
             options = dataclasses.replace(options, reexporters_imported=model.importers[i])
         if not target.notebook:

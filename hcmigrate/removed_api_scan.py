@@ -77,6 +77,9 @@ class RemovedApiScan:
             r.name for r in self.rows if r.kind is not Kind.METHOD and not only_imported(r)
         )
         self.modules = frozenset(r.name for r in self.rows if r.kind is Kind.MODULE)
+        # functions that lost a keyword (a call through another name of the function:
+        # hcmigrate.codemod.removed_aliases)
+        self.keyword_functions = frozenset(r.name for r in self.rows if r.kind is Kind.KEYWORD)
         methods = [
             re.escape(method_name(r).encode()) + (rb"\s*\(\s*\)" if is_call(r) else rb"\b")
             for r in self.rows
@@ -98,7 +101,8 @@ class RemovedApiScan:
         words = set()
         for row in self.rows:
             last = row.name.rsplit(".", 1)[1]
-            if row.kind is Kind.KEYWORD or row.call_form:  # (`safe_map(...)`, by a bare name too)
+            if row.kind in (Kind.KEYWORD, Kind.CALL_BEHAVIOUR) or row.call_form or row.applied_form:
+                # (`safe_map(...)`, `xla_computation(f)(x)`: by a bare name too)
                 words.add(last)
             elif row.kind is Kind.METHOD:
                 words.add("." + last + ("()" if is_call(row) else ""))

@@ -34,6 +34,8 @@ def api(row) -> str:
         return code(row.name.replace("jax.Array.", "x."))
     if row.kind is Kind.BEHAVIOUR:
         return f"{code(row.name)} values"
+    if row.kind is Kind.CALL_BEHAVIOUR:
+        return f"{code(row.name + '(...)')} results"
     return code(row.name)
 
 

@@ -152,6 +152,20 @@ CALLS = {
     "jax.random.shuffle": "jax.random.shuffle(jax.random.PRNGKey(0), x)",
     "jax.core.get_aval": "jax.core.get_aval(x)",
 }
+# Calls whose meaning changed (CALL_BEHAVIOUR rows): the call in the form that changed, and
+# the source text that says so in each wheel (found: deprecated; the raise: removed).
+CHANGED_CALLS = {
+    "jax.numpy.linalg.solve": "import jax.numpy as jnp\n"
+    "jnp.linalg.solve(jnp.eye(2) + jnp.zeros((3, 2, 2)), jnp.ones((3, 2)))",
+}
+CHANGED_CALL_SOURCES = {
+    "jax.numpy.linalg.solve": (
+        "jax/_src/numpy/linalg.py",
+        "batched 1D solves with b.ndim > 1 are deprecated",
+        "Invalid shapes for solve",
+    ),
+}
+
 # The random-stream row: the same draw with the default stream and with the flag that restores
 # the stream of jax < 0.5.0.
 RANDOM_DRAW = (
@@ -231,6 +245,8 @@ def row_probes(row) -> dict[str, str]:
     elif kind is Kind.METHOD:
         method = _split(row.name)[1]
         probes["use"] = ARRAY + CALLS.get(row.name, f"x.{method}")
+    elif kind is Kind.CALL_BEHAVIOUR:
+        probes["call"] = CHANGED_CALLS[row.name]
     elif kind is Kind.BEHAVIOUR:
         probes["draw"] = RANDOM_DRAW
         probes["draw_old_stream"] = (
@@ -720,6 +736,15 @@ def wheel_status(wheel: Wheel, row) -> tuple[str, str]:
         return wheel.keyword(row.name, row.keyword)
     if row.kind is Kind.METHOD:
         return wheel.method(_split(row.name)[1], called=row.name in CALLS)
+    if row.kind is Kind.CALL_BEHAVIOUR:
+        path, warning, error = CHANGED_CALL_SOURCES[row.name]
+        source = wheel.zip.read(path).decode("utf-8") if path in wheel.files else ""
+        if error in source:
+            message = re.search(r'"(Invalid shapes for solve[^"]*)"', source)
+            return "removed", message.group(1) if message else error
+        if warning in source:
+            return "deprecated", warning
+        return "present", ""
     if row.kind is Kind.BEHAVIOUR:
         default = wheel.threefry_partitionable_default()
         # the old stream is what the row is about: it is "present" while it is the default

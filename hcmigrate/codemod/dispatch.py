@@ -10,6 +10,7 @@ from hcmigrate.codemod.binding import CannotBind, bind_argument_nodes
 from hcmigrate.facts import LEGACY_FUNCTIONS
 from hcmigrate.codemod.removed_apis import RemovedApis
 from hcmigrate.rules.removed_api_rewrite import report_target
+from hcmigrate.codemod.removed_sharding import NAME as SHARDING
 from hcmigrate.rules.context import (
     CallSite,
     ModernCallSite,
@@ -34,7 +35,12 @@ class Dispatch:
     def removed(self) -> RemovedApis | None:
         """The module's uses of removed JAX APIs (None: no rule handles any)."""
         if self._removed is None and self._registry.words.removed:
-            self._removed = RemovedApis(self._ctx.resolver, self._registry.words.removed)
+            self._removed = RemovedApis(
+                self._ctx.resolver,
+                self._registry.words.removed,
+                dict(self._ctx.options.removed_exports),
+                self._ctx.options.module_name,
+            )
         return self._removed
 
     # ---------------------------------------------------------------- legacy calls
@@ -112,10 +118,10 @@ class Dispatch:
         return self._ctx.run_site(handlers, site, original, updated)
 
     # ---------------------------------------------------------------- removed JAX APIs
-    def _removed_site(self, row, original, updated, qualified: str = "", aliases=()):
+    def _removed_site(self, row, original, updated, qualified: str = "", aliases=(), via=None):
         handlers = self._registry.removed.get(row.rule, [])
         star = self.removed.star_of(original) if qualified else ""
-        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases), star)
+        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases), star, via)
         return self._ctx.run_site(handlers, site, original, updated)
 
     def removed_use(self, original: cst.BaseExpression, updated: cst.BaseExpression):
@@ -130,13 +136,38 @@ class Dispatch:
         return self._removed_site(found[0], original, updated, found[1])
 
     def removed_call(self, original: cst.Call, updated: cst.Call):
-        row = self.removed.keyword_call(original) if self.removed is not None else None
-        if row is None:
+        if self.removed is None:
             return updated
-        return self._removed_site(row, original, updated, row.name)
+        row, via = self.removed.keyword_call(original), None
+        if row is None:  # (`c(x, a_min=0)`, `OPS["clip"](x, a_max=1)`: through a name)
+            row, via = self.removed.aliased_keyword_call(original) or (None, None)
+        if row is None:  # (`jax.xla_computation(f)(x)`: JAX114)
+            row = self.removed.applied_call(original)
+            if row is not None:
+                return self._removed_site(row, original, updated, row.name)
+        if row is None:  # (`PositionalSharding(jax.devices()).reshape(4, 1)`: JAX113)
+            form = self.removed.sharding_call(original)
+            if form is None:
+                return updated
+            row = self.removed.row_of_import(SHARDING)
+            alone = self.removed.sharding_alone(original, form)
+            return self._removed_site(row, original, updated, f"{SHARDING}.{form}", via=alone)
+        return self._removed_site(row, original, updated, row.name, via=via)
 
     def removed_import(self, original, updated):
         found = self.removed.import_rows(original) if self.removed is not None else None
         if not found:
             return updated
-        return self._removed_site(found[0][1], original, updated, aliases=found)
+        # (JAX113: the names of PositionalSharding whose every use a call site rewrites)
+        uses = {
+            id(alias): self.removed.sharding_uses_left(original, alias)
+            for alias, row, _ in found
+            if row.name == SHARDING
+        }
+        # (JAX114: the names of jax.xla_computation only called at once, `f(g)(x)`)
+        uses.update(
+            (id(alias), (not self.removed.applied_uses_left(original, alias), ()))
+            for alias, row, real in found
+            if row.applied_form and real == row.name
+        )
+        return self._removed_site(found[0][1], original, updated, aliases=found, via=uses)

@@ -12,6 +12,8 @@ from hcmigrate.options import Options
 from hcmigrate.codemod.legacy_names import reexported_module
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.partial_parse import identifiers, parse_needed
+from hcmigrate.codemod.removed_aliases import value_aliases
+from hcmigrate.codemod.removed_sharding import ShardingUses
 from hcmigrate.codemod.removed_apis import calls_into
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.errors import MigrationError
@@ -25,7 +27,19 @@ _STAR_IMPORT = re.compile(r"import[\s\\(]*\*")
 def might_use_host_callback(text: str, options: Options, words: TriggerWords) -> bool:
     """False only when `text` cannot hold a site of any rule (directly, or through a module of
     `options.reexports` that re-exports legacy names)."""
-    return words.may_apply(text) or might_use_reexports(text, options)
+    return (
+        words.may_apply(text)
+        or might_use_reexports(text, options)
+        or might_call_removed_exports(text, options)
+    )
+
+
+def might_call_removed_exports(text: str, options: Options) -> bool:
+    """Could `text` call a JAX function that lost a keyword through a name another module of
+    the run binds it to (hcmigrate.removed_exports)?"""
+    return bool(options.removed_exports) and any(
+        name.rsplit(".", 1)[1] in text for name, _ in options.removed_exports
+    )
 
 
 def might_use_reexports(text: str, options: Options) -> bool:
@@ -54,6 +68,8 @@ def parse_partially(
     """Module, node index and scopes with libcst parsing only the top-level statements the
     codemod needs (hcmigrate.codemod.partial_parse), or the whole module when that does not
     apply; None when CPython rejects the text (the whole-module parse then reports the error)."""
+    if might_call_removed_exports(text, options):
+        return None  # (the calls through them are not found by words: the whole module)
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -96,6 +112,18 @@ def seed_words(
         seeds |= LEGACY_PUBLIC_NAMES  # `from jax.experimental.host_callback import *`
     for module in scopes.star_imports:  # `from jax.numpy import *`, then `round_(x)`
         seeds.update(words.removed.star_names(module))
+    if words.removed.may_use_removed(text):  # `clip = jnp.clip`, then `clip(x, a_min=0)`
+        seeds.update(value_aliases(scopes, words.removed.keyword_functions).names)
+        # (`c(x, a_min=0)`, `xc(f)(x)`, `PS(jax.devices())`: a removed name imported as `c`)
+        functions = words.removed.keyword_functions
+        seeds.update(
+            binding.key
+            for bindings in scopes.imports.values()
+            for binding in bindings
+            if binding.real in functions or binding.real in words.removed.names
+        )
+        if "PositionalSharding" in text:  # (`s = PositionalSharding(...)`, then `s.reshape`)
+            seeds.update(ShardingUses(scopes).names)
     return seeds
 
 

@@ -38,6 +38,7 @@ from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, 
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.parsing import (
     might_use_host_callback,
+    might_call_removed_exports,
     parse_partially,
     parse_whole,
     printed_back_error,
@@ -93,7 +94,9 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
         module, index, scopes = parsed
     if index.text != text:  # (libcst drops a blank line before a trailing indented comment)
         raise printed_back_error(text, index.text)
-    if not index.worth_migrating(registry.words):  # e.g. "host_callback" only in a comment
+    if not index.worth_migrating(registry.words) and not might_call_removed_exports(
+        text, options
+    ):  # e.g. "host_callback" only in a comment
         return _result(text, text, [], options, registry)
     if scopes is None:
         try:

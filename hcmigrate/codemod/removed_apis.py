@@ -30,6 +30,8 @@ import re
 import libcst as cst
 
 from hcmigrate.codemod.add_imports import catches_import_error
+from hcmigrate.codemod.removed_aliases import Alias, ValueAliases, value_aliases
+from hcmigrate.codemod.removed_sharding import CONSTRUCT, REPLICATE, RESHAPE, ShardingUses
 from hcmigrate.codemod.scopes import BUILTIN, IMPORT, LOCAL
 from hcmigrate.jax_removals import Kind, RemovedApi
 from hcmigrate.removed_api_scan import ROOT, RemovedApiScan, is_call, method_name, only_imported
@@ -66,9 +68,19 @@ def calls_into(scopes, modules: frozenset[str]) -> list[int]:
 
 
 class RemovedApis:
-    def __init__(self, resolver, scan: RemovedApiScan):
+    def __init__(
+        self,
+        resolver,
+        scan: RemovedApiScan,
+        exports: dict[str, str] | None = None,
+        module_name: str | None = None,
+    ):
         self._resolver = resolver  # hcmigrate.codemod.resolution.Resolver
         self.scan = scan
+        # names other modules of the run bind to a function that lost a keyword
+        # (hcmigrate.options.Options.removed_exports)
+        self._exports = exports or {}
+        self._module_name = module_name or ""  # (relative imports of them)
         self._by_name = {r.name: r for r in scan.rows if r.kind in (Kind.ATTRIBUTE, Kind.MODULE)}
         self._keywords: dict[str, list[RemovedApi]] = {}
         for row in scan.rows:
@@ -76,8 +88,18 @@ class RemovedApis:
                 self._keywords.setdefault(row.name, []).append(row)
         # functions rewritten where called (`jax.util.safe_map(f, xs)` -> `list(map(f, xs))`)
         self._call_forms = {r.name: r for r in scan.rows if r.call_form}
+        # functions whose result is rewritten where called at once (`jax.xla_computation(f)(x)`)
+        self._applied_forms = {r.name: r for r in scan.rows if r.applied_form}
+        self._removed_keywords = frozenset(
+            row.keyword for rows in self._keywords.values() for row in rows
+        )
+        # functions whose calls changed meaning for some arguments (`jnp.linalg.solve`)
+        self._changed_calls = {r.name: r for r in scan.rows if r.kind is Kind.CALL_BEHAVIOUR}
         self._keyword_tails = tuple(
-            {name.rsplit(".", 1)[1] for name in [*self._keywords, *self._call_forms]}
+            {
+                name.rsplit(".", 1)[1]
+                for name in [*self._keywords, *self._call_forms, *self._changed_calls]
+            }
         )
         self._methods = {method_name(r): r for r in scan.rows if r.kind is Kind.METHOD}
         self._owned: frozenset[str] | None = None  # (_own_attributes)
@@ -88,8 +110,18 @@ class RemovedApis:
         self._star_names = frozenset(scan.star_names(self._star)) if self._star else frozenset()
         # A module the scan finds no removed name in (one with host_callback only) is walked
         # for calls into the modules whose behaviour changed alone (`jax.random.normal`).
-        self.may_use = scan.may_use_removed(resolver.index.text)
+        self.may_use = scan.may_use_removed(resolver.index.text) or bool(self._exports)
         self.roots = self._jax_roots()
+        # the functions that lost a keyword, bound to other names (`clip = jnp.clip`, ...)
+        self.aliases: ValueAliases | None = (
+            value_aliases(resolver.scopes, scan.keyword_functions) if self.may_use else None
+        )
+        # PositionalSharding's forms with a NamedSharding spelling (JAX113)
+        self.sharding: ShardingUses | None = (
+            ShardingUses(resolver.scopes)
+            if self.may_use and "PositionalSharding" in resolver.index.text
+            else None
+        )
 
     def _jax_roots(self) -> set[str]:
         """The local names imports of JAX bind (`jax`, `jnp`, `core`, `tree_map`); in a module
@@ -99,10 +131,17 @@ class RemovedApis:
         if not self.may_use and not behaviour:
             return set()
         roots = set()
+        exporters = {name.rsplit(".", 1)[0] for name in self._exports}
         for bindings in self._resolver.scopes.imports.values():
             for binding in bindings:
                 real = binding.real or ""
-                if self.may_use and is_jax(real):
+                absolute = self._absolute(real) if exporters else real
+                if absolute in self._exports or any(
+                    e == absolute or e.startswith(absolute + ".") or absolute.startswith(e + ".")
+                    for e in exporters
+                ):  # (`from pkg import backend as xnp`: `xnp.clip(...)`)
+                    roots.add(binding.key.split(".", 1)[0])
+                elif self.may_use and is_jax(real):
                     roots.add(binding.key.split(".", 1)[0])
                 elif any(m == real or m.startswith(real + ".") for m in behaviour):
                     roots.add(binding.key.split(".", 1)[0])
@@ -116,10 +155,15 @@ class RemovedApis:
         if not self.may_use:
             return [name for name in index.name_nodes if name.value in self.roots]
         methods = self._methods
+        aliased = self.aliases.names if self.aliases is not None else ()
         nodes: list[cst.CSTNode] = [
             name
             for name in index.name_nodes
-            if name.value in self.roots or name.value in methods or name.value in self._star_names
+            if name.value in self.roots
+            or name.value in methods
+            or name.value in self._star_names
+            or name.value in aliased
+            or (self.sharding is not None and name.value in self.sharding.names)
         ]
         nodes += [node for node in index.import_nodes if self.import_rows(node)]
         return nodes
@@ -176,6 +220,14 @@ class RemovedApis:
         qualified = self._qualified(node)
         if qualified is None:
             return None
+        if self.sharding is not None and self._called(node):
+            parent = self._resolver.parent(node)
+            if self.sharding_call(parent) is not None:
+                return None  # (the call is the site)
+        if qualified in self._applied_forms and self._called(node):
+            outer = self._resolver.parent(self._resolver.parent(node))
+            if isinstance(outer, cst.Call) and self.applied_call(outer) is not None:
+                return None  # (the outer call is the site)
         row = self._by_name.get(qualified)
         if row is not None and row.call_form and self.call_form_site(node):
             return None  # (the call is the site)
@@ -316,11 +368,136 @@ class RemovedApis:
         row = self._call_forms.get(qualified)
         if row is not None:
             return row if self.call_form_site(call.func) else None
+        row = self._changed_calls.get(qualified)
+        if row is not None:  # (its note: JAX115)
+            return row
         rows = self._keywords.get(qualified)
         if not rows:
             return None
         passed = {a.keyword.value for a in call.args if a.keyword is not None}
         return next((row for row in rows if row.keyword in passed), None)
+
+    def aliased_keyword_call(self, call: cst.Call) -> tuple[RemovedApi, Alias | None] | None:
+        """(the first removed keyword row, how the callee reaches the function) for a call
+        passing a removed keyword to a function bound to another name: imported under it
+        (`from jax.numpy import clip as c`: alias None, the import says it all) or bound by
+        the module (hcmigrate.codemod.removed_aliases)."""
+        passed = {a.keyword.value for a in call.args if a.keyword is not None}
+        if not passed & self._removed_keywords:
+            return None
+        qualified = self._qualified(call.func) if dotted_name(call.func) is not None else None
+        alias = None
+        if qualified is not None and qualified not in self._keywords:
+            exported = self._exported(qualified)
+            if exported is not None:
+                alias = Alias(exported, dotted_name(call.func), 0, True, qualified)
+                qualified = exported
+        if qualified not in self._keywords:
+            if self.aliases is None:
+                return None
+            offset_of = self._resolver.index.start_offset
+            alias = self.aliases.alias(call.func, offset_of, self._exported)
+            if alias is None:
+                return None
+            qualified = alias.qualified
+        row = next((r for r in self._keywords.get(qualified, ()) if r.keyword in passed), None)
+        return (row, alias) if row is not None else None
+
+    def applied_call(self, call: cst.Call) -> RemovedApi | None:
+        """The row of `F(function)(...)` where F is a function rewritten where its result is
+        called at once (`jax.xla_computation(f)(x, y)`), given one positional argument."""
+        inner = call.func
+        if not self._applied_forms or not isinstance(inner, cst.Call):
+            return None
+        if dotted_name(inner.func) is None:
+            return None
+        if len(inner.args) != 1 or inner.args[0].keyword is not None or inner.args[0].star:
+            return None
+        return self._applied_forms.get(self._qualified(inner.func) or "")
+
+    def applied_uses_left(self, node: cst.ImportFrom, alias: cst.ImportAlias) -> bool:
+        """Does the name this alias of a `from` import binds have a use other than the
+        function of an `applied_call` (then the import stays)? Read on the scope analysis'
+        ast, which holds the statements the partial parse left out."""
+        bound = alias.asname.name.value if alias.asname else dotted_name(alias.name)
+        start = self._resolver.index.start_offset(node)
+        scopes = self._resolver.scopes
+        binding = next(
+            (
+                b
+                for bindings in scopes.imports.values()
+                for b in bindings
+                if b.key == bound and b.statement == start
+            ),
+            None,
+        )
+        if binding is None or not binding.accesses:
+            return True
+        applied: set[int] = set()
+        for outer in ast.walk(scopes.tree):
+            inner = outer.func if isinstance(outer, ast.Call) else None
+            if (
+                isinstance(inner, ast.Call)
+                and isinstance(inner.func, ast.Name)
+                and inner.func.id == bound
+                and len(inner.args) == 1
+                and not isinstance(inner.args[0], ast.Starred)
+                and not inner.keywords
+            ):
+                applied.add(scopes.offset(inner.func))
+        return not set(binding.accesses) <= applied
+
+    def sharding_call(self, call: cst.Call) -> str | None:
+        """CONSTRUCT, RESHAPE or REPLICATE, for a call of PositionalSharding rewritten as a
+        NamedSharding (hcmigrate.codemod.removed_sharding); None for any other call."""
+        if self.sharding is None or not self.sharding.calls:
+            return None
+        func = call.func
+        form = CONSTRUCT
+        if isinstance(func, cst.Attribute) and func.attr.value in (RESHAPE, REPLICATE):
+            form = func.attr.value
+        start = self._resolver.index.start_offset(call)
+        return form if (start, form) in self.sharding.calls else None
+
+    def sharding_alone(self, call: cst.Call, form: str) -> bool:
+        """Is `call` rewritten on its own (not only as the receiver of a reshape/replicate
+        rewritten whole)?"""
+        start = self._resolver.index.start_offset(call)
+        if self.sharding is None:
+            return False
+        if form == CONSTRUCT:
+            return start in self.sharding.constructs_alone
+        return (start, form) not in self.sharding.receivers
+
+    def sharding_uses_left(self, node: cst.ImportFrom, alias: cst.ImportAlias):
+        """(is every use of the name this alias of a `from` import binds rewritten by a
+        sharding call site, the lines of the uses left other than type checks and
+        annotations): hcmigrate.codemod.removed_sharding.ShardingUses.uses_left."""
+        if self.sharding is None:
+            return False, ()
+        bound = alias.asname.name.value if alias.asname else dotted_name(alias.name)
+        start = self._resolver.index.start_offset(node)
+        for bindings in self._resolver.scopes.imports.values():
+            for binding in bindings:
+                if binding.key == bound and binding.statement == start:
+                    return self.sharding.uses_left(binding)
+        return False, ()
+
+    def _exported(self, qualified: str) -> str | None:
+        """The function another module of the run binds `qualified` to ("pkg.backend.clip",
+        or ".backend.clip" from a relative import) -> "jax.numpy.clip"."""
+        if not self._exports:
+            return None
+        return self._exports.get(self._absolute(qualified))
+
+    def _absolute(self, name: str) -> str:
+        """A name a relative import binds (".backend.clip") as the run's module names spell
+        it, from the module's own name ("pkg.model" -> "pkg.backend.clip")."""
+        if not name.startswith("."):
+            return name
+        package = self._module_name.split(".")
+        level = len(name) - len(name.lstrip("."))
+        return ".".join([*package[: len(package) - level], name.lstrip(".")])
 
     # ---------------------------------------------------------------- imports
     def import_rows(self, node: cst.CSTNode) -> list[tuple[cst.ImportAlias, RemovedApi, str]]:
@@ -390,9 +567,12 @@ def _bound_names(node: cst.Import | cst.ImportFrom) -> set[str]:
 
 
 def _bound_in(block: cst.BaseSuite) -> set[str]:
-    """The names the simple statements of a block bind by import or plain assignment."""
+    """The names the simple statements of a block bind by import or plain assignment, and its
+    classes."""
     bound: set[str] = set()
     for line in getattr(block, "body", ()):
+        if isinstance(line, cst.ClassDef):  # (JAX113's guard: a class nothing is one of)
+            bound.add(line.name.value)
         for small in getattr(line, "body", ()) if isinstance(line, cst.SimpleStatementLine) else ():
             if isinstance(small, (cst.Import, cst.ImportFrom)):
                 bound |= _bound_names(small)

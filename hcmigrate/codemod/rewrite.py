@@ -38,7 +38,9 @@ class Rewriter(KeepCommentsOfRemovedLines, Transformer):
         return self._ctx.dispatch.removed_import(original_node, updated_node)
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
-        return self._ctx.dispatch.removed_import(original_node, updated_node)
+        result = self._ctx.dispatch.removed_import(original_node, updated_node)
+        # (JAX113: an import whose every use was rewritten goes)
+        return cst.RemovalSentinel.REMOVE if result is REMOVE_STATEMENT else result
 
     def visit_Call(self, node: cst.Call) -> None:
         if self._ctx.dispatch.legacy_function(node) is not None:

@@ -113,6 +113,10 @@ class RemovedApiSite:
     # the module of the star import that bound the site's bare name ("jax.numpy" for `round_`
     # after `from jax.numpy import *`); "" where an import statement names it
     star_import: str = ""
+    # a call whose callee reaches the function through a binding of the module (`clip =
+    # jnp.clip`, a dict, a namespace, a parameter it is passed for):
+    # hcmigrate.codemod.removed_aliases.Alias; None where the call names it
+    via: object = None
 
     @property
     def row_group(self) -> tuple[RemovedApi, ...]:

@@ -69,6 +69,18 @@ y = jnp.clip(jnp.arange(5), 1, 3)
 @handles(RemovedJaxApi(CLIP.code), reports=(CLIP,))
 def rewrite(site: RemovedApiSite, ctx: RuleContext) -> cst.Call | None:
     call: cst.Call = site.updated
+    via = site.via  # (hcmigrate.codemod.removed_aliases.Alias: the callee is a binding)
+    if via is not None and not via.certain:
+        ctx.report(
+            CLIP,
+            site.original,
+            f"`{code_of(site.original)}`: `{via.spelled}` may be `{site.row.name}` (bound or "
+            f"passed at line {via.line}), whose keyword `{site.row.keyword}` was removed in JAX "
+            f"{site.row.removed_in}, but may be something else (another binding, or another "
+            f"caller's function): {site.row.advice}",
+            level=Level.MANUAL,
+        )
+        return None
     rows = {row.keyword: row for row in site.row_group}
     removed = [a for a in call.args if a.keyword is not None and a.keyword.value in rows]
     if all(
@@ -93,7 +105,11 @@ def rewrite(site: RemovedApiSite, ctx: RuleContext) -> cst.Call | None:
                 level=Level.MANUAL,
             )
             return None
-    ctx.report(CLIP, site.original, f"`{code_of(site.original)}` -> `{code_of(new)}`")
+    bound = ""
+    if via is not None:
+        where = f"`{via.exported}`" if via.exported else f"line {via.line}"
+        bound = f" (`{via.spelled}` is `{site.row.name}`: {where})"
+    ctx.report(CLIP, site.original, f"`{code_of(site.original)}` -> `{code_of(new)}`{bound}")
     return new
 
 

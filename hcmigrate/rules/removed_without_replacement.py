@@ -1,6 +1,6 @@
-"""JAX109: removed APIs with no mechanical replacement (`PositionalSharding`,
-`jax.xla_computation`, `pjit_p`, `jax.random.shuffle`, `jax.experimental.maps`, ...): a
-manual finding that says what to do instead."""
+"""JAX109: removed APIs with no mechanical replacement (`jax.random.shuffle`,
+`jax.experimental.maps`, `jax.clear_backends`, ...): a manual finding that says what to do
+instead."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ NO_REPLACEMENT = register(
         code="JAX109",
         name="removed-without-replacement",
         level=Level.MANUAL,
-        legacy="jax.xla_computation(f)(x)",
+        legacy="jax.clear_backends()",
         modern="(reported: what to write instead)",
         summary="A removed API whose successor needs the code around it rewritten is reported "
         "with what to use instead; nothing is changed.",
@@ -22,19 +22,16 @@ NO_REPLACEMENT = register(
             Example(
                 before="""\
 import jax
-from jax.sharding import PositionalSharding
 
-hlo = jax.xla_computation(lambda v: v * 2)(1.0).as_hlo_text()
+jax.clear_backends()
 """,
                 after="""\
 import jax
-from jax.sharding import PositionalSharding
 
-hlo = jax.xla_computation(lambda v: v * 2)(1.0).as_hlo_text()
+jax.clear_backends()
 """,
                 diagnostics=(
-                    "2:26 JAX109 [manual] `jax.sharding.PositionalSharding` was removed in JAX 0.7.0: NamedSharding(Mesh(devices, names), PartitionSpec(...)); .replicate() is NamedSharding(mesh, PartitionSpec())",
-                    "4:7 JAX109 [manual] `jax.xla_computation` was removed in JAX 0.4.34: jax.xla_computation(f)(*args) is jax.jit(f).lower(*args).compiler_ir('hlo')",
+                    "3:1 JAX109 [manual] `jax.clear_backends` was removed in JAX 0.4.36: jax.clear_caches() clears compiled code; backends are no longer cleared",
                 ),
             ),
         ),

@@ -33,5 +33,8 @@ TRIGGERS = (
     RemovedJaxApi(rule='JAX110'),
     RemovedJaxApi(rule='JAX111'),
     RemovedJaxApi(rule='JAX112'),
+    RemovedJaxApi(rule='JAX113'),
+    RemovedJaxApi(rule='JAX114'),
+    RemovedJaxApi(rule='JAX115'),
     UnbindableCall(),
 )
