@@ -30,6 +30,9 @@ class Options:
     # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
     # `[tool.black]` line-length; see hcmigrate.codemod.layout).
     line_length: int = DEFAULT_LINE_LENGTH
+    # Does the project state it (else a file whose own lines go past it is held to its own
+    # longest line: hcmigrate.codemod.layout)?
+    line_length_stated: bool = False
     # How the project sorts imports (its isort or ruff settings; hcmigrate.projects.import_style): where
     # an added import goes.
     import_style: ImportStyle = ImportStyle()

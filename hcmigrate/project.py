@@ -149,6 +149,7 @@ def _with_project_options(
     options = dataclasses.replace(
         options,
         line_length=settings.line_length or style.line_length or options.line_length,
+        line_length_stated=bool(settings.line_length or style.line_length),
         import_style=style.import_style,
         yapf_style=style.yapf_style,
     )

@@ -181,7 +181,11 @@ def _laid_out(task: Task, text: str, new_text: str) -> str:
     from hcmigrate.codemod.layout import format_written_lines
 
     laid_out = format_written_lines(
-        text, new_text, task.options.line_length, yapf_style=task.options.yapf_style
+        text,
+        new_text,
+        task.options.line_length,
+        yapf_style=task.options.yapf_style,
+        line_length_stated=task.options.line_length_stated,
     )
     if laid_out != new_text and compile_error(laid_out, task.display) is not None:
         return new_text

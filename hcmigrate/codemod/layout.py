@@ -15,7 +15,13 @@ What is formatted (a one-line statement within the limit is already as black wri
 - in any other file, only statements with a written line longer than the limit, with their
   strings' quotes kept (the layout a call had is kept otherwise: hcmigrate.rules.nodes.call_like);
 and the result must be the same program (the same ast) as the unformatted rewrite. Where
-black is missing or refuses a statement, the rewrite keeps its printed layout.
+black is missing or refuses a statement, the rewrite keeps its printed layout. Black lays out
+only the tokens the rewrite wrote: each part of the statement copied from the source that
+black kept on one line is spliced back with its own bytes (`cost[:,-1]`, `n-1` as the user
+spaced them). The header of a compound statement (`if`, `elif`, `for`, `while`, `with`) with a
+written line over the limit (a rename that made it longer) is laid out as black lays it out in
+the file. Where the project states no line length, a file whose own lines go past 88 (many of
+them) is held to its own longest code line, not reflowed at 88.
 
 A project formatted with yapf (hcmigrate.config.yapf_style_file) never gets black's layout:
 the statements black would have been given go to yapf, with the project's style file, in
@@ -76,12 +82,17 @@ def format_written_lines(
     line_length: int = DEFAULT_LINE_LENGTH,
     source_tree=None,
     yapf_style: str | None = None,
+    line_length_stated: bool = True,
 ) -> str:
     """`code` (the rewrite of `source`, whose ast is `source_tree` if the caller has it) with
     the statements the codemod wrote formatted: by yapf with the style file `yapf_style` in a
-    project formatted with yapf, by black otherwise."""
+    project formatted with yapf, by black otherwise. Where the project states no line length
+    (`line_length_stated`), a file whose own lines go past `line_length` is held to its own
+    longest line instead (a file at 120 columns is not reflowed at 88)."""
     if code == source:
         return code
+    if not line_length_stated:
+        line_length = own_line_limit(source, line_length)
     ops = opcodes(source.splitlines(), code.splitlines())
     replaced, written = _changed_lines(source, code, ops)
     if not written:
@@ -141,6 +152,8 @@ def format_written_lines(
             )
         ):
             to_format.append((first, last))
+    headers = _long_headers(tree, lines, written, line_length)
+    to_format += list(headers)
     if yapf_style is not None:
         laid_out = _yapf("".join(lines), to_format, yapf_style) if to_format else None
         return laid_out or ("".join(lines) if changed else code)
@@ -153,12 +166,27 @@ def format_written_lines(
         indent = text[: len(text) - len(text.lstrip(" "))]
         statement = textwrap.dedent(text)
         width = max(line_length - len(indent), 20)
+        header = headers.get((first, last))
+        if header is not None:  # (`if x:` is formatted as `if x:\n    pass`; `elif` as `if`)
+            statement = statement[len(header) :] if header == "el" else statement
+            statement = statement.rstrip("\r\n") + "\n    pass\n"
+            width -= len(header)
         try:  # (black's layout is the same program; the pipeline compiles the result)
             formatted = _black(black, statement, width, black_style)
             if _split_for_a_comment(formatted, statement):
-                formatted = _black(black, _comments_above(statement, width), width, black_style)
+                statement = _comments_above(statement, width)
+                formatted = _black(black, statement, width, black_style)
+            old = _old_statement(source_tree, old_lines, old_of, first, last)
+            formatted = _untouched_kept(statement, formatted, old or "", width)
         except Exception:
             continue
+        if header is not None:
+            body = formatted.splitlines(keepends=True)
+            if len(body) < 2 or body[-1].strip() != "pass":
+                continue
+            formatted = header + "".join(body[:-1])
+            if "\r\n" in text:
+                formatted = formatted.replace("\r\n", "\n").replace("\n", "\r\n")
         formatted = textwrap.indent(formatted, indent)
         if not text.endswith("\n"):
             formatted = formatted.rstrip("\n")
@@ -166,6 +194,98 @@ def format_written_lines(
             lines[first - 1 : last] = [formatted]
             changed = True
     return "".join(lines) if changed else code
+
+
+_HEADERS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
+
+
+def _long_headers(
+    tree: ast.Module, lines: list[str], written: set[int], line_length: int
+) -> dict[tuple[int, int], str]:
+    """(first, last) lines of the headers of compound statements (`if`, `elif`, `for`,
+    `while`, `with`) with a written line longer than the limit (a rename that made
+    `jax.tree_leaves` `jax.tree_util.tree_leaves` in a `for`), each with what black must not
+    see of it: "el" for an `elif` (formatted as an `if`), else ""."""
+    found = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, _HEADERS) or not node.body:
+            continue
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            ends = [i.optional_vars or i.context_expr for i in node.items]
+        else:
+            ends = [node.test if isinstance(node, (ast.If, ast.While)) else node.iter]
+        first, last = node.lineno, max(e.end_lineno or e.lineno for e in ends)
+        if node.body[0].lineno <= last or not any(
+            i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
+            for i in range(first, last + 1)
+        ):
+            continue  # (`if x: y` on one line; or nothing too long)
+        head = lines[first - 1]
+        if head[: node.col_offset].strip() or "\t" in head[: node.col_offset]:
+            continue
+        header = "".join(lines[first - 1 : last])
+        if "\\\n" in header or not header.split("#")[0].rstrip().endswith(":"):
+            continue  # (a backslash continuation; a comment line in the header)
+        keyword = head[node.col_offset :]
+        found[(first, last)] = "el" if keyword.startswith("elif") else ""
+    return found
+
+
+def own_line_limit(source: str, line_length: int) -> int:
+    """The longest line a file keeps to where its project states none: `line_length`, or, in
+    a file with many code lines over it (3 and 1 in 100), its own longest code line."""
+    code = [line for line in source.splitlines() if not line.lstrip().startswith("#")]
+    return _file_limit(code, line_length)
+
+
+def _untouched_kept(statement: str, formatted: str, old: str, width: int) -> str:
+    """`formatted` (black's layout of `statement`) with each part of the statement that the
+    rewrite copied from the source (`old`, the statement it replaced) written with its own
+    bytes where black kept it on one line: `cost[:,-1]`, `n-1`, `d['k']` as the user wrote
+    them, not re-spaced. Only the tokens the rewrite wrote take black's spacing; a part whose
+    own text would push its line past `width` keeps black's."""
+    if not old:
+        return formatted
+    try:
+        before, after = ast.parse(statement), ast.parse(formatted)
+    except SyntaxError:
+        return formatted
+    if ast.dump(before) != ast.dump(after):
+        return formatted
+    pre_lines = [line.encode() for line in statement.splitlines(keepends=True)]
+    out_lines = [line.encode() for line in formatted.splitlines(keepends=True)]
+    grown: dict[int, int] = {}  # line of `formatted` -> bytes its splices add
+    splices: list[tuple[int, int, int, bytes]] = []  # (line, start, end, the source's bytes)
+
+    def segment(lines, node) -> bytes | None:
+        if node.lineno != node.end_lineno:
+            return None
+        return lines[node.lineno - 1][node.col_offset : node.end_col_offset]
+
+    def visit(pre, out) -> None:
+        if isinstance(pre, ast.JoinedStr):
+            return  # (positions inside an f-string are not the text's before Python 3.12)
+        if isinstance(pre, (ast.expr, ast.keyword, ast.arg)) and hasattr(pre, "end_lineno"):
+            own, black_text = segment(pre_lines, pre), segment(out_lines, out)
+            if own is not None and black_text is not None:
+                if own == black_text:
+                    return
+                text = own.decode(errors="replace")
+                row = out.lineno
+                longer = grown.get(row, 0) + len(own) - len(black_text)
+                fits = len(out_lines[row - 1].rstrip(b"\r\n")) + longer <= width
+                if text in old and (fits or len(own) <= len(black_text)):
+                    splices.append((row, out.col_offset, out.end_col_offset, own))
+                    grown[row] = longer
+                    return
+        for pre_child, out_child in zip(ast.iter_child_nodes(pre), ast.iter_child_nodes(out)):
+            visit(pre_child, out_child)
+
+    visit(before, after)
+    for row, start, end, own in sorted(splices, reverse=True):
+        line = out_lines[row - 1]
+        out_lines[row - 1] = line[:start] + own + line[end:]
+    return b"".join(out_lines).decode()
 
 
 def _file_limit(lines: list[str], line_length: int) -> int:
