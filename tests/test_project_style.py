@@ -242,3 +242,50 @@ def test_lines_a_rename_pushed_over_the_limit_are_rewrapped_as_black_would(tmp_p
     assert checked.returncode == 0, written + checked.stdout + checked.stderr
     # nothing else moved: every line the run changed names a renamed function
     assert all("tree_" in line for line in _changed_old_lines(RENAMES, written))
+
+
+TWO_SPACES = """\
+import jax
+from jax.experimental import host_callback as hcb
+
+
+def _log(arg, transforms):
+  print("step", arg)
+
+
+class Trainer:
+  def step(self, params, batch):
+    if batch is None:
+      return params
+    hcb.id_tap(_log, (params["weights"], batch["inputs"], batch["labels"]), result=None)
+    return self.loss_fn(
+      params["weights_of_the_model"], batch["inputs_of_the_model"], batch["labels"]
+    )
+"""
+
+
+def test_a_two_space_file_gets_two_space_continuation_lines(tmp_path):
+    ruff = "\n[tool.ruff]\nline-length = 88\nindent-width = 2\n"
+    root = _project(
+        tmp_path / "p",
+        {"pyproject.toml": PYPROJECT + ruff, "src/stylelib/trainer.py": TWO_SPACES},
+    )
+    assert _check(root, "ruff", "format", "--check", "src").returncode == 0
+    _migrate(root)
+    written = (root / "src/stylelib/trainer.py").read_text()
+    assert "    jax.debug.callback(\n      lambda x: " in written, written
+    checked = _check(root, "ruff", "format", "--check", "--diff", "src")
+    assert checked.returncode == 0, written + checked.stdout + checked.stderr
+
+
+def test_a_two_space_file_hanging_by_four_keeps_its_hanging_indent(tmp_path):
+    text = TWO_SPACES.replace('      params["weights', '        params["weights')
+    root = _project(tmp_path / "p", {"src/stylelib/trainer.py": text})
+    _migrate(root)
+    written = (root / "src/stylelib/trainer.py").read_text()
+    assert "    jax.debug.callback(\n        lambda x: " in written, written
+    assert set(_changed_old_lines(text, written)) == {
+        "from jax.experimental import host_callback as hcb",
+        "def _log(arg, transforms):",
+        '    hcb.id_tap(_log, (params["weights"], batch["inputs"], batch["labels"]), result=None)',
+    }

@@ -21,7 +21,10 @@ black kept on one line is spliced back with its own bytes (`cost[:,-1]`, `n-1` a
 spaced them). The header of a compound statement (`if`, `elif`, `for`, `while`, `with`) with a
 written line over the limit (a rename that made it longer) is laid out as black lays it out in
 the file. Where the project states no line length, a file whose own lines go past 88 (many of
-them) is held to its own longest code line, not reflowed at 88.
+them) is held to its own longest code line, not reflowed at 88. In a file not laid out by
+black, black's 4 columns a bracket become the file's own hanging indent (2 in a file that
+indents so, or whose blocks are 2 columns deep); black's layout is never taken for a file's
+style where its blocks are indented by 2.
 
 A project formatted with yapf (hcmigrate.config.yapf_style_file) never gets black's layout:
 the statements black would have been given go to yapf, with the project's style file, in
@@ -119,6 +122,9 @@ def format_written_lines(
     except Exception:
         return code
     old_lines = source.splitlines(keepends=True)
+    hanging, block = _indent_steps(old_lines)
+    black_style = black_style and block != 2  # (black indents every block by 4)
+    step = None if black_style else hanging or block
     file_limit = _file_limit(old_lines, line_length)
     old_of = _old_line_numbers(ops)
     changed = False
@@ -178,6 +184,8 @@ def format_written_lines(
                 formatted = _black(black, statement, width, black_style)
             old = _old_statement(source_tree, old_lines, old_of, first, last)
             formatted = _untouched_kept(statement, formatted, old or "", width)
+            if step is not None and step != 4:
+                formatted = _reindented(formatted, step)
         except Exception:
             continue
         if header is not None:
@@ -229,6 +237,50 @@ def _long_headers(
         keyword = head[node.col_offset :]
         found[(first, last)] = "el" if keyword.startswith("elif") else ""
     return found
+
+
+def _indent_steps(lines: list[str]) -> tuple[int | None, int | None]:
+    """(how far the file indents the lines after a bracket that ends a line, `f(\n  a)`: 2
+    or 4 columns, whichever it does more; how far it indents
+    a block: 2 or 4), None where the file does not say."""
+    steps = {2: 0, 4: 0}
+    blocks = {2: 0, 4: 0}
+    previous = None
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if previous is not None:
+            step = (len(line) - len(line.lstrip(" "))) - (len(previous) - len(previous.lstrip(" ")))
+            code = previous.rstrip("\r\n")
+            if step in steps and _OPENS_A_LINE_BREAK.search(code):
+                steps[step] += 1
+            elif step in blocks and code.rstrip().endswith(":"):
+                blocks[step] += 1
+        previous = line
+    hanging = (2 if steps[2] > steps[4] else 4) if max(steps.values()) else None
+    block = (2 if blocks[2] > blocks[4] else 4) if max(blocks.values()) else None
+    return hanging, block
+
+
+def _reindented(statement: str, step: int) -> str:
+    """`statement` (black's layout, 4 columns a bracket) with `step` columns a bracket; lines
+    inside a string are kept."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(statement).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return statement
+    inside = {
+        row
+        for t in tokens
+        if t.type == tokenize.STRING or t.type == getattr(tokenize, "FSTRING_MIDDLE", -1)
+        for row in range(t.start[0] + 1, t.end[0] + 1)
+    }
+    lines = statement.splitlines(keepends=True)
+    for row, line in enumerate(lines, 1):
+        indent = len(line) - len(line.lstrip(" "))
+        if row not in inside and indent % 4 == 0 and line.strip():
+            lines[row - 1] = " " * (indent // 4 * step) + line.lstrip(" ")
+    return "".join(lines)
 
 
 def own_line_limit(source: str, line_length: int) -> int:
