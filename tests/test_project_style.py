@@ -289,3 +289,62 @@ def test_a_two_space_file_hanging_by_four_keeps_its_hanging_indent(tmp_path):
         "def _log(arg, transforms):",
         '    hcb.id_tap(_log, (params["weights"], batch["inputs"], batch["labels"]), result=None)',
     }
+
+
+LIB_LAYOUT = PYPROJECT.replace('name = "stylelib"', 'name = "ilib"') + (
+    '\n[tool.setuptools.packages.find]\nwhere = ["lib"]\n\n'
+    '[tool.isort]\nprofile = "black"\nsrc_paths = ["lib"]\n'
+)
+BOOTSTRAPPED = """\
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+
+from jax.experimental import host_callback as hcb  # noqa: E402
+
+from ilib.util import helper  # noqa: E402
+
+
+def main(x):
+    hcb.id_tap(lambda a, _: print(helper(a)), x)
+"""
+IN_PACKAGE = """\
+import os
+
+from jax.experimental import host_callback as hcb
+
+from ilib.util import helper
+
+
+def _log(arg, transforms):
+    print("step", helper(arg), os.sep)
+
+
+def step(x):
+    return hcb.id_tap(_log, x)
+"""
+
+
+def test_new_imports_go_in_isorts_sections_below_a_sys_path_bootstrap(tmp_path):
+    root = _project(
+        tmp_path / "p",
+        {
+            "pyproject.toml": LIB_LAYOUT,
+            "lib/ilib/__init__.py": "",
+            "lib/ilib/util.py": "def helper(x):\n    return x\n",
+            "lib/ilib/tap.py": IN_PACKAGE,
+            "scripts/run.py": BOOTSTRAPPED,
+        },
+    )
+    assert _check(root, "isort", "--check", "lib", "scripts").returncode == 0
+    _migrate(root)
+    script = (root / "scripts/run.py").read_text()
+    assert "jax.debug.callback(" in script, script
+    bootstrap = script.index("sys.path.insert(")
+    assert bootstrap < script.index("import jax") < script.index("from ilib.util import helper")
+    assert "import jax  # noqa: E402\nimport numpy as np  # noqa: E402\n" in script, script
+    checked = _check(root, "isort", "--check", "--diff", "lib", "scripts")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    found = _check(root, "ruff", "check", "--isolated", "--select", "E402", "scripts")
+    assert found.returncode == 0, found.stdout

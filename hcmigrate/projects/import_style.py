@@ -67,7 +67,8 @@ def _configured(root: Path) -> ImportStyle | None:
         except Exception:  # (hcmigrate.config reports a bad pyproject.toml)
             tool = {}
     if isinstance(tool.get("isort"), dict):
-        return _from_isort(tool["isort"], "pyproject.toml [tool.isort]")
+        style = _from_isort(tool["isort"], "pyproject.toml [tool.isort]")
+        return style.with_first_party(_names_in(root, _names(tool["isort"].get("src_paths"))))
     for name, sections in (
         (".isort.cfg", ("settings", "isort")),
         ("setup.cfg", ("isort", "tool:isort")),
@@ -75,15 +76,18 @@ def _configured(root: Path) -> ImportStyle | None:
     ):
         values = _ini_section(root / name, sections)
         if values is not None:
-            return _from_isort(values, f"{name} [isort]")
+            style = _from_isort(values, f"{name} [isort]")
+            return style.with_first_party(_names_in(root, _names(values.get("src_paths"))))
     ruff = tool.get("ruff")
     if isinstance(ruff, dict):
         lint = ruff.get("lint") if isinstance(ruff.get("lint"), dict) else {}
         settings = lint.get("isort", ruff.get("isort"))
+        src = _names_in(root, _names(ruff.get("src")))  # (ruff's `src`: first party)
         if isinstance(settings, dict):
-            return _from_ruff(settings, ruff, "pyproject.toml [tool.ruff.lint.isort]")
+            style = _from_ruff(settings, ruff, "pyproject.toml [tool.ruff.lint.isort]")
+            return style.with_first_party(src)
         if isinstance(ruff.get("src"), list):
-            return ImportStyle(first_party=_names_in(root, ruff["src"]))
+            return ImportStyle(first_party=src)
     return None
 
 
