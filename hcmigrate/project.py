@@ -151,6 +151,7 @@ def _with_project_options(
         line_length=settings.line_length or style.line_length or options.line_length,
         line_length_stated=bool(settings.line_length or style.line_length),
         import_style=style.import_style,
+        numpy_alias=style.numpy_alias,
         yapf_style=style.yapf_style,
     )
     if settings.target_given:

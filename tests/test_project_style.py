@@ -348,3 +348,37 @@ def test_new_imports_go_in_isorts_sections_below_a_sys_path_bootstrap(tmp_path):
     assert checked.returncode == 0, checked.stdout + checked.stderr
     found = _check(root, "ruff", "check", "--isolated", "--select", "E402", "scripts")
     assert found.returncode == 0, found.stdout
+
+
+def test_written_code_says_numpy_the_way_the_package_imports_it(tmp_path):
+    files = {
+        f"src/stylelib/{m}.py": "import jax.numpy as np\nimport numpy as onp\n\n\n"
+        f"def to_host_{m}(x):\n    return onp.asarray(np.sum(x))\n"
+        for m in ("ops", "metrics", "io")
+    }
+    files["src/stylelib/tap.py"] = (
+        "import jax\nfrom jax.experimental import host_callback as hcb\n\n\n"
+        "def _log(arg, transforms):\n    print('step', arg)\n\n\n"
+        "def step(x):\n    return hcb.id_tap(_log, x)\n"
+    )
+    root = _project(tmp_path / "p", files)
+    _migrate(root)
+    written = (root / "src/stylelib/tap.py").read_text()
+    assert "import numpy as onp\n" in written and "onp.array" in written, written
+    assert "import numpy as np" not in written and "np.array" not in written.replace(
+        "onp.array", ""
+    )
+
+
+def test_a_project_that_imports_numpy_as_np_gets_np(tmp_path):
+    files = {
+        "src/stylelib/ops.py": "import numpy as np\n",
+        "src/stylelib/metrics.py": "import numpy as np\n",
+        "src/stylelib/legacy.py": "import numpy as onp\n",
+        "src/stylelib/tap.py": "from jax.experimental import host_callback as hcb\n\n\n"
+        "def step(x):\n    return hcb.id_tap(lambda a, _: print(a), x)\n",
+    }
+    root = _project(tmp_path / "p", files)
+    _migrate(root)
+    written = (root / "src/stylelib/tap.py").read_text()
+    assert "import numpy as np\n" in written and "onp" not in written, written

@@ -48,6 +48,13 @@ class ProjectStyle:
     line_length: int | None
     import_style: ImportStyle
     yapf_style: str | None
+    numpy_alias: str = "np"  # the name the project's modules import numpy as
+
+
+_NUMPY_IMPORT = re.compile(rb"^import numpy as (\w+)[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_SKIPPED_FOLDERS = frozenset(
+    {"build", "dist", "node_modules", "site-packages", "venv", "env", "__pycache__"}
+)
 
 
 def project_style(project: Project) -> ProjectStyle:
@@ -66,7 +73,38 @@ def _style(project: Project) -> ProjectStyle:
     formatter, linter = command_line_lengths(root)
     length = formatter_line_length(pyproject) or formatter or ini_line_length(root) or linter
     yapf = yapf_style_file(root)
-    return ProjectStyle(length, read_import_style(root), str(yapf) if yapf else None)
+    return ProjectStyle(
+        length, read_import_style(root), str(yapf) if yapf else None, _numpy_alias(root)
+    )
+
+
+def _numpy_alias(root: Path, most_files: int = 3000) -> str:
+    """The name the project's modules bind numpy to at module level (`import numpy as onp`
+    in most of those that import it, at least two): code the run writes in a module that
+    does not import numpy yet says it the same way. `np` where the project says nothing."""
+    import os
+
+    counts: dict[str, int] = {}
+    seen = 0
+    for folder, folders, files in os.walk(root):
+        folders[:] = [f for f in folders if not f.startswith(".") and f not in _SKIPPED_FOLDERS]
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            seen += 1
+            if seen > most_files:
+                break
+            try:
+                with open(os.path.join(folder, name), "rb") as file:
+                    head = file.read(1 << 16)
+            except OSError:
+                continue
+            for alias in set(_NUMPY_IMPORT.findall(head)):
+                counts[alias.decode()] = counts.get(alias.decode(), 0) + 1
+    if not counts:
+        return "np"
+    alias, count = max(counts.items(), key=lambda item: (item[1], item[0] == "np"))
+    return alias if count >= 2 and count * 2 > sum(counts.values()) else "np"
 
 
 def command_line_length(root: Path) -> int | None:
