@@ -1,8 +1,9 @@
 """A project's style facts (issue 34, issue 37): the line length its formatter or linter is
 held to, wherever the project says it (pyproject `[tool.ruff]`/`[tool.black]`/`[tool.yapf]`,
 setup.cfg, tox.ini, .flake8, pylintrc, and the commands its CI workflows, Makefile, tox.ini
-and pre-commit hooks run: `black -l 100 --check`), its import sorting settings, and its yapf
-style file. Read from the project's own root, once per project."""
+and pre-commit hooks run: `black -l 100 --check`, a hook's `args: [--line-length=100]`; a
+formatter's length before a linter's), its import sorting settings, its yapf style file, and
+the name its modules import numpy as. Read from the project's own root, once per project."""
 
 from __future__ import annotations
 
