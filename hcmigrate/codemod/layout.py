@@ -22,9 +22,10 @@ spaced them). The header of a compound statement (`if`, `elif`, `for`, `while`, 
 written line over the limit (a rename that made it longer) is laid out as black lays it out in
 the file. Where the project states no line length, a file whose own lines go past 88 (many of
 them) is held to its own longest code line, not reflowed at 88. In a file not laid out by
-black, black's 4 columns a bracket become the file's own hanging indent (2 in a file that
-indents so, or whose blocks are 2 columns deep); black's layout is never taken for a file's
-style where its blocks are indented by 2.
+black, black's 4 columns a bracket become the file's own hanging indent (2 in a file whose
+lines after a bracket that ends a line are indented by 2; a file that shows none keeps 4, as
+Google's 2-space style does); black's layout is never taken for a file's style where its
+blocks are indented by 2.
 
 A project formatted with yapf (hcmigrate.config.yapf_style_file) never gets black's layout:
 the statements black would have been given go to yapf, with the project's style file, in
@@ -124,7 +125,7 @@ def format_written_lines(
     old_lines = source.splitlines(keepends=True)
     hanging, block = _indent_steps(old_lines)
     black_style = black_style and block != 2  # (black indents every block by 4)
-    step = None if black_style else hanging or block
+    step = None if black_style else hanging  # (none shown: 4, as Google's 2-space style has it)
     file_limit = _file_limit(old_lines, line_length)
     old_of = _old_line_numbers(ops)
     changed = False
