@@ -382,3 +382,12 @@ def test_a_project_that_imports_numpy_as_np_gets_np(tmp_path):
     _migrate(root)
     written = (root / "src/stylelib/tap.py").read_text()
     assert "import numpy as np\n" in written and "onp" not in written, written
+
+
+def test_standard_input_is_laid_out_as_a_file_is(tmp_path):
+    root = _project(tmp_path / "p", {})
+    result = run(["--no-cache", "-"], root, input=UNUSUAL_SPACING)
+    assert result.exit_code == 0, result.output
+    written = result.stdout
+    assert "(cost[:,-1], preds['pred_scores'], num_samples-1)," in written, written
+    assert max(len(line) for line in written.splitlines()) <= 88, written
