@@ -352,7 +352,7 @@ def _run_paths(
     plan = plan_run(paths, settings, mode, jobs, cache)
     results = plan.results
     if verbose:
-        for note in plan.notes:  # (each project's JAX target, where it came from)
+        for note in plan.target_notes:  # (each project's JAX target, where it came from)
             _err(note)
 
     # Diff output streams to stdout; every other human-readable line goes to stdout unless --diff.
@@ -373,6 +373,9 @@ def _run_paths(
     ]
     for res in problems:
         _err(f"error: {res.display}: {res.error}")
+    if not quiet:
+        for note in plan.notes:
+            _err(note)
     if verbose:
         for path, reason in plan.selection.skipped:
             _err(f"skipped {printable(path)}: {reason}")
@@ -487,6 +490,8 @@ def _project_metadata(
     from hcmigrate.projects.targets import jax_target
 
     result_of = plan.results  # (target index -> its result; `final` lists them in order)
+    # The code as it is after the run: what the run wrote (or would write), the rest as it is
+    # on disk (so a rerun completes what an interrupted run left).
     files = []
     for i, target in enumerate(plan.targets):
         res = result_of.get(i)

@@ -176,7 +176,19 @@ NATIVE_SINCE = {
     "jax.experimental.io_callback": (0, 4, 6),  # (ordered= from the first)
     "jax.ShapeDtypeStruct": (0, 3, 13),
     "jax.dtypes.canonicalize_dtype": (0, 3, 13),
+    # (JAX104 writes it for jax.random.PRNGKeyArray / KeyArray: the raised floor counts it)
+    "jax.Array": (0, 3, 25),
 }
+# The first JAX whose host_callback is a stub that raises NotImplementedError at each call
+# (measured on jax 0.4.35 and 0.5.0 with the legacy program of docs/compat.md; 0.4.34 still
+# runs it, as a thin io_callback layer): a branch kept for JAX below this runs where
+# host_callback works (hcmigrate.codemod.version_guards).
+HOST_CALLBACK_STUB_SINCE = (0, 4, 35)
+# An io_callback in a `jax.custom_vjp` forward rule, run under `jax.grad`: "IO callbacks do not
+# support JVP" up to jax 0.4.35, works from 0.4.36 (scripts/measure_io_callback_autodiff.py on
+# 0.4.30, 0.4.35, 0.4.36, 0.5.0 and 0.10.2). Directly under grad it fails on every release
+# (E6). So code that keeps host_callback for JAX below this (a version guard) is right to.
+IO_CALLBACK_IN_CUSTOM_VJP_SINCE = (0, 4, 36)
 # (callee, keyword) the rewrite writes that came later than the callee
 NATIVE_KEYWORD_SINCE = {
     ("jax.pure_callback", "vmap_method"): VMAP_METHOD_SINCE,
@@ -252,7 +264,28 @@ NOT_ARRAY_AGNOSTIC = frozenset(
         "SFC64",
         "shuffle",
     )
+) | frozenset(
+    # numpy functions that write into an array argument or need numpy's own buffer (measured
+    # by scripts/measure_host_boundary.py: each refuses a jax.Array, "argument 1 must be
+    # numpy.ndarray", "has no attribute '__array_interface__'", ...; legacy's read-only
+    # arrays refused the writes too, until the host function set the WRITEABLE flag)
+    f"numpy.{name}"
+    for name in (
+        "copyto",
+        "put",
+        "putmask",
+        "place",
+        "fill_diagonal",
+        "put_along_axis",
+        "ctypeslib.as_ctypes",
+    )
 )
+# Scalar conversions of a one-element array of one or more dimensions (`int(x)` of a
+# float32[1]): numpy 1.26, legacy's numpy, gave the value (with a DeprecationWarning); numpy 2
+# and jax.Array both raise TypeError ("only 0-dimensional arrays can be converted"), so a
+# numpy copy does not help. `int(x.item())` gives legacy's value from either and is the same
+# for a 0-d one (scripts/measure_host_boundary.py); the rewrite writes it in host functions.
+SCALAR_CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.complex"})
 # Builtins that give the same result for a jax.Array as for a numpy array (measured on jax
 # 0.10.2 / numpy 2, 0-d and n-d, bool, int, uint, float16/32 and complex dtypes, by
 # tests/test_numpy_args.py::test_what_the_agnostic_builtins_and_methods_give): the same value

@@ -90,7 +90,9 @@ def _guarded_bodies(node: ast.AST) -> set:
         "version" in (getattr(n, "id", None) or getattr(n, "attr", None) or "").lower()
         for n in ast.walk(node.test)
     ):
-        return set(node.body)
+        # (both branches: the code chooses by version itself, and the branch for older JAX
+        # is the one a floor must not be raised for)
+        return set(node.body) | set(node.orelse)
     if isinstance(node, ast.Try) and any(
         _catches_missing_names(handler.type) for handler in node.handlers
     ):

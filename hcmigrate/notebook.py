@@ -12,7 +12,10 @@ restored. Only the changed cells' ``source`` values are replaced, in the origina
 other byte of the file (escapes, number spellings, key order, duplicate keys, whitespace) stays
 as it was, and in a changed source the lines that did not change keep their own spelling. An
 unchanged notebook is never rewritten. Diagnostics carry the cell number (1-based, counting
-every cell).
+every cell of the original). A helper the rewrite defines (`_print_like_id_print`) gets a new
+code cell of its own, after the first code cell (before it, where that cell uses it): never the
+cell with `!pip` or `%` lines, nor above a cell's own imports; the notebook is then written
+anew, as Jupyter writes it.
 """
 
 from __future__ import annotations
@@ -407,6 +410,17 @@ def migrate_notebook(
         raise NotebookError(
             "the rewrite moved notebook cell boundaries; left unchanged", line=None, col=None
         )
+    # Definitions the rewrite placed before the first cell (a helper such as
+    # `_print_like_id_print`) get a code cell of their own: never one with shell or magic lines,
+    # nor above a cell's own imports (issue 36).
+    preamble, definitions = _split_definitions(preamble)
+    while len(preamble) > 1 and not preamble[-1].strip() and not preamble[-2].strip():
+        preamble.pop()  # (one blank line, not a def's two, between the new and the own imports)
+    helper_cell = None
+    if definitions:
+        first = min(new_cells)
+        uses_them = _names_defined(definitions) & _identifiers("".join(new_cells[first]))
+        helper_cell = (first if uses_them else first + 1, definitions)
     if preamble:  # text placed before the first cell (new imports) joins the first Python cell,
         # after its leading magics (a `%%` cell magic must stay the first line of its cell).
         for idx in sorted(new_cells):
@@ -433,9 +447,59 @@ def migrate_notebook(
             cell = nb["cells"][idx - 1]
             cell["source"] = _split_source(new_src, cell.get("source"))
             changed_cells.append(idx)
+    if helper_cell is not None:
+        before, definitions = helper_cell
+        # (the cell comes before the `before`-th cell of the notebook: cells are numbered over
+        # all cells, markdown ones included; the diagnostics keep the numbers of the original)
+        position = _position_before(nb["cells"], before)
+        nb["cells"].insert(position, _code_cell(nb, "".join(definitions).strip("\n")))
+        return NotebookResult(text, dump_like(nb, text), diagnostics, changed_cells)
     if not changed_cells:
         return NotebookResult(text, text, diagnostics, [])
     code = splice_sources(text, nb, changed_cells)
     if code is None:  # (a layout the splice cannot follow: the whole notebook is written anew)
         code = dump_like(nb, text)
     return NotebookResult(text, code, diagnostics, changed_cells)
+
+
+def _split_definitions(preamble: list[str]) -> tuple[list[str], list[str]]:
+    """The preamble's imports, and the definitions from its first top-level `def`, `class` or
+    decorator on (with what follows them)."""
+    for k, line in enumerate(preamble):
+        if re.match(r"(def|class|async def)\b|@", line):
+            return preamble[:k], preamble[k:]
+    return preamble, []
+
+
+def _names_defined(lines: list[str]) -> set[str]:
+    return set(re.findall(r"^(?:async\s+)?(?:def|class)\s+(\w+)", "".join(lines), re.M))
+
+
+def _identifiers(text: str) -> set[str]:
+    return set(re.findall(r"\b\w+\b", text))
+
+
+def _position_before(cells: list, number: int) -> int:
+    """The list index at which a new cell comes before the cell numbered `number` (1-based,
+    over all cells); after the last cell when there is none."""
+    return min(number - 1, len(cells))
+
+
+def _code_cell(nb: dict, source: str) -> dict:
+    """A new code cell as the notebook's own cells are written (an `id` where they have one,
+    as nbformat 4.5 requires)."""
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": _split_source(source, []),
+    }
+    has_ids = any(isinstance(c, dict) and "id" in c for c in nb["cells"])
+    if has_ids or (nb.get("nbformat", 0), nb.get("nbformat_minor", 0)) >= (4, 5):
+        taken = {c.get("id") for c in nb["cells"] if isinstance(c, dict)}
+        n = 1
+        while f"hcmigrate-helpers-{n}" in taken:
+            n += 1
+        cell["id"] = f"hcmigrate-helpers-{n}"
+    return cell

@@ -14,6 +14,7 @@ from typing import Iterator
 from hcmigrate import files as fileio
 from hcmigrate.cache import ResultCache, diagnostics_of
 from hcmigrate.discover import Selection, Target
+from hcmigrate.local_jax import LocalJax
 from hcmigrate.options import Options
 from hcmigrate.projects.ownership import ProjectIndex
 from hcmigrate.results import CHANGED, SKIPPED, UNCHANGED, FileResult
@@ -32,7 +33,9 @@ class RunPlan:
     file_timeout: float | None = None  # each file's time budget, in seconds (Settings)
     # The projects of the run (hcmigrate.projects): the metadata edits read them after the run.
     projects: ProjectIndex = dataclasses.field(default_factory=ProjectIndex)
-    notes: list[str] = dataclasses.field(default_factory=list)  # each project's JAX target (-v)
+    # What the run says once (hcmigrate.local_jax: modules a local `jax` shadows JAX for).
+    notes: list[str] = dataclasses.field(default_factory=list)
+    target_notes: list[str] = dataclasses.field(default_factory=list)  # each project's JAX (-v)
 
     @property
     def targets(self) -> list[Target]:
@@ -51,7 +54,6 @@ def plan_run(
     from hcmigrate.project_model.build import (
         build_run_model,
         follow_compat_together,
-        takes_legacy_api,
     )
     from hcmigrate.project_model.x64_mode import PackageSwitches
     from hcmigrate.runner import Task, load_codemod
@@ -72,7 +74,6 @@ def plan_run(
     # Each file's project (hcmigrate.projects) decides the JAX its code targets (its declared
     # floor, or the floor the native rewrite needs where the run raises it) and its style.
     index = ProjectIndex()
-    takes_legacy = None
     run_options = settings.options
     # Only the files that need one (generated files, candidates) get a result: the many files
     # the pre-filter passed are only counted (a whole-tree run would otherwise build one object
@@ -82,6 +83,7 @@ def plan_run(
     notes: list[str] = []  # where each project's JAX target came from (-v)
     problems: list[tuple[str, str]] = []  # metadata files that could not be read
     x64_switches = PackageSwitches()
+    local_jax, shadowed = LocalJax(), {}
     for i in sorted(scanned.generated | scanned.candidates):
         target = targets[i]
         if i in scanned.generated:
@@ -92,18 +94,24 @@ def plan_run(
                 notebook=target.notebook,
             )
             continue
+        shadow = local_jax.shadowing(target.display)
+        if shadow is not None:  # (its `import jax` is the project's own module)
+            results[i] = FileResult(
+                fileio.printable(target.display),
+                SKIPPED,
+                error=f"`import jax` here is the local {shadow}, not JAX: left as it is",
+                notebook=target.notebook,
+            )
+            shadowed.setdefault(shadow, []).append(fileio.printable(target.display))
+            continue
         # (the module's own package is isort's first-party section for the imports it gets)
         options = dataclasses.replace(run_options, module_name=module_name(target.display))
         owner = index.owner(target.display)
         if owner is not None:
+            # (where the floor can be raised, every module targets the raised one: the run
+            # raises the floor to what the code then needs, hcmigrate.projects.metadata_plan,
+            # so no module asks a human for what the run does)
             options = _with_project_options(options, owner, settings, notes, problems)
-            if options.target_jax != options.declared_jax and options.declared_jax is not None:
-                if takes_legacy is None:
-                    takes_legacy = takes_legacy_api(model, scanned, targets)
-                if not takes_legacy:  # (written for the declared floor, which stays)
-                    options = dataclasses.replace(
-                        options, target_jax=options.declared_jax, declared_jax=None
-                    )
         view = model.views.get(i)
         if view is not None:
             options = dataclasses.replace(
@@ -135,7 +143,15 @@ def plan_run(
     ]
     passed = len(targets) - len(results) - len(tasks)
     selection.errors.extend(p for p in problems if p not in selection.errors)
-    return RunPlan(selection, tasks, results, passed, removed, settings.file_timeout, index, notes)
+    said = [
+        f"note: {shadow} is a local module named like JAX, found before the installed JAX on "
+        f"the import path of {len(names)} module(s) ({', '.join(names[:3])}"
+        f"{', ...' if len(names) > 3 else ''}): nothing in them is rewritten as JAX"
+        for shadow, names in shadowed.items()
+    ]
+    return RunPlan(
+        selection, tasks, results, passed, removed, settings.file_timeout, index, said, notes
+    )
 
 
 def _with_project_options(

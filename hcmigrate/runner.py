@@ -33,7 +33,6 @@ from hcmigrate.syntax import (
     TOO_DEEP,
     compile_error,
     describe,
-    python2_hint,
     python_parses,
 )
 
@@ -244,7 +243,7 @@ def migrate_text(
             result = migrate_source(text, options, filename=display)
         except MigrationError as exc:
             message, line, col = describe(text, exc.message, exc.line, exc.col)
-            raise MigrationError(f"{message}{python2_hint(text)}", line, col) from None
+            raise MigrationError(message, line, col) from None
     except RecursionError:
         raise MigrationError(TOO_DEEP, line=None, col=None) from None
     except MemoryError:

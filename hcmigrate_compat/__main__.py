@@ -25,9 +25,11 @@ def main(argv=None) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE, file=sys.stderr if not argv else sys.stdout)
         return 2 if not argv else 0
+    from hcmigrate_compat import _interrupt
     from hcmigrate_compat._install import install
 
     install()
+    _interrupt.install()  # (Ctrl-C ends the run even while JAX waits on a host callback)
     if argv[0] == "-m":
         if len(argv) < 2:
             print(USAGE, file=sys.stderr)

@@ -290,7 +290,7 @@ def test_a_host_function_that_uses_array_flags_keeps_legacys_read_only_arrays():
     code = result.code
     assert "hcb.id_tap(fill, x)" in code and "hcmigrate_compat" in code
     (why,) = [d.message for d in result.diagnostics if d.code == "HCB102"]
-    assert why.startswith("id_tap kept on the compat runtime: the tap function reads or sets")
+    assert why.startswith("id_tap kept on the compat runtime: the tap function reads its")
     printed = _run(code, "step", np.arange(3.0, dtype=np.float32))
     assert printed == "ndarray False True\n[-1.  1.  2.]\n"
 

@@ -522,3 +522,32 @@ def test_a_test_importing_the_compat_runtime_declares_nothing(tmp_path):
     _write(tmp_path, files)
     res = run(["--no-cache", "--check", "."], tmp_path)
     assert "hcmigrate-compat" not in res.output and res.exit_code == 0, res.output
+
+
+def test_a_prng_key_array_rewritten_to_jax_array_counts_for_the_floor(tmp_path):
+    """JAX104 writes jax.Array (first in jax 0.3.25, measured by
+    scripts/measure_native_since.py): a project declaring jax>=0.3.13 gets its floor raised."""
+    files = {
+        "requirements.txt": "jax>=0.3.13\n",
+        "keys.py": "import jax\n\n\ndef split(key: jax.random.PRNGKeyArray):\n"
+        "    return jax.random.split(key)\n",
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert "jax.Array" in (tmp_path / "keys.py").read_text(), res.output
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.3.25\n", res.output
+    assert "keys.py:4 uses jax.Array (JAX >= 0.3.25)" in res.output
+
+
+def test_a_version_switch_raises_no_floor_for_its_old_jax_branch(tmp_path):
+    """Code that picks its spelling by JAX version (`if jax.__version__ >= ...: ... else: ...`)
+    runs each branch only where it works: neither branch raises the floor."""
+    files = {
+        "requirements.txt": "jax>=0.4.1\n",
+        "p/__init__.py": "",
+        "p/integrate.py": "import jax\n\nif jax.__version__ >= '0.4.26':\n"
+        "    integrate = jax.numpy.trapezoid\nelse:\n    integrate = jax.numpy.trapz\n",
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "--check", "."], tmp_path)
+    assert "would raise" not in res.output, res.output

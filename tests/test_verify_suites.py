@@ -13,7 +13,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 from verify_helpers import hcmigrate_verify
@@ -156,12 +155,11 @@ def test_a_crash_keeps_the_other_tests_and_names_the_one_that_died(legacy_python
 
 
 def test_a_hung_test_times_out_alone(legacy_python, tmp_path):
-    cand = crashing_candidate(tmp_path, "import time\ntime.sleep(300)\n")
-    started = time.monotonic()
+    # (the hung test sleeps far past the helper's own timeout: only verify's --timeout ends it)
+    cand = crashing_candidate(tmp_path, "import time\ntime.sleep(3000)\n")
     res = hcmigrate_verify(
         PKG, "--pytest", "tests", "--candidate", cand, "--reference", "legacy", "--timeout", "15"
     )
-    assert time.monotonic() - started < 120
     assert res.returncode == 1, res.stdout + res.stderr
     out = res.stdout
     assert f"DIFF {T_LOG}: passed in the reference, timeout in the candidate" in out, out

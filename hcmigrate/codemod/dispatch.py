@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from hcmigrate.codemod.binding import CannotBind, bind_argument_nodes
 from hcmigrate.facts import LEGACY_FUNCTIONS
 from hcmigrate.codemod.removed_apis import RemovedApis
+from hcmigrate.rules.removed_api_rewrite import report_target
 from hcmigrate.rules.context import (
     CallSite,
     ModernCallSite,
@@ -119,6 +122,11 @@ class Dispatch:
         found = self.removed.use(original) if self.removed is not None else None
         if found is None:
             return updated
+        target = self.removed.target_of(original)
+        if target:  # (JAX's own name set or deleted: kept as it is, for a human)
+            site = RemovedApiSite(found[0], original, updated, found[1])
+            handler = functools.partial(report_target, what=target)
+            return self._ctx.run_site([handler], site, original, updated)
         return self._removed_site(found[0], original, updated, found[1])
 
     def removed_call(self, original: cst.Call, updated: cst.Call):

@@ -92,19 +92,23 @@ class Hoisting:
         """Does anything that can have an effect run before `target` when `root` runs?"""
         found = False
 
-        def walk(node: cst.CSTNode) -> bool:  # True: stop (target reached)
+        def walk(node: cst.CSTNode) -> bool:  # True: stop (target reached, or an effect)
             nonlocal found
             if node is target:
                 return True
             if isinstance(node, _SCOPES) and node is not root:
                 return False  # (a lambda's body does not run where it is written)
-            if isinstance(node, cst.Call) and not self._harmless(node):
-                found = True
-                return True
             children = node.children
             if isinstance(node, cst.Assign):  # (the value runs before the targets)
                 children = [node.value]
-            return any(walk(child) for child in children)
+            if any(walk(child) for child in children):
+                return True
+            # (a call has its effect after its callee and arguments ran: `print(f"{tap(x)}")`
+            # runs the tap first)
+            if isinstance(node, cst.Call) and not self._harmless(node):
+                found = True
+                return True
+            return False
 
         walk(root)
         return found
@@ -162,6 +166,9 @@ def _unconditional(parent: cst.CSTNode, child: cst.CSTNode) -> bool:
             cst.Return,
             cst.Expr,
             cst.NamedExpr,
+            # an f-string evaluates each `{expression}` once, in order (its format spec too)
+            cst.FormattedString,
+            cst.FormattedStringExpression,
         ),
     )
 

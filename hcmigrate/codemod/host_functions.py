@@ -26,6 +26,7 @@ from hcmigrate.facts import (
     PURE_BUILTINS,
     PURE_METHODS,
     PURE_MODULE_PREFIXES,
+    SCALAR_CONVERSIONS,
 )
 from hcmigrate.codemod.walk import descendants, names_used, not_a_read
 from hcmigrate.rules.nodes import constant_index, literal_value, parse
@@ -328,7 +329,11 @@ def converts_its_arguments(
         if (name_only := not_a_read(node)) is not None:
             not_reads.add(id(name_only))
         if isinstance(node, cst.Call) and is_array_agnostic(node.func):
-            converted.update(id(v) for a in node.args if (v := _handed_on(a.value)) is not None)
+            converted.update(
+                id(v)
+                for a in node.args
+                if not _writes_into(a) and (v := _handed_on(a.value)) is not None
+            )
         elif (
             isinstance(node, cst.Call)
             and not node.args
@@ -340,6 +345,51 @@ def converts_its_arguments(
         elif isinstance(node, cst.Name) and node.value in names and id(node) not in not_reads:
             uses.append(node)
     return all(id(use) in converted for use in uses)
+
+
+def scalar_conversions(
+    params: cst.Parameters, body: cst.CSTNode, qualified: callable
+) -> list[cst.Call]:
+    """`int(v)`, `float(v["loss"])`, `complex(v[0])` in a host function, of its argument or
+    a constant part of it (facts.SCALAR_CONVERSIONS: legacy's numpy 1.26 took a one-element
+    array of any shape there, numpy 2 and jax.Array take only 0-d ones). None where the
+    function rebinds its argument's name (what it converts may then be no array)."""
+    positional = [*params.posonly_params, *params.params]
+    if not positional:
+        return []
+    name = positional[0].name.value
+    targets = (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor)
+    found = []
+    for node in descendants(body):
+        if isinstance(node, targets) and name in names_used(node.target):
+            return []
+        if isinstance(node, (cst.AsName, cst.Param)) and name in names_used(node):
+            return []  # (`with ... as v`, `except E as v`, a nested function's parameter `v`)
+        if (
+            isinstance(node, cst.Call)
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+            and (value := _handed_on(node.args[0].value)) is not None
+            and value.value == name
+            and qualified(node.func) <= SCALAR_CONVERSIONS
+            and qualified(node.func)
+        ):
+            found.append(node)
+    return found
+
+
+def with_item(conversion: cst.Call) -> cst.Call:
+    """`int(v)` -> `int(v.item())` (see scalar_conversions)."""
+    (arg,) = conversion.args
+    item = cst.Call(cst.Attribute(arg.value, cst.Name("item")))
+    return conversion.with_changes(args=[arg.with_changes(value=item)])
+
+
+def _writes_into(arg: cst.Arg) -> bool:
+    """`out=x` of a numpy function: it writes into `x`, which a jax.Array refuses ("return
+    arrays must be of ArrayType")."""
+    return arg.keyword is not None and arg.keyword.value == "out"
 
 
 def _handed_on(value: cst.BaseExpression) -> cst.Name | None:

@@ -32,19 +32,29 @@ _NESTED_SCOPES = (
 
 # (follows "the tap function" / "the callback": why such a site keeps the compat runtime)
 LEGACY_ARRAYS = (
-    "reads or sets its arrays' `flags` (read-only on CPU under legacy and the compat runtime; "
+    "reads its arrays' `flags` (read-only on CPU under legacy and the compat runtime; "
     "writeable copies in a native rewrite)"
 )
 
 
-def uses_array_flags(body: cst.CSTNode) -> bool:
-    """Does the code read or set numpy array flags (`x.flags.writeable = True`,
-    `x.setflags(write=True)`)? Only there do legacy's read-only arrays and writeable copies
-    differ but for a write legacy refused on CPU and allowed on GPU/TPU."""
-    return any(
-        type(n) is cst.Attribute and n.attr.value in ("flags", "setflags")
-        for n in descendants(body)
-    )
+def reads_array_flags(body: cst.CSTNode) -> bool:
+    """Does the code read numpy array flags (`print(x.flags.writeable)`, `if x.flags[...]`)?
+    Only there do legacy's arrays, read-only on CPU, and the writeable copies a native rewrite
+    hands over differ (but for a write legacy refused on CPU and allowed on GPU/TPU). Setting
+    them is no read: `x.flags.writeable = True` before handing the buffer to C code worked on
+    legacy's arrays, which owned their data, as on an owned copy (`np.array(x)`), and
+    `x.setflags(...)` sets what it says on either."""
+    set_flags = set()
+    for n in descendants(body):
+        if type(n) is cst.AssignTarget or type(n) is cst.AugAssign:
+            target = n.target
+            if type(target) in (cst.Attribute, cst.Subscript):
+                flags = target.value
+                if type(flags) is cst.Attribute and flags.attr.value == "flags":
+                    set_flags.add(id(flags))
+        elif type(n) is cst.Attribute and n.attr.value == "flags" and id(n) not in set_flags:
+            return True
+    return False
 
 
 def called_with_numpy(

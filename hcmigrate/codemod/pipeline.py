@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from dataclasses import replace
 
 import libcst as cst
 
@@ -42,6 +43,7 @@ from hcmigrate.codemod.parsing import (
     printed_back_error,
 )
 from hcmigrate.codemod.plan import make_plan
+from hcmigrate.codemod.version_guards import in_kept_branch, kept_branches
 from hcmigrate.codemod.rewrite import Rewriter
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.usage import Usage
@@ -130,12 +132,50 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
                 raise MigrationError(
                     f"syntax error: {own.msg}", own.lineno or 1, own.offset or 1
                 ) from None
+            line = source_line(text, code, error.lineno or 1)
+            dropped = _sites_to_drop(diagnostics, line, error.msg, options)
+            if dropped:  # (only those sites are left as they are; the others are rewritten)
+                options = replace(options, dropped_sites=options.dropped_sites | dropped)
+                return _migrate(text, options, filename, top_level_await)
             raise MigrationError(
                 f"internal error: the rewrite would not compile ({error.msg}); file left unchanged",
-                source_line(text, code, error.lineno or 1),
+                line,
                 error.offset or 1,
             ) from None
-    return _result(text, code, diagnostics, options, registry, scopes.tree)
+    if options.dropped_sites:
+        diagnostics = sorted(
+            [*diagnostics, *_dropped_findings(options)], key=lambda d: (d.line, d.col, d.code)
+        )
+    return _result(text, code, diagnostics, options, registry, scopes.tree, kept_branches(index))
+
+
+def _sites_to_drop(diagnostics, line: int, why: str, options: Options) -> frozenset:
+    """The sites of the removed-JAX-API rules (JAX1xx) on `line`, where the rewrite does not
+    compile, not dropped yet: a rewrite that fits where a name is read may not fit where
+    only a dotted name may stand (`case jnp.NINF:` -> `-jnp.inf` in a pattern). The
+    host_callback rules' rewrites must always compile: theirs stays an internal error."""
+    done = {(code, at, col) for code, at, col, _ in options.dropped_sites}
+    return frozenset(
+        (d.code, d.line, d.col, f"{d.message}: that rewrite does not compile here ({why})")
+        for d in diagnostics
+        if d.code.startswith("JAX")
+        and d.line == line
+        and d.level is not Level.MANUAL
+        and (d.code, d.line, d.col) not in done
+    )
+
+
+def _dropped_findings(options: Options) -> list[Diagnostic]:
+    return [
+        Diagnostic(
+            code,
+            f"{why}; left as it is (the module's other sites are rewritten): change it by hand",
+            Level.MANUAL,
+            line,
+            col,
+        )
+        for code, line, col, why in sorted(options.dropped_sites)
+    ]
 
 
 def _result(
@@ -145,10 +185,11 @@ def _result(
     options: Options,
     registry: Registry,
     tree=None,  # the source's ast, when the pipeline has it
+    kept=(),  # the branches for old JAX left as they are (hcmigrate.codemod.version_guards)
 ) -> MigrationResult:
     """The result, with what the module-end rules add to the diagnostics."""
     ctx = ModuleEndContext(options)
-    site = ModuleSite(options, diagnostics, text, tree, code)
+    site = ModuleSite(options, diagnostics, text, tree, code, tuple(kept))
     for handler in registry.module_end:
         handler(site, ctx)
     return MigrationResult(text, code, diagnostics + ctx.diagnostics, compile_checked=True)
@@ -232,12 +273,17 @@ def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:
     index, roots = ctx.resolver.index, ctx.resolver.index.legacy_roots
     removed = ctx.dispatch.removed
     return ctx.resolver.with_ancestors(
-        [
+        node
+        for node in [
             *(name for name in index.name_nodes if name.value in roots),
             *(call for call in index.calls if ctx.dispatch.may_be_modern_call(call)),
             *(ctx.plan.defs[key] for key in ctx.plan.def_drops),
+            *ctx.plan.scalar_items.values(),
             *(removed.hot_nodes() if removed is not None else ()),
         ]
+        # (a branch for old JAX that holds host_callback code is left as it is, whole:
+        # hcmigrate.codemod.version_guards)
+        if not in_kept_branch(index, node)
     )
 
 

@@ -21,10 +21,12 @@ from hcmigrate.codemod.host_functions import (
     PurityChecker,
     adapt,
     mutable_module_state,
+    scalar_conversions,
 )
-from hcmigrate.codemod.numpy_args import LEGACY_ARRAYS, uses_array_flags
+from hcmigrate.codemod.numpy_args import LEGACY_ARRAYS, reads_array_flags
 from hcmigrate.codemod.reporting import Reporter
 from hcmigrate.codemod.resolution import Resolver
+from hcmigrate.codemod.version_guards import in_kept_branch
 from hcmigrate.rules.context import CallSite
 from hcmigrate.rules.spec import Rule
 
@@ -40,6 +42,9 @@ class Plan:
     module_keeps_compat: bool = False
     # only because another module sharing its chain keeps calls there (Options.follows_compat)
     follows_other_module: bool = False
+    # id(original Call) -> it: `int(v)` of a host function's argument, written `int(v.item())`
+    # (hcmigrate.codemod.host_functions.scalar_conversions)
+    scalar_items: dict[int, cst.Call] = field(default_factory=dict)
 
 
 class Planner:
@@ -52,6 +57,9 @@ class Planner:
         self._uses: dict[int, list[tuple[cst.Call, cst.Name, Adaptation]]] = {}
         self._taps: list[cst.Call] = []  # the taps, prints and calls that may follow compat
         self._ordered_io: list[cst.Call] = []  # the calls planned as ordered io_callbacks
+        # id(FunctionDef) -> (its scalar conversions, offsets of the host-function arguments
+        # naming it): written only where every reference to the def is such an argument
+        self._scalar_defs: dict[int, tuple[list[cst.Call], set[int]]] = {}
 
     def suppressed(self, node: cst.CSTNode, rule: Rule) -> bool:
         """Is `node` kept from `rule` by a suppression comment, or the rule not selected?"""
@@ -109,6 +117,26 @@ class Planner:
     def keeps_compat(self, site: CallSite, reason: str) -> None:
         """The site stays on the compat runtime: its host function keeps its signature."""
         self._plan.adaptations[id(site.original)] = Adaptation("compat", reason=reason)
+        self._scalar_conversions(site)
+
+    def _scalar_conversions(self, site: CallSite) -> None:
+        """`int(v)` of the site's host function's argument becomes `int(v.item())`, on the
+        compat runtime too (its numpy 2 arrays refuse what legacy's numpy 1.26 took): in a
+        lambda at the site, in a module def that nothing but such sites names."""
+        func = site.args.get("tap_func", site.args.get("callback_func"))
+        qualified = self._resolver.qualified
+        if isinstance(func, cst.Lambda):
+            for call in scalar_conversions(func.params, func.body, qualified):
+                self._plan.scalar_items[id(call)] = call
+        elif isinstance(func, cst.Name):
+            fdef = self._resolver.function_def(func)
+            if fdef is None:
+                return
+            calls, offsets = self._scalar_defs.setdefault(
+                id(fdef), (scalar_conversions(fdef.params, fdef.body, qualified), set())
+            )
+            offsets.add(self._resolver.index.start_offset(func))
+            self._plan.defs[id(fdef)] = fdef
 
     def joins_ordered_io(self, site: CallSite) -> None:
         """The site becomes an ordered io_callback (unless it follows compat, finish)."""
@@ -127,6 +155,7 @@ class Planner:
         adaptation = self._needs_legacy_arrays(func) or self._adaptation_of(
             func, passes_transforms, passes_device
         )
+        self._scalar_conversions(site)
         if isinstance(func, cst.Name) and adaptation.mode == "edit":
             fdef = self._resolver.function_def(func)
             self._plan.defs[id(fdef)] = fdef
@@ -135,13 +164,14 @@ class Planner:
         return adaptation
 
     def _needs_legacy_arrays(self, func) -> Adaptation | None:
-        """Compat for a host function that reads or sets its arrays' flags: legacy's were
-        read-only on CPU (what the compat runtime gives), a native rewrite's are writeable
-        copies (hcmigrate.codemod.numpy_args)."""
+        """Compat for a host function that reads its arrays' flags: legacy's were read-only
+        on CPU (what the compat runtime gives), a native rewrite's are writeable copies
+        (hcmigrate.codemod.numpy_args). One that only sets them (`x.flags.writeable = True`
+        before handing the buffer to C code) gets owned copies natively, as legacy's were."""
         if isinstance(func, cst.Name):
             fdef = self._resolver.function_def(func)
             func = fdef if fdef is not None and not fdef.decorators else None
-        if isinstance(func, (cst.Lambda, cst.FunctionDef)) and uses_array_flags(func.body):
+        if isinstance(func, (cst.Lambda, cst.FunctionDef)) and reads_array_flags(func.body):
             return Adaptation("compat", reason=LEGACY_ARRAYS)
         return None
 
@@ -174,17 +204,15 @@ class Planner:
         """The plan, with the defs whose every reference is such a callback losing their
         parameters (each such use then passes the def as it is); a def used otherwise keeps
         its signature and is wrapped at each site."""
-        plan, index, scopes = self._plan, self._resolver.index, self._resolver.scopes
+        plan, index = self._plan, self._resolver.index
         plan.module_has_ordered_io = bool(self._ordered_io)
         self._taps_follow_compat()
+        for key, (calls, offsets) in self._scalar_defs.items():
+            if calls and self._references(plan.defs[key]) <= offsets:
+                plan.scalar_items.update((id(call), call) for call in calls)
         for key, uses in self._uses.items():
             fdef = plan.defs[key]
-            offset = index.start_offset(fdef.name)
-            references = {
-                access
-                for binding in scopes.bindings_at(offset, fdef.name.value)
-                for access in binding.accesses
-            }
+            references = self._references(fdef)
             tap_nodes = {index.start_offset(func) for _, func, _ in uses}
             drops = {adaptation.drop for _, _, adaptation in uses}
             if references <= tap_nodes and len(drops) == 1:
@@ -193,6 +221,16 @@ class Planner:
                 for call, _, _ in uses:
                     plan.adaptations[id(call)] = Adaptation("wrap", reason="is used elsewhere too")
         return plan
+
+    def _references(self, fdef: cst.FunctionDef) -> set[int]:
+        """Offsets of the names that read the def."""
+        index, scopes = self._resolver.index, self._resolver.scopes
+        offset = index.start_offset(fdef.name)
+        return {
+            access
+            for binding in scopes.bindings_at(offset, fdef.name.value)
+            for access in binding.accesses
+        }
 
     def _taps_follow_compat(self) -> None:
         """Where some legacy call of the module stays on the compat runtime, its taps, prints
@@ -259,6 +297,8 @@ def make_plan(resolver: Resolver, reporter: Reporter, dispatch) -> Plan:
         function = dispatch.legacy_function(call)
         if function is None or not dispatch.plans(function):
             continue
+        if in_kept_branch(resolver.index, call):
+            continue  # (a branch for old JAX, left as it is: hcmigrate.codemod.version_guards)
         try:
             site = dispatch.call_site(call, call, function)
         except CannotBind:

@@ -80,6 +80,7 @@ class RemovedApis:
             {name.rsplit(".", 1)[1] for name in [*self._keywords, *self._call_forms]}
         )
         self._methods = {method_name(r): r for r in scan.rows if r.kind is Kind.METHOD}
+        self._owned: frozenset[str] | None = None  # (_own_attributes)
         self._behaviour = {r.name: r for r in scan.behaviour}
         stars = resolver.scopes.star_imports
         # the module of the one star import that may bind a removed name (see the docstring)
@@ -165,6 +166,8 @@ class RemovedApis:
         if isinstance(node, cst.Name) and not self.star_of(node):
             return None  # (a bare name bound by a `from` import: the import is the site)
         if isinstance(node, cst.Attribute) and node.attr.value in self._methods:
+            if self.target_of(node):
+                return None  # (`self.device_buffer = ...`: a value's own attribute, set)
             found = self._method(node)
             if found is not None:
                 return found
@@ -188,11 +191,57 @@ class RemovedApis:
         parent = self._resolver.parent(node)
         return isinstance(parent, cst.Call) and parent.func is node
 
+    def target_of(self, node: cst.CSTNode) -> str:
+        """What binds `node` where it is no read ("" where it is one): the target of an
+        assignment (`jax.tree_map = ...`, `a, x.device_buffer = ...`), an augmented or
+        annotated assignment, `del`, a `for` or `with ... as` target. A rename there would
+        set or delete another name (`del jax.tree.map` deletes JAX's own function), and a
+        call (`x.addressable_data(0)`) cannot be assigned to."""
+        parent = self._resolver.parent
+        child, above = node, parent(node)
+        while isinstance(above, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+            child, above = above, parent(above)
+        if isinstance(above, cst.AssignTarget) and above.target is child:
+            return "assigned"
+        if isinstance(above, cst.AugAssign) and above.target is child:
+            return "assigned (augmented assignment)"
+        if isinstance(above, cst.AnnAssign) and above.target is child:
+            return "assigned"
+        if isinstance(above, cst.Del):
+            return "deleted"
+        if isinstance(above, (cst.For, cst.CompFor)) and above.target is child:
+            return "the target of a `for`"
+        if isinstance(above, cst.AsName) and above.name is child:
+            return "the target of a `with ... as`"
+        return ""
+
+    def _own_attributes(self) -> frozenset[str]:
+        """The removed methods' names the module gives values of its own: an attribute it
+        assigns or deletes (`self.device_buffer = ...`), a name a class body binds."""
+        if self._owned is None:
+            names = set()
+            for node in ast.walk(self._resolver.scopes.tree):
+                if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                    names.add(node.attr)
+                elif isinstance(node, ast.ClassDef):
+                    for statement in node.body:
+                        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            names.add(statement.name)
+                        for target in getattr(
+                            statement, "targets", [getattr(statement, "target", None)]
+                        ):
+                            if isinstance(target, ast.Name):
+                                names.add(target.id)
+            self._owned = frozenset(names & set(self._methods))
+        return self._owned
+
     def _method(self, node: cst.Attribute) -> tuple[RemovedApi, str] | None:
         row = self._methods[node.attr.value]
         receiver = node.value
         if dotted_name(receiver) is not None and self._qualified(receiver) is not None:
             return None  # an attribute of an imported module or class, not of a value
+        if node.attr.value in self._own_attributes() and not self._is_jax_array(receiver):
+            return None  # (the module's own values have an attribute of that name)
         if is_call(row):
             parent = self._resolver.parent(node)
             if not (self._called(node) and not parent.args and self._is_jax_array(receiver)):

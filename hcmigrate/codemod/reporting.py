@@ -65,6 +65,16 @@ class Reporter:
         """Raise SiteSkipped when `rule` may not touch `node`."""
         if not self.selected(rule.code) or self.suppressed(node, rule.code):
             raise SiteSkipped
+        if self.options.dropped_sites and self._dropped(rule, node):
+            raise SiteSkipped
+
+    def _dropped(self, rule: Rule, node: cst.CSTNode) -> bool:
+        """Is `node` a site whose rewrite would not compile (Options.dropped_sites)?"""
+        start = self._index.start(node)
+        return start is not None and any(
+            (code, line, col) == (rule.code, *start)
+            for code, line, col, _ in self.options.dropped_sites
+        )
 
     def diagnostic(
         self,

@@ -13,7 +13,7 @@ import libcst as cst
 
 from hcmigrate.codemod.comments import KeepCommentsOfRemovedLines
 from hcmigrate.codemod.context import ModuleContext
-from hcmigrate.codemod.host_functions import drop_params
+from hcmigrate.codemod.host_functions import drop_params, with_item
 from hcmigrate.codemod.walk import Transformer
 from hcmigrate.rules.context import REMOVE_STATEMENT
 
@@ -50,6 +50,8 @@ class Rewriter(KeepCommentsOfRemovedLines, Transformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         dispatch = self._ctx.dispatch
+        if id(original_node) in self._ctx.plan.scalar_items:
+            return with_item(updated_node)  # (`int(v)` in a host function: `int(v.item())`)
         if id(original_node.func) in self._callees:
             result = dispatch.legacy_call(original_node, updated_node)
         else:

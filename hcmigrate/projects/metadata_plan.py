@@ -118,12 +118,26 @@ class CodeFile:
     facts: CodeFacts | None = None
 
 
+# Names of constructs too common in any code to pick files by (`tree.map`, not `map`).
+_COMMON_NAMES = frozenset(
+    {"print", "map", "callback", "flatten", "leaves", "structure", "transpose", "unflatten"}
+    | {"backend", "typeof"}
+)
+
+
 def _needs_prefilter() -> re.Pattern:
-    """What code_facts reads, as bytes a file must contain to be read at all."""
+    """What code_facts reads, as bytes a file on disk must contain to be read at all: each
+    construct's last name where it is distinctive (`io_callback`, `effects_barrier`), else its
+    last two (`debug.print`, `tree.map`, `jax.Array`: a bare `print` or `map` is in every
+    file). The files the run wrote are read whatever they contain (their CodeFacts)."""
     from hcmigrate.native_needs import SINCE
 
-    words = sorted({name.rsplit(".", 1)[-1] for name in SINCE} | {"hcmigrate_compat"})
-    return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
+    words = {"hcmigrate_compat"}
+    for name in SINCE:
+        parts = name.split(".")
+        generic = parts[-1] in _COMMON_NAMES or parts[-1][:1].isupper() and "_" not in parts[-1]
+        words.add(".".join(parts[-2:]) if generic else parts[-1])
+    return re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in sorted(words)) + rb")\b")
 
 
 def plan_metadata(
@@ -220,6 +234,12 @@ def _plan_project(
                     )
                 )
     declared = declared_jax_floor(project.root)
+    if declared is None and why is not None and _lists_jax(project.root):
+        need_text = _dotted(map(str, need))
+        out.notes.append(
+            f"{shown_path(why[0])}:{why[1]}: note: uses {why[2]}, which needs JAX >= "
+            f"{need_text}; the project lists jax without a floor (consider `jax>={need_text}`)"
+        )
     floor = max(need, declared[0]) if declared else None
     for role, path, line, name, since in other_needs:
         if floor is not None and since > floor:
@@ -240,6 +260,17 @@ def _plan_project(
             )
     out.refused = _refusal(project, out)
     return out
+
+
+def _lists_jax(root: Path) -> bool:
+    """Does the project list jax among its requirements (with or without a floor)?"""
+    from hcmigrate.verify.project_deps import project_dependencies
+
+    try:
+        declared = project_dependencies(root).declared
+    except Exception:  # (a metadata file this reader cannot read: said elsewhere)
+        return False
+    return any(re.match(r"\s*jax\b(?![-_.\w])", text) for _, text in declared)
 
 
 def _refusal(project: Project, out: ProjectMetadata) -> str | None:

@@ -140,6 +140,9 @@ class ModuleSite:
     text: str = ""  # the module's source
     tree: Any = None  # its ast.Module, when the pipeline parsed it (else None)
     code: str | None = None  # the module as migrated (None: as `text`)
+    # (branch, line of its first host_callback name): branches for old JAX the rewrite left
+    # as they are (hcmigrate.codemod.version_guards)
+    kept_branches: tuple = ()
 
 
 class ReportContext(Protocol):

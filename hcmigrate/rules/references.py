@@ -92,7 +92,12 @@ EXCEPTION = Rule(
     legacy="except hcb.CallbackException",
     modern=f"except {MODERN_EXCEPTION}",
     summary="Errors raised in host callbacks now surface as jax.errors.JaxRuntimeError at the call.",
-    behaviour_note="Raised at the jitted call (or block_until_ready), not by barrier_wait().",
+    behaviour_note="Which branch runs changes (measured on jax 0.4.30, "
+    "docs/callback-exception.md): on CPU legacy raised a tap's error at the call as a "
+    "RuntimeError this handler did not catch, and now it catches it from a jitted call; "
+    "through outfeed (GPU/TPU) legacy raised CallbackException from barrier_wait, and now the "
+    "error comes from the jitted call, or from an eager tap as the host function's own "
+    "exception, which this handler does not catch.",
     examples=(
         Example(
             before="""\
@@ -116,7 +121,7 @@ except jax.errors.JaxRuntimeError as error:
             diagnostics=(
                 "1:1 HCB001 [fixed] unused import of host_callback removed",
                 "5:5 HCB401 [fixed-with-behaviour-note] barrier_wait() -> jax.effects_barrier(): after a callback failed on several devices (pmap) every later barrier raises that error again (legacy returned)",
-                "6:8 HCB403 [fixed-with-behaviour-note] CallbackException -> jax.errors.JaxRuntimeError (raised at the call, not by barrier_wait)",
+                "6:8 HCB403 [fixed-with-behaviour-note] CallbackException -> jax.errors.JaxRuntimeError: now raised at the jitted call, on CPU too, where legacy raised a RuntimeError this handler did not catch (it ran only through outfeed, from barrier_wait)",
             ),
         ),
     ),
@@ -237,11 +242,26 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
         )
         return ctx.compat(member)
     if member in LEGACY_EXCEPTIONS:
-        ctx.report(
-            EXCEPTION,
-            node,
-            f"{member} -> {MODERN_EXCEPTION} (raised at the call, not by barrier_wait)",
-        )
+        later = _later_handler_of_runtime_errors(node, ctx)
+        if later is not None:  # (legacy on CPU ran that one; this one runs now)
+            later = f"`except {later}`" if later else "a bare `except:`"
+            ctx.report(
+                EXCEPTION,
+                node,
+                f"{member} -> {MODERN_EXCEPTION}: the branch changes: on CPU legacy raised a "
+                f"tap's error at the call as a RuntimeError, which {later} below "
+                "caught; now this handler catches it (it ran on legacy only through outfeed, "
+                "GPU/TPU): choose the branch by hand",
+                Level.MANUAL,
+            )
+        else:
+            ctx.report(
+                EXCEPTION,
+                node,
+                f"{member} -> {MODERN_EXCEPTION}: now raised at the jitted call, on CPU too, "
+                "where legacy raised a RuntimeError this handler did not catch (it ran only "
+                "through outfeed, from barrier_wait)",
+            )
         return parse(ctx.dotted(MODERN_EXCEPTION))
     if member in COMPAT_INTERNALS:
         message = f"`{member}` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy"
@@ -271,6 +291,39 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
     ctx.report(
         INTERNAL, node, f"`{member}` is not part of the legacy public API; port this by hand"
     )
+    return None
+
+
+# What a later `except` of the same `try` catches a legacy CPU tap error with (an
+# XlaRuntimeError, a RuntimeError; measured: scripts/measure_callback_exception.py).
+_CATCHES_RUNTIME_ERRORS = frozenset(
+    {"RuntimeError", "Exception", "BaseException", "XlaRuntimeError", "JaxRuntimeError"}
+)
+
+
+def _later_handler_of_runtime_errors(node: cst.CSTNode, ctx: RuleContext) -> str | None:
+    """The type (its spelling; "" for a bare `except:`) of a later handler of the `try` whose
+    `except` catches `node` that catches a RuntimeError; None: none does."""
+    child, parent = node, ctx.parent(node)
+    while isinstance(parent, (cst.Tuple, cst.Element)):
+        child, parent = parent, ctx.parent(parent)
+    if not isinstance(parent, cst.ExceptHandler) or parent.type is not child:
+        return None
+    try_statement = ctx.parent(parent)
+    if not isinstance(try_statement, cst.Try):
+        return None
+    handlers = list(try_statement.handlers)
+    for handler in handlers[handlers.index(parent) + 1 :]:
+        if handler.type is None:
+            return ""
+        if isinstance(handler.type, cst.Tuple):
+            types = [element.value for element in handler.type.elements]
+        else:
+            types = [handler.type]
+        for kind in types:
+            spelled = cst.Module(body=[]).code_for_node(kind)
+            if spelled.rsplit(".", 1)[-1] in _CATCHES_RUNTIME_ERRORS:
+                return spelled
     return None
 
 

@@ -171,6 +171,25 @@ def report_manual(site: RemovedApiSite, ctx: RuleContext, rule: Rule) -> None:
     return None
 
 
+def report_target(site: RemovedApiSite, ctx: RuleContext, what: str) -> None:
+    """A removed name of JAX's own modules that the code sets or deletes (`del jax.tree_map`,
+    a shim `jax.tree_map = jax.tree_util.tree_map`): kept as it is, a manual finding. Its
+    replacement there would set or delete JAX's current API (`del jax.tree.map`) for the
+    whole process."""
+    row = site.row
+    new = replacement_for(row, ctx) if row.mechanical else None
+    instead = f"; renaming it would change JAX's own `{new}`" if new else ""
+    ctx.report(
+        RULES[row.rule],
+        site.original,
+        f"`{code_of(site.original)}` is {what}: a removed JAX name is only rewritten where "
+        f"it is read, so this is left as it is{instead}; JAX {row.removed_in} has no "
+        f"`{row.name}`: drop or guard this by hand",
+        level=Level.MANUAL,
+    )
+    return None
+
+
 def rename_or_import(
     site: RemovedApiSite,
     ctx: RuleContext,

@@ -85,6 +85,16 @@ def rewrite(site: RemovedApiSite, ctx: RuleContext):
     row = site.row
     if not row.mechanical or not isinstance(site.updated, cst.Attribute):
         return report_manual(site, ctx, ARRAY_METHODS)
+    if isinstance(ctx.parent(site.original), cst.MatchValue):
+        # (`case x.addressable_data(0):` would compile as a class pattern: another test)
+        ctx.report(
+            ARRAY_METHODS,
+            site.original,
+            f"`{row.name}` was removed in JAX {row.removed_in}: a `case` pattern takes no "
+            f"call, so `{row.replacement}` cannot stand here; match on a name bound to it",
+            level=Level.MANUAL,
+        )
+        return None
     # The replacement is a method call (`addressable_data(0)`) on the same receiver.
     new = parse(f"_.{row.replacement}")
     new = new.with_changes(func=new.func.with_changes(value=site.updated.value))
