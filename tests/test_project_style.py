@@ -391,3 +391,16 @@ def test_standard_input_is_laid_out_as_a_file_is(tmp_path):
     written = result.stdout
     assert "(cost[:,-1], preds['pred_scores'], num_samples-1)," in written, written
     assert max(len(line) for line in written.splitlines()) <= 88, written
+
+
+def test_ruffs_own_file_states_the_line_length(tmp_path):
+    root = _project(
+        tmp_path / "p",
+        {"ruff.toml": "line-length = 100\n", "src/stylelib/train.py": TAP_95},
+    )
+    assert _check(root, "ruff", "format", "--check", "src").returncode == 0
+    _migrate(root)
+    written = (root / "src/stylelib/train.py").read_text()
+    assert "jax.debug.callback(" in written
+    checked = _check(root, "ruff", "format", "--check", "--diff", "src")
+    assert checked.returncode == 0, written + checked.stdout + checked.stderr

@@ -6,7 +6,8 @@ checker wants it (custom sections such as `known_jax`, `force-sort-within-sectio
 Read from the project root: `pyproject.toml` (`[tool.isort]`, `[tool.ruff.lint.isort]`,
 `[tool.ruff.isort]`), `.isort.cfg` (`[settings]`/`[isort]`), `setup.cfg` and `tox.ini`
 (`[isort]`/`[tool:isort]`), the first that configures isort, as isort itself looks them up;
-ruff's settings where the project configures ruff's `I` rules instead. The project's top-level
+ruff's settings (`ruff.toml`, else pyproject's) where the project configures ruff's `I` rules
+instead; isort's `src_paths` and ruff's `src` name first-party folders. The project's top-level
 packages and modules (in the root and its `src/`, as isort's and ruff's `src` paths) are first
 party.
 """
@@ -78,7 +79,7 @@ def _configured(root: Path) -> ImportStyle | None:
         if values is not None:
             style = _from_isort(values, f"{name} [isort]")
             return style.with_first_party(_names_in(root, _names(values.get("src_paths"))))
-    ruff = tool.get("ruff")
+    ruff = ruff_toml(root) or tool.get("ruff")
     if isinstance(ruff, dict):
         lint = ruff.get("lint") if isinstance(ruff.get("lint"), dict) else {}
         settings = lint.get("isort", ruff.get("isort"))
@@ -88,6 +89,19 @@ def _configured(root: Path) -> ImportStyle | None:
             return style.with_first_party(src)
         if isinstance(ruff.get("src"), list):
             return ImportStyle(first_party=src)
+    return None
+
+
+def ruff_toml(root: Path) -> dict | None:
+    """The settings of ruff's own file in `root` (`.ruff.toml`, `ruff.toml`: ruff reads them
+    before pyproject's `[tool.ruff]`), None where there is none or it does not parse."""
+    for name in (".ruff.toml", "ruff.toml"):
+        path = root / name
+        if path.is_file():
+            try:
+                return tomllib.loads(read_regular(path).decode("utf-8-sig"))
+            except Exception:  # (an unreadable file states nothing)
+                return None
     return None
 
 

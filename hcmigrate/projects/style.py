@@ -12,7 +12,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from hcmigrate.projects.import_style import ImportStyle, read_import_style
+from hcmigrate.projects.import_style import ImportStyle, read_import_style, ruff_toml
 from hcmigrate.projects.ownership import Project
 
 # `black -l 100`, `black --line-length=100`, `ruff format --line-length 100`,
@@ -72,7 +72,14 @@ def _style(project: Project) -> ProjectStyle:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         pass
     formatter, linter = command_line_lengths(root)
-    length = formatter_line_length(pyproject) or formatter or ini_line_length(root) or linter
+    ruff = ruff_toml(root)  # (ruff's own file wins over pyproject's [tool.ruff], as for ruff)
+    length = (
+        formatter_line_length({"tool": {"ruff": ruff}} if ruff else pyproject)
+        or formatter_line_length(pyproject)
+        or formatter
+        or ini_line_length(root)
+        or linter
+    )
     yapf = yapf_style_file(root)
     return ProjectStyle(
         length, read_import_style(root), str(yapf) if yapf else None, _numpy_alias(root)
