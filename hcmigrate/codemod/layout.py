@@ -286,8 +286,31 @@ def _reindented(statement: str, step: int) -> str:
 
 def own_line_limit(source: str, line_length: int) -> int:
     """The longest line a file keeps to where its project states none: `line_length`, or, in
-    a file with many code lines over it (3 and 1 in 100), its own longest code line."""
-    code = [line for line in source.splitlines() if not line.lstrip().startswith("#")]
+    a file with many code lines over it (3 and 1 in 100), its own longest code line. Lines
+    black could not have shortened do not count: comments, lines of a docstring or other
+    string over several lines, lines with a long string literal."""
+    lines = source.splitlines()
+    unsplittable: set[int] = set()
+    fstring_start = getattr(tokenize, "FSTRING_START", None)  # (Python 3.12's f-strings)
+    opened: list[tuple[int, int]] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            start, end = token.start, token.end
+            if token.type == fstring_start:
+                opened.append(start)
+                continue
+            if token.type == getattr(tokenize, "FSTRING_END", None) and opened:
+                start = opened.pop()
+            elif token.type == tokenize.COMMENT and not token.line[: start[1]].strip():
+                unsplittable.add(start[0])
+                continue
+            elif token.type != tokenize.STRING:
+                continue
+            if start[0] != end[0] or end[1] - start[1] >= 30:
+                unsplittable.update(range(start[0], end[0] + 1))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        unsplittable = {i for i, line in enumerate(lines, 1) if line.lstrip().startswith("#")}
+    code = [line for i, line in enumerate(lines, 1) if i not in unsplittable]
     return _file_limit(code, line_length)
 
 
