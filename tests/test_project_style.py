@@ -229,6 +229,11 @@ def update(params, grads, learning_rate, momentum_buffers, decay):
     with jax.named_scope(str(jax.tree_structure(momentum_buffers, is_leaf=None))):
         pass
     return jax.tree_map(lambda p, m: p - decay * m, new, momentum_buffers)  # decayed
+
+
+class Averager:
+    def average(self, trees, weights, mapper=jax.tree_map, leaves_of=jax.tree_leaves):
+        return mapper(lambda *xs: sum(xs) / len(xs), *trees), leaves_of(weights)
 """
 
 
@@ -404,3 +409,30 @@ def test_ruffs_own_file_states_the_line_length(tmp_path):
     assert "jax.debug.callback(" in written
     checked = _check(root, "ruff", "format", "--check", "--diff", "src")
     assert checked.returncode == 0, written + checked.stdout + checked.stderr
+
+
+HEADERS_ONLY = """\
+import jax
+
+
+class Averager:
+    def average(self, trees, weights, mapper=jax.tree_map, leaves_of=jax.tree_leaves):
+        return mapper(lambda *xs: sum(xs) / len(xs), *trees), leaves_of(weights)
+
+
+async def gather(x, y=jax.tree_map, leaves_of_the_tree=jax.tree_leaves) -> "int":  # c
+    return x
+"""
+
+
+def test_definition_headers_a_rename_pushed_over_the_limit_are_rewrapped(tmp_path):
+    root = _project(
+        tmp_path / "p", {"pyproject.toml": OLD_FLOOR, "src/stylelib/avg.py": HEADERS_ONLY}
+    )
+    assert _check(root, "black", "-q", "--check", "src").returncode == 0
+    _migrate(root)
+    written = (root / "src/stylelib/avg.py").read_text()
+    assert "mapper=jax.tree_util.tree_map,\n" in written, written
+    checked = _check(root, "black", "--check", "--diff", "src")
+    assert checked.returncode == 0, written + checked.stdout + checked.stderr
+    assert all("tree_" in line for line in _changed_old_lines(HEADERS_ONLY, written))

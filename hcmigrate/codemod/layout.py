@@ -113,7 +113,8 @@ def format_written_lines(
         return code
     lines = code.splitlines(keepends=True)
     spans = _statement_spans(tree, lines, written, line_length)
-    if not spans:
+    headers = _long_headers(tree, lines, written, line_length)
+    if not spans and not headers:
         return code
     try:  # (asked only when a statement needs black)
         source_tree = source_tree or ast.parse(source)
@@ -159,7 +160,6 @@ def format_written_lines(
             )
         ):
             to_format.append((first, last))
-    headers = _long_headers(tree, lines, written, line_length)
     to_format += list(headers)
     if yapf_style is not None:
         laid_out = _yapf("".join(lines), to_format, yapf_style) if to_format else None
@@ -205,25 +205,52 @@ def format_written_lines(
     return "".join(lines) if changed else code
 
 
-_HEADERS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_HEADERS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, *_DEFINITIONS)
+
+
+def _colon_row(lines: list[str], first: int) -> int | None:
+    """The line of the colon that ends the `def` or `class` header starting on line `first`
+    (the first colon outside brackets: defaults, annotations and bases are inside them)."""
+    depth = 0
+    text = "".join(lines[first - 1 : first + 200])
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type != tokenize.OP:
+                continue
+            if token.string in _OPENING:
+                depth += 1
+            elif token.string in _CLOSING:
+                depth -= 1
+            elif token.string == ":" and depth == 0:
+                return first + token.start[0] - 1
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    return None
 
 
 def _long_headers(
     tree: ast.Module, lines: list[str], written: set[int], line_length: int
 ) -> dict[tuple[int, int], str]:
     """(first, last) lines of the headers of compound statements (`if`, `elif`, `for`,
-    `while`, `with`) with a written line longer than the limit (a rename that made
+    `while`, `with`, `def`, `class`) with a written line longer than the limit (a rename that made
     `jax.tree_leaves` `jax.tree_util.tree_leaves` in a `for`), each with what black must not
     see of it: "el" for an `elif` (formatted as an `if`), else ""."""
     found = {}
     for node in ast.walk(tree):
         if not isinstance(node, _HEADERS) or not node.body:
             continue
-        if isinstance(node, (ast.With, ast.AsyncWith)):
+        if isinstance(node, _DEFINITIONS):
+            last = _colon_row(lines, node.lineno)
+            if last is None:
+                continue
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
             ends = [i.optional_vars or i.context_expr for i in node.items]
+            last = max(e.end_lineno or e.lineno for e in ends)
         else:
             ends = [node.test if isinstance(node, (ast.If, ast.While)) else node.iter]
-        first, last = node.lineno, max(e.end_lineno or e.lineno for e in ends)
+            last = max(e.end_lineno or e.lineno for e in ends)
+        first = node.lineno
         if node.body[0].lineno <= last or not any(
             i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
             for i in range(first, last + 1)
