@@ -93,16 +93,18 @@ def _python_in(env: Path) -> Path:
     return env / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
 
 
-def is_ready(python: Path, jax_version: str) -> bool:
+def is_ready(python: Path, jax_version: str, numpy: str | None = None) -> bool:
     """The interpreter exists, imports jax and jaxlib of exactly `jax_version` and every extra
     requirement (an environment cached before an extra was added is made again).
 
     Importing them takes a second or two; once it did, a marker in the environment (newer than
-    any install into its site-packages, naming the extras) says so for later calls."""
+    any install into its site-packages, naming the extras) says so for later calls. `numpy`:
+    the numpy it must have, where not the JAX version's own pin (a project's)."""
     if not python.exists():
         return False
     env = python.parent.parent
-    marker = env / f".hcmigrate-ready-jax-{jax_version}-{'-'.join(EXTRA_REQUIREMENTS)}"
+    held = f"-numpy-{numpy}" if numpy else ""
+    marker = env / f".hcmigrate-ready-jax-{jax_version}-{'-'.join(EXTRA_REQUIREMENTS)}{held}"
     site = [p for p in (env / "lib").glob("python*/site-packages")]
     if marker.exists() and all(p.stat().st_mtime <= marker.stat().st_mtime for p in site):
         return True
@@ -117,7 +119,7 @@ def is_ready(python: Path, jax_version: str) -> bool:
         text=True,
         timeout=120,
     )
-    pin = numpy_pin(jax_version)
+    pin = numpy or numpy_pin(jax_version)
     versions = probe.stdout.split()
     ready = (
         probe.returncode == 0
@@ -260,32 +262,40 @@ def project_env_python(
     requirements: list[str],
     jax_version: str = LEGACY_JAX_VERSION,
     progress: Callable[[str], None] | None = None,
+    numpy: str | None = None,
 ) -> Path:
     """A cached interpreter with legacy JAX and a project's own dependencies.
 
     It is a venv layered on the JAX `jax_version` environment (a `.pth` file puts that one's
     site-packages after its own), so only the project's dependencies are installed, with pip,
-    jax and jaxlib held at `jax_version`. One per (JAX version, requirement list)."""
+    jax and jaxlib held at `jax_version`, and numpy at the JAX environment's or at `numpy` (one
+    the project's pins allow; installed into this venv, ahead of the JAX environment's). One
+    per (JAX version, numpy, requirement list)."""
     base = legacy_python(progress, jax_version)
     key = hashlib.sha256(
-        json.dumps([jax_version, numpy_pin(jax_version), sorted(requirements)]).encode()
+        json.dumps([jax_version, numpy or numpy_pin(jax_version), sorted(requirements)]).encode()
     ).hexdigest()[:12]
     env = env_dir(jax_version, "project").with_name(f"{env_dir(jax_version, 'project').name}-{key}")
     python = _python_in(env)
     ready = env / ".hcmigrate-requirements.json"
-    if ready.is_file() and is_ready(python, jax_version):
+    if ready.is_file() and is_ready(python, jax_version, numpy):
         repair_paths(env)
         return python
     say = progress or (lambda message: print(message, file=sys.stderr, flush=True))
     with env_lock.changing(env, say):
-        if ready.is_file() and is_ready(python, jax_version):  # made while this one waited
+        if ready.is_file() and is_ready(python, jax_version, numpy):  # made while this waited
             return python
-        _build_project_env(env, base, requirements, jax_version, say)
+        _build_project_env(env, base, requirements, jax_version, say, numpy)
     return python
 
 
 def _build_project_env(
-    env: Path, base: Path, requirements: list[str], jax_version: str, say: Callable[[str], None]
+    env: Path,
+    base: Path,
+    requirements: list[str],
+    jax_version: str,
+    say: Callable[[str], None],
+    numpy: str | None = None,
 ) -> None:
     ready = env / ".hcmigrate-requirements.json"
     say(
@@ -302,6 +312,9 @@ def _build_project_env(
     constraints = tmp / "constraints.txt"
     # jax, jaxlib and numpy stay as the JAX environment has them
     held = [r for r in requirements_of(jax_version) if "==" in r]
+    if numpy:
+        held = [r for r in held if not r.startswith("numpy==")] + [f"numpy=={numpy}"]
+        requirements = [*requirements, f"numpy=={numpy}"]
     constraints.write_text("".join(f"{r}\n" for r in held), encoding="utf-8")
     install = subprocess.run(
         [
@@ -318,7 +331,7 @@ def _build_project_env(
         capture_output=True,
         text=True,
     )
-    if install.returncode != 0 or not is_ready(tmp_python, jax_version):
+    if install.returncode != 0 or not is_ready(tmp_python, jax_version, numpy):
         shutil.rmtree(tmp, ignore_errors=True)
         raise LegacyEnvError(
             f"could not install the project's dependencies ({' '.join(requirements)}) with "

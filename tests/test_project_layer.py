@@ -551,3 +551,50 @@ def test_a_version_switch_raises_no_floor_for_its_old_jax_branch(tmp_path):
     _write(tmp_path, files)
     res = run(["--no-cache", "--check", "."], tmp_path)
     assert "would raise" not in res.output, res.output
+
+
+def test_the_compat_dependency_goes_to_each_requirements_file_that_installs_jax(tmp_path):
+    """(econpizza) setup.py declares the package's dependencies and requirements.txt the
+    environment its tests install: both get `hcmigrate-compat` with the floor they get, so the
+    two never disagree."""
+    files = {
+        "setup.py": "from setuptools import setup\n\nsetup(name='p', install_requires=['jax'])\n",
+        "requirements.txt": "jax\nnumpy\n",
+        "docs/requirements.txt": "sphinx\n",
+        "p/__init__.py": "",
+        "p/serve.py": "from hcmigrate_compat import host_callback as hcb\n",
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert "'hcmigrate-compat'" in (tmp_path / "setup.py").read_text(), res.output
+    assert (tmp_path / "requirements.txt").read_text() == "hcmigrate-compat\njax\nnumpy\n"
+    assert (tmp_path / "docs/requirements.txt").read_text() == "sphinx\n"
+    assert "added `hcmigrate-compat` to setup.py install_requires, requirements.txt" in (
+        res.output
+    ), res.output
+
+
+@pytest.mark.parametrize(
+    "metadata, said",
+    [
+        ("setup.py", "lists jax without a floor"),
+        (None, "does not declare jax (an optional dependency, or its users' choice)"),
+    ],
+)
+def test_code_that_needs_a_jax_the_metadata_does_not_name_gets_a_note(tmp_path, metadata, said):
+    """(grgrjax, PennyLane) jax unpinned, or optional and not declared: nothing to raise, and
+    the run says what the package's code now needs."""
+    files = {
+        "setup.py": "from setuptools import setup\n\nsetup(name='p', install_requires=["
+        + ("'jax'" if metadata else "'numpy'")
+        + "])\n",
+        "p/__init__.py": "",
+        "p/step.py": CODE,
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "setup.py").read_text() == files["setup.py"]
+    assert (
+        f"p/step.py:7: note: uses jax.numpy.trapezoid, which needs JAX >= 0.4.26; the project "
+        f"{said}: say `jax>=0.4.26` where it names jax"
+    ) in res.output, res.output

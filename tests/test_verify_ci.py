@@ -250,7 +250,7 @@ def test_the_ci_job_verifies_the_migration_pull_request_against_its_base(
     repo = migration_pull_request
     commands = ci_job_commands(DOC)
     assert commands == ci_job_commands(REPO / "README.md")  # one job, documented twice
-    assert commands[-1].startswith("python -m hcmigrate verify . --pytest tests")
+    assert commands[-1].startswith("python -m hcmigrate verify . --pytest . ")
     base = _git(repo, "rev-parse", "main")
     check, run = _run_job(commands, repo)
     assert check.returncode == 0, check.stdout + check.stderr

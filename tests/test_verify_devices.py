@@ -74,7 +74,7 @@ def test_a_difference_on_one_device_is_reported_with_its_device(recorded):
     [diff] = comparison.differences
     assert diff.message == (
         "on device cpu:1: event #2 `log_step` via id_tap (ordered): arguments differ: "
-        "value 103.0 vs 106.0 at argument 1"
+        "value 103.0 vs 106.0 at argument 1 (candidate pmap_device_taps.good.py:17)"
     ), diff.message
 
 

@@ -55,8 +55,8 @@ class Declaration:
             )
         verb = "added" if written else "would add"
         edits = [self, *self.also]
-        files = ", ".join(d.shown_as or d.path.name for d in edits)
-        said = f"{verb} `{DISTRIBUTION}` to {files} {self.where}".rstrip()
+        files = ", ".join(f"{d.shown_as or d.path.name} {d.where}".rstrip() for d in edits)
+        said = f"{verb} `{DISTRIBUTION}` to {files}"
         locks = [d.lock for d in edits if d.lock]
         if locks:  # (hcmigrate never edits a lock: pip-compile pins the new dependency there)
             said += f"; re-run pip-compile to update {', '.join(locks)}"
@@ -116,7 +116,9 @@ def declare_compat(root: Path, overlay: dict[Path, str] | None = None) -> Declar
     for reader in (_pyproject, _setup_cfg, _setup_py, _requirements):
         found = reader(root, read=read)
         if found is not None:
-            if found.new_text is not None and not found.where:  # (a requirements file)
+            if found.new_text is not None:
+                # (and each requirements file that installs jax: the environments the project
+                # installs from them run the code that imports the compat runtime)
                 found.also = _variants(root, found.path, read)
             return found if (found.new_text is not None or found.problem) else None
     return None
@@ -313,6 +315,17 @@ def _setup_py(root: Path, read=None) -> Declaration | None:
         offsets.append(offsets[-1] + len(line.encode()))
     data = text.encode()
     close = offsets[value.end_lineno - 1] + value.end_col_offset - 1  # (the `]`)
+    # (the list's own quotes: 'jax' gets 'hcmigrate-compat')
+    quote = (
+        "'"
+        if value.elts
+        and lines[value.elts[-1].lineno - 1][
+            value.elts[-1].col_offset : value.elts[-1].col_offset + 1
+        ]
+        == "'"
+        else '"'
+    )
+    item = f"{quote}{DISTRIBUTION}{quote}"
     if value.elts and value.elts[-1].end_lineno != value.end_lineno:
         last = value.elts[-1]
         indent = re.match(r"\s*", lines[last.lineno - 1]).group()
@@ -320,10 +333,10 @@ def _setup_py(root: Path, read=None) -> Declaration | None:
         if not after_last.lstrip().startswith(","):
             return Declaration(path, where, problem="its last requirement has no trailing comma")
         line_end = offsets[last.end_lineno]
-        new = data[:line_end] + f'{indent}"{DISTRIBUTION}",\n'.encode() + data[line_end:]
+        new = data[:line_end] + f"{indent}{item},\n".encode() + data[line_end:]
     else:
         sep = b", " if value.elts else b""
-        new = data[:close].rstrip() + sep + f'"{DISTRIBUTION}"'.encode() + data[close:]
+        new = data[:close].rstrip() + sep + item.encode() + data[close:]
     return _inserted(path, where, text, new.decode(), _setup_py_deps)
 
 

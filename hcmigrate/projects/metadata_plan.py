@@ -234,11 +234,16 @@ def _plan_project(
                     )
                 )
     declared = declared_jax_floor(project.root)
-    if declared is None and why is not None and _lists_jax(project.root):
+    if declared is None and why is not None:
         need_text = _dotted(map(str, need))
+        listed = (
+            "lists jax without a floor"
+            if _lists_jax(project.root)
+            else "does not declare jax (an optional dependency, or its users' choice)"
+        )
         out.notes.append(
             f"{shown_path(why[0])}:{why[1]}: note: uses {why[2]}, which needs JAX >= "
-            f"{need_text}; the project lists jax without a floor (consider `jax>={need_text}`)"
+            f"{need_text}; the project {listed}: say `jax>={need_text}` where it names jax"
         )
     floor = max(need, declared[0]) if declared else None
     for role, path, line, name, since in other_needs:

@@ -165,3 +165,39 @@ def _keyword_failure(function: str, keyword: str) -> Failure | None:
             if row.name.rsplit(".", 1)[-1] == function:
                 return Failure("removed-jax-api", f"{row.name}({keyword}=...)", row)
     return None
+
+
+def removed_on_compat_reference(output: str, compat_reference: bool) -> str | None:
+    """The advice for an original that failed on the compat reference (current JAX) because
+    it uses an API current JAX removed: it can only run on the legacy reference. None when the
+    reference is not the compat one or the failure is another."""
+    if not compat_reference:
+        return None
+    failure = classify_output(output)
+    if failure is None or failure.kind != "removed-jax-api":
+        return None
+    when = f" (removed in JAX {failure.removed_in})" if failure.removed_in else ""
+    return (
+        f"the original uses `{failure.api}`, which current JAX no longer has{when}, so it "
+        "cannot run on the compat reference (the compat runtime on current JAX): use "
+        "--reference legacy (real jax 0.4.30)"
+    )
+
+
+def missing_on_reference(output: str, reference: str, compat_reference: bool) -> str | None:
+    """One line for an original whose tests need a module the legacy reference environment
+    (`reference`, as the report names it) lacks: which module, and the option that adds it.
+    None when the reference is the compat one (the candidate's own interpreter) or the
+    failure is another."""
+    if compat_reference:
+        return None
+    failure = classify_output(output)
+    if failure is None or failure.kind != "missing-module":
+        return None
+    return (
+        f"the original's tests need the module `{failure.api}` ({failure.message}), which the "
+        f"reference environment ({reference}) lacks and the project's runtime and test "
+        "requirements do not name: name its package in a requirements file and add "
+        "--project-deps-from FILE (with --reference legacy), or declare it in the project's "
+        "test extra and use --project-deps"
+    )

@@ -125,7 +125,7 @@ class LiveProgress:
 @click.option(
     "--project-deps-dev",
     is_flag=True,
-    help="With --project-deps: poetry's dev group too.",
+    help="With --project-deps: the project's `dev` extra and poetry's dev group too.",
 )
 @click.option(
     "--candidate-python",

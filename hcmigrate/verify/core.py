@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hcmigrate.verify.classify import classify
+from hcmigrate.verify.classify import classify, removed_on_compat_reference
 from hcmigrate.verify.compare import compare_traces
 from hcmigrate.verify.execute import RunResult, SidesInterrupted, interruption, run_sides
 from hcmigrate.verify.launch import Side
@@ -214,6 +214,11 @@ def _reference_trace(ref: RunResult, out: Outcome) -> dict:
     """The reference run's trace; an original that fails on the reference cannot be compared."""
     trace = ref.trace
     if trace.get("exit_status") != 0:
+        advice = removed_on_compat_reference(
+            f"{trace.get('error') or ''}\n{ref.stderr}", ref.side.install_compat
+        )
+        if advice:
+            raise CannotRun(advice)
         tail = "\n".join(ref.stderr.strip().splitlines()[-12:])
         raise CannotRun(
             f"the original failed on the reference ({out.reference}), exit status "

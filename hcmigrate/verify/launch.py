@@ -166,8 +166,18 @@ def with_cpu(platforms: str) -> str:
     return ",".join(names if "cpu" in names else [*names, "cpu"])
 
 
+# verify's own switches: read by verify, never by the programs it runs. `CI` picks the original
+# (the merge base, original_ref.py); a project's code reading it too (a progress bar switched off
+# under CI) would run without its host calls and make the gate compare nothing.
+VERIFY_SWITCHES = ("CI",)
+
+
 def subprocess_env(platform: str | None = "cpu") -> dict:
+    """The environment every verify subprocess starts from: the user's, with verify's own
+    switches and variables taken out, and the same on both sides."""
     env = dict(os.environ)
+    for name in VERIFY_SWITCHES:
+        env.pop(name, None)
     if platform:
         env["JAX_PLATFORMS"] = with_cpu(platform)
     env.setdefault("PYTHONHASHSEED", "0")

@@ -14,6 +14,7 @@ the next run on the same base (hcmigrate.verify.reference_cache).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from dataclasses import dataclass
 import io
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from hcmigrate.errors import HcmigrateError
 from hcmigrate.files import read_regular
+from hcmigrate.verify.generated_files import carry_generated
 from hcmigrate.verify.outcome import CannotRun
 from hcmigrate.verify.request import VerifyRequest
 from hcmigrate.verify.workspace import SKIP_DIRS
@@ -136,7 +138,14 @@ def from_git(req: VerifyRequest) -> tuple[VerifyRequest, FromGit | None]:
     if not original.exists():
         raise CannotRun(f"--original-ref {ref}: {inside.as_posix() or '.'} is not in {sha[:12]}")
     label = f"{req.original} at {sha[:12]}"
-    source = FromGit(label, f"original: {label} ({how}), exported to {original}")
+    note = f"original: {label} ({how}), exported to {original}"
+    carried = carry_generated(repo, exported)
+    if carried:
+        note += (
+            "; carried over from the working tree, as the build generates them (git ignores "
+            f"them, so the revision lacks them): {', '.join(carried)}"
+        )
+    source = FromGit(label, note)
     return dataclasses.replace(
         req, original=original, candidate=req.candidate or req.original
     ), source
@@ -171,7 +180,32 @@ def uses_legacy(original: Path) -> bool:
 
 
 def _names_legacy(path: Path) -> bool:
+    """Does the file's code (not its docstrings or comments: a migrated module may still say
+    what it replaced) name host_callback? A notebook, or a file Python cannot parse, by its
+    text."""
     try:
-        return LEGACY_MODULE.encode() in read_regular(path)
+        data = read_regular(path)
     except HcmigrateError:  # (a FIFO, a device, too large: not a source file)
         return False
+    if LEGACY_MODULE.encode() not in data:
+        return False
+    if path.suffix != ".py":
+        return True
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or "", *(a.name for a in node.names)]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+        elif isinstance(node, ast.Name):
+            names = [node.id]
+        else:
+            continue
+        if any(LEGACY_MODULE in n.split(".") for n in names):
+            return True
+    return False

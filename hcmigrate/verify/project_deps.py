@@ -4,7 +4,8 @@ Read from the project's metadata as its packaging tools declare them, never by r
 anything: `[project]` (dependencies and the test extras), poetry's
 `[tool.poetry.dependencies]` (and its `test` group; `dev` when asked), setup.cfg's
 `install_requires` (and test extras), and setup.py's `install_requires` when it is a literal
-list (read with `ast`). Requirement files only when chosen (`--project-deps-from FILE`): a
+list (read with `ast`). The `dev` extras only when asked (--project-deps-dev), and never the
+development tooling an extra lists (pre-commit, tox, sphinx, linters: DEV_TOOLING). Requirement files only when chosen (`--project-deps-from FILE`): a
 repository's `requirements-doc.txt` is a docs stack, not what its tests need. What could not be
 used (a git URL, a local path, a computed list) is skipped and said, with why.
 """
@@ -20,7 +21,18 @@ from pathlib import Path
 
 # Requirements verify pins or brings itself: never taken from the project.
 OWN_REQUIREMENTS = {"jax", "jaxlib", "pytest", "pytest-xdist", "hcmigrate"}
-TEST_EXTRAS = ("test", "tests", "testing", "dev")
+TEST_EXTRAS = ("test", "tests", "testing")
+RUNTIME_SOURCES = ("[project] dependencies", "install_requires", "[tool.poetry.dependencies]")
+DEV_EXTRAS = ("dev",)  # (only with --project-deps-dev: a contributor's whole toolbox)
+# Development tooling a test run never imports (hooks, task runners, docs builders, linters,
+# release tools): left out of every extra, said in the report.
+DEV_TOOLING = re.compile(
+    r"^(pre-commit|tox|nox|sphinx.*|myst-.*|nbsphinx|jupyter-book|mkdocs.*|furo|"
+    r"pydata-sphinx-theme|black|ruff|flake8.*|pylint|mypy|isort|yapf|autopep8|pyflakes|"
+    r"pycodestyle|pydocstyle|pyright|codespell|build|twine|bump2version|pip-tools|"
+    r"setuptools-scm|setuptools_scm|types-.*)$",
+    re.I,
+)
 POETRY_TEST_GROUPS = ("test", "tests", "testing")
 METADATA_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 
@@ -33,6 +45,8 @@ class Dependencies:
     # (source, requirement) of every requirement taken, the project's own pins of jax included
     # (the codemod reads its JAX pin from here: hcmigrate.config.pinned_jax)
     declared: list[tuple[str, str]] = field(default_factory=list)
+    tooling: list[str] = field(default_factory=list)  # dev tooling an extra lists, left out
+    with_dev: bool = False  # --project-deps-dev: the dev extras as they are, tooling included
 
     def add(self, source: str, requirements: list[str]) -> None:
         """Take `requirements` from `source` (those that pip can install from a registry)."""
@@ -46,6 +60,13 @@ class Dependencies:
             if not name:
                 self.skipped.append(f"{requirement} ({source}: not a requirement)")
                 continue
+            if (
+                not self.with_dev
+                and DEV_TOOLING.match(name)
+                and not source.endswith(RUNTIME_SOURCES)
+            ):
+                self.tooling.append(name)
+                continue
             taken += 1
             self.declared.append((source, requirement))
             if name not in OWN_REQUIREMENTS and requirement not in self.requirements:
@@ -56,8 +77,12 @@ class Dependencies:
     def notes(self) -> list[str]:
         used = ", ".join(self.used) or "none found"
         notes = [f"project dependencies from: {used}"]
-        if self.skipped:
-            notes.append(f"project dependencies skipped: {'; '.join(self.skipped)}")
+        skipped = list(self.skipped)
+        if self.tooling:
+            names = ", ".join(dict.fromkeys(self.tooling))
+            skipped.append(f"{names} (development tooling, not what the tests import)")
+        if skipped:
+            notes.append(f"project dependencies skipped: {'; '.join(skipped)}")
         return notes
 
 
@@ -75,7 +100,7 @@ def project_dependencies(
 ) -> Dependencies:
     """The dependencies of the project in `root` (see the module's docstring). `dev`: poetry's
     dev group too."""
-    deps = Dependencies()
+    deps = Dependencies(with_dev=dev)
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -83,12 +108,12 @@ def project_dependencies(
         except (OSError, tomllib.TOMLDecodeError) as e:
             deps.skipped.append(f"pyproject.toml (cannot be read: {e})")
             data = {}
-        _pep621(data, deps)
+        _pep621(data, deps, dev)
         _poetry(data, deps, dev)
     if (root / "setup.cfg").is_file():
-        _setup_cfg(root / "setup.cfg", deps)
+        _setup_cfg(root / "setup.cfg", deps, dev)
     if (root / "setup.py").is_file():
-        _setup_py(root / "setup.py", deps)
+        _setup_py(root / "setup.py", deps, dev)
     for path in chosen_files:
         deps.add(str(path), _requirement_file(path, deps))
     chosen = {p.resolve() for p in chosen_files}
@@ -98,13 +123,17 @@ def project_dependencies(
     return deps
 
 
-def _pep621(data: dict, deps: Dependencies) -> None:
+def _extras(dev: bool) -> tuple[str, ...]:
+    return TEST_EXTRAS + (DEV_EXTRAS if dev else ())
+
+
+def _pep621(data: dict, deps: Dependencies, dev: bool = False) -> None:
     project = data.get("project") or {}
     deps.add("pyproject.toml [project] dependencies", list(project.get("dependencies") or []))
     if "dependencies" in (project.get("dynamic") or []):
         deps.skipped.append("pyproject.toml [project] dependencies (dynamic: set by the build)")
     extras = project.get("optional-dependencies") or {}
-    for extra in TEST_EXTRAS:
+    for extra in _extras(dev):
         if extra in extras:
             deps.add(f"pyproject.toml [project] extra {extra!r}", list(extras[extra] or []))
 
@@ -187,7 +216,7 @@ def poetry_constraint(spec: str) -> str | None:
     return ",".join(parts)
 
 
-def _setup_cfg(path: Path, deps: Dependencies) -> None:
+def _setup_cfg(path: Path, deps: Dependencies, dev: bool = False) -> None:
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read(path, encoding="utf-8")
@@ -201,13 +230,13 @@ def _setup_cfg(path: Path, deps: Dependencies) -> None:
         else:
             deps.add("setup.cfg install_requires", _lines(value))
     if parser.has_section("options.extras_require"):
-        for extra in TEST_EXTRAS:
+        for extra in _extras(dev):
             if parser.has_option("options.extras_require", extra):
                 value = parser.get("options.extras_require", extra)
                 deps.add(f"setup.cfg extra {extra!r}", _lines(value))
 
 
-def _setup_py(path: Path, deps: Dependencies) -> None:
+def _setup_py(path: Path, deps: Dependencies, dev: bool = False) -> None:
     """install_requires (and the test extras) of setup.py's `setup(...)` call, when they are
     literals, or strings computed from module-level constants (`f"jax>={_JAX_VERSION}"`,
     `"jax>=" + V`, `"jax>={}".format(V)`, `_JAX_VERSION = "0.4.25"` bound once, at the top
@@ -223,9 +252,13 @@ def _setup_py(path: Path, deps: Dependencies) -> None:
                 deps.add("setup.py install_requires", [r for r, _ in value])
             else:
                 deps.skipped.append("setup.py install_requires (not a literal list)")
-        elif value is None:
+        elif keyword == "extras_require":
             deps.skipped.append("setup.py extras_require (not a literal dict)")
-        elif keyword in TEST_EXTRAS:
+        elif keyword not in _extras(dev):
+            continue  # (an extra the tests do not need: docs, examples, cuda, ...)
+        elif value is None:
+            deps.skipped.append(f"setup.py extra {keyword!r} (not a literal list)")
+        else:
             deps.add(f"setup.py extra {keyword!r}", [r for r, _ in value])
 
 

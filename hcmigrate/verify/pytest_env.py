@@ -6,6 +6,7 @@ configuration file."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -298,3 +299,13 @@ def pytest_config(root: Path) -> str | None:
             if marker is None or marker in p.read_text(encoding="utf-8", errors="replace"):
                 return name
     return None
+
+
+def names_testpaths(root: Path, config: str) -> bool:
+    """Does the package's pytest configuration file (`config`, relative to root) set
+    `testpaths`, where a plain `pytest` run in its folder looks for tests?"""
+    try:
+        text = (root / config).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return re.search(r"(?m)^\s*testpaths\s*=", text) is not None

@@ -7,11 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hcmigrate.verify import reference_cache
-from hcmigrate.verify.classify import Failure, classify, classify_output
+from hcmigrate.verify import drift, reference_cache
+from hcmigrate.verify.classify import (
+    Failure,
+    classify,
+    classify_output,
+    missing_on_reference,
+    removed_on_compat_reference,
+)
 from hcmigrate.verify.compare import compare_pytest_traces
 from hcmigrate.verify.execute import RunResult, SidesInterrupted, interruption, run_sides
-from hcmigrate.verify.launch import Side
+from hcmigrate.verify.launch import Side, subprocess_env
 from hcmigrate.verify.outcome import (
     CANDIDATE_BROKEN,
     CANNOT_RUN,
@@ -24,6 +30,7 @@ from hcmigrate.verify.outcome import (
 from hcmigrate.verify.prng import old_jax, prng_note, second_opinion
 from hcmigrate.verify.project import source_paths
 from hcmigrate.verify.pytest_env import (
+    names_testpaths,
     pytest_config,
     pytest_paths,
     share_workers,
@@ -67,9 +74,12 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
     cand_side = _candidate_side(req, cand_root, xdist)
     ref_side, ref_trace = _reference(req, out, xdist)
     cache_key = None
-    if ref_side is not None and not req.fresh_reference:
+    if ref_side is not None:
+        # (--fresh-reference records the reference again and replaces the stored one: a stale
+        # trace never outlives a fresh run)
         cache_key = _cache_key(req, out, ref_side, key_args)
-        ref_trace = _cached_reference(cache_key, out)
+        if not req.fresh_reference:
+            ref_trace = _cached_reference(cache_key, out)
     session_failure = None  # (a removed JAX API that kept the candidate's pytest from starting)
     try:
         ref_trace, cand_trace, session_failure = _run(
@@ -92,8 +102,18 @@ def _verify_pytest(req: VerifyRequest, out: Outcome, workdir: Path) -> None:
         ref_trace, comparison = _with_prng_opinion(
             req, out, ref_side, args, ref_trace, cand_trace, site_map, comparison, workdir
         )
+    if (
+        not comparison.equivalent
+        and drift.may_drift(ref_side, ref_trace, cand_trace)
+        and not out.interrupted
+    ):
+        comparison = drift.separate_drift(
+            req, out, comparison, ref_trace, cand_trace, cand_side, site_map, args, workdir
+        )
     conclude(out, ref_trace, cand_trace, req.keep_traces, comparison)
     _classify_pytest(out, cand_trace, session_failure)
+    if out.exit_code == EQUIVALENT and not out.interrupted:
+        _check_host_calls(ref_trace)
     if out.interrupted:
         out.exit_code = out.interrupted["exit_code"]
 
@@ -203,8 +223,15 @@ def _pytest_args(req: VerifyRequest, workdir: Path) -> tuple[list[str], list[str
     if not own:
         (workdir / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         config = str(workdir / "pytest.ini")
-    args = [req.pytest_tests, "-c", config, "-q", *req.args]
-    return args, (args[1:] if own else args[3:])
+    # `--pytest .` runs the tests the project's configuration names (its testpaths), as a plain
+    # `pytest` in the project's folder does, whatever its layout (tests/, test/, src/pkg/tests).
+    paths = (
+        []
+        if req.pytest_tests == "." and names_testpaths(req.original, config)
+        else [req.pytest_tests]
+    )
+    args = [*paths, "-c", config, "-q", *req.args]
+    return args, (args[len(paths) :] if own else args[len(paths) + 2 :])
 
 
 def _candidate_side(req: VerifyRequest, cand_root: Path, xdist: bool) -> Side:
@@ -265,6 +292,7 @@ def _cache_key(req: VerifyRequest, out: Outcome, ref_side: Side, key_args: list[
             "reference": out.reference,
             "platform": req.platform,
             "paths": ref_side.extra_paths,
+            "environment": reference_cache.environment_key(subprocess_env(req.platform)),
         },
     )
 
@@ -401,6 +429,12 @@ def _check_reference(ref: RunResult, out: Outcome) -> None:
     status = trace.get("exit_status")
     ran = bool(trace.get("tests"))
     if (status not in (0, 1) and not (status is None and ran)) or trace.get("collect_errors"):
+        output = "\n".join([*(e["message"] for e in trace.get("collect_errors", [])), ref.stdout])
+        advice = removed_on_compat_reference(
+            output, ref.side.install_compat
+        ) or missing_on_reference(output, out.reference, ref.side.install_compat)
+        if advice:
+            raise CannotRun(advice)
         tail = "\n".join((ref.stdout.strip().splitlines() + ref.stderr.strip().splitlines())[-15:])
         errors = "; ".join(
             f"{e['nodeid']}: {e['message']}" for e in trace.get("collect_errors", [])
@@ -409,6 +443,20 @@ def _check_reference(ref: RunResult, out: Outcome) -> None:
             f"pytest could not run the original's tests on the reference ({out.reference}): "
             f"{trace.get('error') or 'collection errors: ' + errors}\n{tail}"
         )
+
+
+def _check_host_calls(ref_trace: dict) -> None:
+    """An equivalent run in which no test made a host call on the reference compared no host
+    call: not a pass."""
+    if ref_trace.get("events"):
+        return
+    ran = len(ref_trace.get("tests", []))
+    raise CannotRun(
+        f"no test made a host call on the reference ({ran} test(s) ran, 0 host calls), so "
+        "nothing was compared: check that the tests reach the host_callback code (the TESTS "
+        "path and -k selection, skipped tests, a progress bar or log the project switches off "
+        "through an environment variable of its own)"
+    )
 
 
 SESSION = "<session>"

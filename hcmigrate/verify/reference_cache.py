@@ -5,8 +5,10 @@ The legacy side of a CI gate rarely changes (it is the code before the migration
 trace is cached under `$HCMIGRATE_CACHE_DIR/reference-traces/` (the folder CI caches anyway),
 keyed by everything that decides what the reference does: the contents of every file of the
 original folder, the tests and pytest arguments, the reference interpreter and its
-description (JAX version, dependencies), the platform and JAX/XLA environment variables, and
-the recorder's own code. Only a complete run is kept (no crash, no timeout, no restart).
+description (JAX version, dependencies), the platform, the environment variables known to change
+what a run does (environment_key), and the recorder's own code. Only a complete run is kept
+(no crash, no timeout, no restart, at least one host call); `--fresh-reference` always records
+it again and replaces what was kept.
 """
 
 from __future__ import annotations
@@ -40,14 +42,24 @@ def cache_folder() -> Path:
     return cache_dir() / "reference-traces"
 
 
+# Environment variables known to change what a reference run does: JAX's and XLA's settings,
+# the interpreter's, and the common switches projects read to quieten progress bars and logs.
+# (Which variables a project's tests read is unknowable: `--fresh-reference` always records the
+# reference again and replaces the stored trace.)
+_KEYED_PREFIXES = ("JAX_", "XLA_", "TF_", "CUDA_", "PYTHON", "PYTEST_", "TQDM_")
+_KEYED_NAMES = ("NO_COLOR", "COLUMNS", "OMP_NUM_THREADS")
+
+
+def environment_key(env: dict) -> list:
+    """The part of the environment given to the sides that the stored reference is keyed by."""
+    return sorted(
+        (k, v) for k, v in env.items() if k.startswith(_KEYED_PREFIXES) or k in _KEYED_NAMES
+    )
+
+
 def reference_key(original: Path, settings: dict) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
-    digest.update(
-        json.dumps(
-            sorted((k, v) for k, v in os.environ.items() if k.startswith(("JAX_", "XLA_")))
-        ).encode()
-    )
     for path in _RECORDER:
         digest.update(path.read_bytes())
     for folder, dirs, files in os.walk(original):
@@ -75,6 +87,7 @@ def load(key: str) -> dict | None:
 def store(key: str, trace: dict) -> None:
     if (
         not trace.get("complete")
+        or not trace.get("events")  # (a run without host calls is refused: never reused)
         or trace.get("restarts")
         or any(t.get("outcome") in ("crashed", "timeout") for t in trace.get("tests", []))
     ):

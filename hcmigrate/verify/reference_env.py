@@ -28,12 +28,14 @@ def resolve_reference(
     *,
     jax_version: str | None = None,
     requirements: list[str] | None = None,
+    numpy: str | None = None,
 ) -> tuple[str, bool, str]:
     """(python, install_compat, description) for --reference compat|legacy|PATH.
 
     `legacy` is the cached JAX `jax_version` environment (0.4.30 by default); with
     `requirements` (the project's own dependencies), the cached environment that also has
-    them. A PATH may be relative to the working folder."""
+    them (and `numpy`, where the project's pins exclude the legacy environment's). A PATH
+    may be relative to the working folder."""
     if reference == "compat":
         compat_dir = project_compat_dir()
         code = "import compat, sys; compat.install; import compat.host_callback"
@@ -66,7 +68,7 @@ def resolve_reference(
         version = jax_version or LEGACY_JAX_VERSION
         try:
             if requirements:
-                python = project_env_python(requirements, version, progress)
+                python = project_env_python(requirements, version, progress, numpy=numpy)
             else:
                 python = legacy_python(progress, version)
         except LegacyEnvError as e:

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 from hcmigrate import env_lock
+from hcmigrate.verify.era import as_of_era
+from hcmigrate.verify.numpy_choice import numpy_for
 from hcmigrate.verify.outcome import CANNOT_RUN, CannotRun, Outcome
 from hcmigrate.verify.project import Project, find_project
 from hcmigrate.verify.project_deps import dependency_root, project_dependencies
@@ -29,20 +31,26 @@ def candidate_interpreter(req: VerifyRequest) -> str:
 def reference_interpreter(req: VerifyRequest, notes: list[str]):
     """(python, install_compat, description) of the reference side; what it says about the
     project's dependencies goes to `notes`."""
-    requirements = None
+    requirements = numpy = None
     if req.project_deps or req.project_deps_from:
-        requirements = project_requirements(req, notes)
+        requirements, numpy = project_requirements(req, notes)
     if req.reference_jax and req.reference != "legacy":
         raise CannotRun(
             "--reference-jax picks the legacy environment's JAX: use --reference legacy"
         )
     return resolve_reference(
-        req.reference, req.progress, jax_version=req.reference_jax, requirements=requirements
+        req.reference,
+        req.progress,
+        jax_version=req.reference_jax,
+        requirements=requirements,
+        numpy=numpy,
     )
 
 
-def project_requirements(req: VerifyRequest, notes: list[str]) -> list[str]:
-    """--project-deps: the project's dependencies, and notes saying where they came from."""
+def project_requirements(req: VerifyRequest, notes: list[str]) -> tuple[list[str], str | None]:
+    """--project-deps: the project's dependencies and the numpy the reference must hold where
+    the project's pins exclude the legacy environment's (numpy_choice.py); notes saying where
+    they came from."""
     option = "--project-deps" if req.project_deps else "--project-deps-from"
     if req.reference != "legacy":
         raise CannotRun(f"{option} builds a legacy environment: use --reference legacy")
@@ -56,7 +64,13 @@ def project_requirements(req: VerifyRequest, notes: list[str]) -> list[str]:
             raise CannotRun(f"--project-deps-from {path}: no such file")
     deps = project_dependencies(root, req.project_deps_from, dev=req.project_deps_dev)
     notes.extend(deps.notes())
-    return deps.requirements
+    from hcmigrate.legacy_env import LEGACY_JAX_VERSION, numpy_pin
+
+    jax_version = req.reference_jax or LEGACY_JAX_VERSION
+    numpy, note = numpy_for(deps.declared, numpy_pin(jax_version), jax_version)
+    if note:
+        notes.append(note)
+    return as_of_era(deps.requirements, jax_version, numpy or numpy_pin(jax_version), notes), numpy
 
 
 def in_scratch(out: Outcome, req: VerifyRequest, run) -> Outcome:

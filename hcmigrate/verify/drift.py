@@ -1,0 +1,104 @@
+"""JAX's own numerical drift, told apart from the migration's differences (--pytest).
+
+The legacy reference runs the original on an older JAX: XLA computes some float results a few
+ulps apart there (a matrix product, a reduction), and an iterative or chaotic program carries
+that far past any tolerance. When the candidate differs from such a reference in a test whose
+outcome is the same on both sides, that test is run a third time: the original on the
+candidate's interpreter (current JAX) with the compat runtime as host_callback. If the
+candidate matches that run (same host calls, same values, the run's tolerance), the migration
+changed nothing there: what differs from the legacy reference is JAX's drift between versions,
+reported as a note, never as DIFFERENT. A candidate that also differs from the third run keeps
+its verdict."""
+
+from __future__ import annotations
+
+from hcmigrate.verify.compare import compare_pytest_traces
+from hcmigrate.verify.execute import SidesInterrupted, interruption, run_sides
+from hcmigrate.verify.launch import Side
+from hcmigrate.verify.project import source_paths
+from hcmigrate.verify.reference_env import project_compat_dir
+from hcmigrate.verify.traces import only_tests
+
+LABEL = "original-on-current-jax"
+
+
+def may_drift(ref_side: Side | None, ref_trace: dict, cand_trace: dict) -> bool:
+    """Do the reference and the candidate run on different JAX versions (a legacy reference)?"""
+    return (
+        ref_side is not None
+        and not ref_side.install_compat
+        and bool(ref_trace.get("jax"))
+        and ref_trace.get("jax") != cand_trace.get("jax")
+    )
+
+
+def separate_drift(req, out, comparison, ref_trace, cand_trace, cand_side, site_map, args, workdir):
+    """`comparison` with the tests whose difference is JAX's drift (see the module) marked
+    equivalent, each with its `drift` (the legacy comparison's first difference), and a note."""
+    suspects = [
+        t["nodeid"]
+        for t in comparison.tests
+        if not t["equivalent"]
+        and t["reference_outcome"] == t["candidate_outcome"]
+        and t["reference_outcome"] not in (None, "-")
+    ]
+    if not suspects:
+        return comparison
+    original = req.original.resolve()
+    third = Side(
+        LABEL,
+        cand_side.python,
+        original,
+        install_compat=True,
+        compat_dir=project_compat_dir(),
+        description=f"the original on current JAX with the compat runtime ({cand_side.python})",
+        pytest=True,
+        append_paths=cand_side.append_paths,
+        cwd=str(original),
+        extra_paths=[str(p) for p in source_paths(original)],
+        select=suspects,
+    )
+    try:
+        [run] = run_sides(
+            [third],
+            script_args=list(args),
+            entries=[],
+            timeout=req.timeout,
+            workdir=workdir,
+            platform=req.platform,
+        )
+    except SidesInterrupted as stop:  # (the plain comparison stands)
+        out.interrupted = interruption(stop)
+        out.interrupted["finished"] = len(comparison.tests)
+        return comparison
+    if run.trace is None:
+        return comparison
+    keep = set(suspects)
+    tight = compare_pytest_traces(
+        only_tests(run.trace, keep), only_tests(cand_trace, keep), req.tolerance, sites=site_map
+    )
+    outcomes = {t["nodeid"]: t for t in tight.tests}
+    drifted = {
+        n
+        for n in suspects
+        if n in outcomes
+        and outcomes[n]["equivalent"]
+        and outcomes[n]["reference_outcome"] == outcomes[n]["candidate_outcome"]
+    }
+    if not drifted:
+        return comparison
+    first = {}
+    for d in comparison.differences:
+        first.setdefault(d.entry, d.message)
+    for t in comparison.tests:
+        if t["nodeid"] in drifted:
+            t["equivalent"], t["drift"], t["differences"] = True, first.get(t["nodeid"]), []
+    comparison.differences = [d for d in comparison.differences if d.entry not in drifted]
+    example = sorted(drifted)[0]
+    out.notes.append(
+        f"JAX drift, not the migration: {len(drifted)} test(s) differ from the legacy reference "
+        f"(JAX {ref_trace.get('jax')}) as the original itself does on JAX "
+        f"{cand_trace.get('jax')} (compat runtime), which the candidate matches exactly; "
+        f"{example}: {first.get(example)}"
+    )
+    return comparison

@@ -1,0 +1,88 @@
+"""The project's dependencies resolved as they could have been installed beside the legacy JAX
+(`--project-deps`): with an upload-date bound, the day after that JAX's release, so the
+reference gets pyarrow 16 rather than today's pyarrow that needs numpy 2 (an environment that
+never existed). uv's `uv pip compile --exclude-newer DATE` does it (pip 23 has no such
+option); without uv on PATH, or for a JAX with no date here, pip picks the newest releases
+that fit the pins, and a note says so."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from hcmigrate.verify.launch import subprocess_env
+
+# The day after each legacy JAX's jaxlib reached PyPI (measured: `uv pip compile` finds
+# jaxlib==0.4.30 with --exclude-newer 2024-06-19 and not with 2024-06-17).
+ERA_END = {"0.4.30": "2024-06-19"}
+HELD = {"jax", "jaxlib", "numpy"}  # (held at the legacy environment's, by constraints)
+
+
+def as_of_era(
+    requirements: list[str], jax_version: str, numpy: str | None, notes: list[str]
+) -> list[str]:
+    """`requirements` pinned to what resolves as of legacy JAX's release (every package the
+    project's requirements bring, jax, jaxlib and numpy left to the legacy environment), or
+    as they are (pip's newest), with a note saying which."""
+    if not requirements:
+        return requirements
+    date = ERA_END.get(jax_version)
+    uv = shutil.which("uv")
+    if date is None or uv is None:
+        why = f"no release date recorded for jax {jax_version}" if date is None else "no uv on PATH"
+        notes.append(
+            f"project dependencies: pip's newest releases that fit the pins ({why} for an "
+            "upload-date bound, uv's --exclude-newer)"
+        )
+        return requirements
+    held = [f"jax=={jax_version}", f"jaxlib=={jax_version}"] + (
+        [f"numpy=={numpy}"] if numpy else []
+    )
+    with tempfile.TemporaryDirectory(prefix="hcmigrate-era-") as folder:
+        # (held packages as constraints: they bound the resolution without being added to it)
+        constraints = Path(folder) / "constraints.txt"
+        constraints.write_text("".join(f"{r}\n" for r in held), encoding="utf-8")
+        done = subprocess.run(
+            [
+                uv,
+                "pip",
+                "compile",
+                "-",
+                "--constraint",
+                str(constraints),
+                "--exclude-newer",
+                date,
+                "--python-version",
+                f"{sys.version_info.major}.{sys.version_info.minor}",
+                "--no-header",
+                "--no-annotate",
+                "--quiet",
+            ],
+            input="".join(f"{r}\n" for r in requirements),
+            capture_output=True,
+            text=True,
+            env=subprocess_env(),
+            timeout=300,
+        )
+    if done.returncode != 0:
+        first = next((ln for ln in done.stderr.splitlines() if ln.strip()), "")
+        notes.append(
+            f"project dependencies: nothing resolves as of {date} (uv: {first.strip()}); pip's "
+            "newest releases that fit the pins"
+        )
+        return requirements
+    pinned = []
+    for line in done.stdout.splitlines():
+        line = line.split("#", 1)[0].strip()
+        name = re.split(r"[=<>!~\[; ]", line, maxsplit=1)[0].lower().replace("_", "-")
+        if line and name not in HELD:
+            pinned.append(line)
+    notes.append(
+        f"project dependencies resolved as of {date}, the release of jax {jax_version} (uv "
+        f"--exclude-newer): {', '.join(pinned)}"
+    )
+    return pinned

@@ -1,0 +1,590 @@
+"""The CI gate is meaningful on projects as they are: verify's own switches (CI) never reach the
+programs it runs, a reference in which no test made a host call is no pass, and a stored
+reference never outlives `--fresh-reference`. Each case is a small temporary git project,
+verified by the real `hcmigrate verify` command on real JAX (legacy jax 0.4.30 where named)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from verify_helpers import hcmigrate_verify
+
+# A library whose progress taps are switched off under CI, as numpy-like projects do
+# (`if "CI" in os.environ: progress_bar = False`), and by a switch of its own.
+PROGRESS = """\
+import os
+
+import jax
+import jax.numpy as jnp
+from jax.experimental import host_callback as hcb
+
+SHOW = "CI" not in os.environ and not os.environ.get("STEPLIB_QUIET")
+STEPS = int(os.environ.get("STEPLIB_STEPS", "3"))
+
+
+def _tick(arg, transforms):
+    print("step", int(arg))
+
+
+def run(x):
+    def body(carry, i):
+        if SHOW:
+            i = hcb.id_tap(_tick, i)
+        return carry * 0.5 + i, None
+
+    out, _ = jax.lax.scan(body, x, jnp.arange(STEPS))
+    return out
+"""
+
+TESTS = """\
+import jax.numpy as jnp
+
+from steplib.progress import run
+
+
+def test_run_halves():
+    assert float(run(jnp.float32(4.0))) > 0
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def make_project(root: Path, files: dict[str, str]) -> Path:
+    """A git work tree whose `main` holds `files` (the legacy code), committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "legacy")
+    return root
+
+
+def migrate_on_branch(repo: Path) -> None:
+    """The migration as a pull request: a branch where `hcmigrate .` rewrote the code."""
+    git(repo, "checkout", "-q", "-b", "migrate")
+    done = subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "."], cwd=repo, capture_output=True, text=True
+    )
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    git(repo, "commit", "-q", "-am", "migrate")
+
+
+def steplib(tmp_path: Path) -> Path:
+    return make_project(
+        tmp_path / "steplib",
+        {
+            "pyproject.toml": '[project]\nname = "steplib"\nversion = "0.1"\n',
+            "steplib/__init__.py": "",
+            "steplib/progress.py": PROGRESS,
+            "tests/test_progress.py": TESTS,
+        },
+    )
+
+
+def user_env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "STEPLIB_QUIET")}
+    env.update(extra)
+    return env
+
+
+def host_calls(stdout: str) -> int:
+    found = re.search(r"EQUIVALENT: .*?(\d+) host call\(s\) match", stdout)
+    assert found, stdout
+    return int(found.group(1))
+
+
+def test_ci_switch_of_verify_never_reaches_the_tests(legacy_python, tmp_path):
+    """In CI (CI=true picks the merge base as the original) the project's tests still run with
+    their progress taps: CI is verify's switch, not the program's."""
+    repo = steplib(tmp_path)
+    migrate_on_branch(repo)
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=user_env(CI="true")
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "CI: the merge base with main" in res.stdout
+    assert host_calls(res.stdout) == 3
+
+
+def test_a_reference_without_host_calls_is_not_a_pass(tmp_path):
+    """Every test passes on both sides but none made a host call: exit 2, one line that says so
+    and what to check (not a vacuous EQUIVALENT)."""
+    repo = steplib(tmp_path)
+    res = hcmigrate_verify(".", "--pytest", "tests", cwd=repo, env=user_env(STEPLIB_QUIET="1"))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "EQUIVALENT" not in res.stdout
+    line = next(ln for ln in res.stdout.splitlines() if "no test made a host call" in ln)
+    assert "1 test(s) ran, 0 host calls" in line and "check that the tests reach" in line
+
+
+def test_fresh_reference_replaces_the_stored_one(tmp_path):
+    """A reference recorded under other settings of the project's own (3 steps) is stored; a
+    `--fresh-reference` run under new ones (5 steps) replaces it, so the next run reuses the
+    new trace, not the stale one."""
+    repo = steplib(tmp_path)
+    cache = tmp_path / "cache"
+    first = hcmigrate_verify(
+        ".", "--pytest", "tests", cwd=repo, env=user_env(HCMIGRATE_CACHE_DIR=str(cache))
+    )
+    assert first.returncode == 0 and host_calls(first.stdout) == 3, first.stdout + first.stderr
+    five = user_env(HCMIGRATE_CACHE_DIR=str(cache), STEPLIB_STEPS="5")
+    fresh = hcmigrate_verify(".", "--pytest", "tests", "--fresh-reference", cwd=repo, env=five)
+    assert fresh.returncode == 0 and host_calls(fresh.stdout) == 5, fresh.stdout + fresh.stderr
+    again = hcmigrate_verify(".", "--pytest", "tests", cwd=repo, env=five)
+    assert "recorded by an earlier run" in again.stdout, again.stdout
+    assert again.returncode == 0 and host_calls(again.stdout) == 5, again.stdout + again.stderr
+
+
+def test_reference_is_keyed_by_the_environment_it_ran_with(tmp_path):
+    """A stored reference is not reused under other JAX settings from the environment."""
+    repo = steplib(tmp_path)
+    cache = tmp_path / "cache"
+    first = hcmigrate_verify(
+        ".", "--pytest", "tests", cwd=repo, env=user_env(HCMIGRATE_CACHE_DIR=str(cache))
+    )
+    assert first.returncode == 0, first.stdout + first.stderr
+    other = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        cwd=repo,
+        env=user_env(HCMIGRATE_CACHE_DIR=str(cache), JAX_ENABLE_X64="1"),
+    )
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert "recorded by an earlier run" not in other.stdout
+
+
+# One host function tapped from several sites (a progress bar's update and its last update),
+# as jax-tqdm and blackjax do.
+MULTI_SITE = """\
+import jax
+import jax.numpy as jnp
+from jax.experimental import host_callback
+
+
+def _start(arg, transform):
+    print("start", arg)
+
+
+def _advance(arg, transform):
+    print("advance", arg)
+
+
+def progress(num, rate):
+    remainder = num % rate
+
+    def _bar(i):
+        jax.lax.cond(i == 0, lambda _: host_callback.id_tap(_start, num, result=i), lambda _: i, None)
+        jax.lax.cond((i % rate == 0) & (i != num - remainder) & (i > 0),
+                     lambda _: host_callback.id_tap(_advance, rate, result=i), lambda _: i, None)
+        jax.lax.cond(i == num - remainder,
+                     lambda _: host_callback.id_tap(_advance, remainder, result=i), lambda _: i, None)
+
+    def wrap(f):
+        def step(carry, i):
+            _bar(i)
+            return f(carry, i)
+        return step
+    return wrap
+
+
+def total(n):
+    @progress(n, 5)
+    def step(c, i):
+        return c + i, None
+    return jax.lax.scan(step, 0, jnp.arange(n))[0]
+"""
+
+
+def test_a_changed_value_at_one_of_several_sites_is_reported_as_that_value(legacy_python, tmp_path):
+    """The last update's argument changed by hand on the migration branch: the report gives
+    the value (2 vs 3) and the candidate's own line, not "missing in the candidate"."""
+    repo = make_project(
+        tmp_path / "barlib",
+        {
+            "pyproject.toml": '[project]\nname = "barlib"\nversion = "0.1"\n',
+            "barlib/__init__.py": "",
+            "barlib/bar.py": MULTI_SITE,
+            "tests/test_bar.py": (
+                "from barlib.bar import total\n\n\n"
+                "def test_total():\n    assert int(total(12)) == 66\n"
+            ),
+        },
+    )
+    migrate_on_branch(repo)
+    bar = repo / "barlib" / "bar.py"
+    migrated = bar.read_text()
+    edited = migrated.replace("), remainder, ", "), remainder + 1, ")
+    assert edited != migrated, migrated
+    bar.write_text(edited)
+    lines = edited.splitlines()
+    line = next(i for i, t in enumerate(lines, 1) if "remainder + 1" in t)
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=user_env(CI="true")
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    first = next(ln for ln in res.stdout.splitlines() if ln.startswith("- ["))
+    assert "value 2 vs 3" in first, res.stdout
+    assert re.search(rf"\(candidate bar\.py:({line}|{line - 1})\)", first), res.stdout
+    assert "missing" not in res.stdout and "registers no callback" not in res.stdout
+
+
+def test_a_version_file_the_build_generates_is_carried_into_the_base(tmp_path):
+    """setuptools_scm writes `pkg/_version.py`, which git ignores: the exported base lacks it
+    and its package imports it first thing. The working tree's copy is carried over, with a
+    note saying so; other ignored files (a venv's, a build folder's) are not."""
+    repo = make_project(
+        tmp_path / "verlib",
+        {
+            "pyproject.toml": '[project]\nname = "verlib"\ndynamic = ["version"]\n',
+            ".gitignore": "verlib/_version.py\nbuild/\n",
+            "verlib/__init__.py": "from verlib._version import version as __version__\n",
+            "verlib/progress.py": PROGRESS.replace("steplib", "verlib"),
+            "tests/test_progress.py": TESTS.replace("steplib", "verlib"),
+        },
+    )
+    (repo / "verlib" / "_version.py").write_text("version = '0.1.dev3+g1234567'\n")
+    (repo / "build" / "lib" / "verlib").mkdir(parents=True)
+    (repo / "build" / "lib" / "verlib" / "_version.py").write_text("version = 'old'\n")
+    migrate_on_branch(repo)
+    cache = tmp_path / "cache"
+    res = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        cwd=repo,
+        env=user_env(CI="true", HCMIGRATE_CACHE_DIR=str(cache)),
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert host_calls(res.stdout) == 3
+    note = next(ln for ln in res.stdout.splitlines() if "note: original:" in ln)
+    assert note.endswith(
+        "carried over from the working tree, as the build generates them (git ignores them, "
+        "so the revision lacks them): verlib/_version.py"
+    ), note
+    (exported,) = (cache / "original-refs").iterdir()
+    assert not (exported / "build").exists()
+
+
+def test_the_recipe_fits_a_layout_without_src_or_tests(tmp_path):
+    """`hcmigrate --check .` and `--pytest .` on a project whose tests are in `test/`, named
+    by its pytest configuration (testpaths); a folder of other test files (benchmarks) that
+    the configuration leaves out is not run."""
+    repo = make_project(
+        tmp_path / "flatlib",
+        {
+            "pyproject.toml": (
+                '[project]\nname = "flatlib"\nversion = "0.1"\n\n'
+                '[tool.pytest.ini_options]\ntestpaths = ["test"]\n'
+            ),
+            "flatlib/__init__.py": "",
+            "flatlib/progress.py": PROGRESS.replace("steplib", "flatlib"),
+            "test/test_progress.py": TESTS.replace("steplib", "flatlib"),
+            "benchmarks/test_bench.py": "def test_not_a_unit_test():\n    assert False\n",
+        },
+    )
+    migrate_on_branch(repo)
+    check = subprocess.run(
+        [sys.executable, "-m", "hcmigrate", "--check", "."],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**user_env(), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    res = hcmigrate_verify(".", "--pytest", ".", cwd=repo, env=user_env(CI="true"))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "ok   test/test_progress.py::test_run_halves: passed, 3 host call(s)" in res.stdout
+    assert "benchmarks" not in res.stdout
+
+
+SETUP_PY = """\
+from setuptools import setup
+
+_jax_version_constraints = ">=0.4.14"
+
+setup(
+    name="numlike",
+    install_requires=[f"jax{_jax_version_constraints}", "multipledispatch", "numpy", "tqdm"],
+    extras_require={
+        "doc": ["sphinx", "nbsphinx>=0.8.9", "sphinx-gallery"],
+        "test": ["pytest>=4.1", "scipy>=1.9", "pre-commit", "flake8"],
+        "dev": ["dm-haiku", "flax", "tensorflow-probability>=0.18.0", "pre-commit", "tox"],
+        "cpu": f"jax[cpu]{_jax_version_constraints}",
+        "cuda": [f"jax[cuda]{_jax_version_constraints}"],
+    },
+)
+"""
+
+
+def test_project_deps_take_runtime_and_test_requirements_only(tmp_path):
+    """A setup.py laid out as numpy-like projects write it: install_requires and the `test`
+    extra are used; the docs and dev extras, and the tooling the test extra lists, are not;
+    an extra given as a string (cpu) is no reason to say the dict is not literal."""
+    from hcmigrate.verify.project_deps import project_dependencies
+
+    (tmp_path / "setup.py").write_text(SETUP_PY)
+    deps = project_dependencies(tmp_path)
+    assert deps.requirements == ["multipledispatch", "numpy", "tqdm", "scipy>=1.9"]
+    notes = "\n".join(deps.notes())
+    assert notes.startswith(
+        "project dependencies from: setup.py install_requires, setup.py extra 'test'"
+    ), notes
+    assert "not a literal" not in notes
+    assert "pre-commit, flake8 (development tooling, not what the tests import)" in notes
+    with_dev = project_dependencies(tmp_path, dev=True)
+    assert {"flax", "dm-haiku", "pre-commit", "tox"} <= set(with_dev.requirements)
+
+
+def capped_numpy_project(root: Path, pin: str) -> Path:
+    return make_project(
+        root,
+        {
+            "pyproject.toml": (
+                f'[project]\nname = "cappedlib"\nversion = "0.1"\ndependencies = ["{pin}"]\n'
+            ),
+            "cappedlib/__init__.py": "",
+            "cappedlib/progress.py": PROGRESS.replace("steplib", "cappedlib"),
+            "tests/test_progress.py": TESTS.replace("steplib", "cappedlib")
+            + (
+                "\n\ndef test_numpy_as_pinned_on_legacy_jax():\n"
+                "    import jax, numpy\n"
+                "    from packaging.version import Version\n"
+                "    if jax.__version__ == '0.4.30':\n"
+                "        assert Version(numpy.__version__) < Version('1.25'), numpy.__version__\n"
+                "    assert float(run(numpy.float32(1.0))) > 0\n"
+            ),
+        },
+    )
+
+
+def test_the_reference_honours_the_projects_numpy_pin(legacy_python, tmp_path):
+    """`numpy<1.25` cannot sit beside the legacy environment's numpy 1.26.4: the reference
+    gets the newest numpy of jax 0.4.30's era that the pin allows (1.24.4), and says so."""
+    repo = capped_numpy_project(tmp_path / "cappedlib", "numpy<1.25")
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (
+        "note: numpy 1.24.4 in the reference: the newest numpy of jax 0.4.30's era that the "
+        "project's numpy<1.25 allows (the legacy environment has 1.26.4)"
+    ) in res.stdout
+    assert "ok   tests/test_progress.py::test_numpy_as_pinned_on_legacy_jax: passed" in res.stdout
+
+
+def test_a_numpy_pin_no_legacy_jax_runs_with_is_named_in_one_line(legacy_python, tmp_path):
+    repo = capped_numpy_project(tmp_path / "cappedlib", "numpy<1.22")
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    (line,) = [ln for ln in res.stdout.splitlines() if ln.startswith("COULD NOT RUN")]
+    assert (
+        "the project's pin numpy<1.22 (pyproject.toml [project] dependencies) conflicts with "
+        "jax 0.4.30, which runs with numpy 1.23.2 to 1.26.4"
+    ) in line
+    assert "ResolutionImpossible" not in res.stdout + res.stderr
+    assert res.stdout.rstrip().endswith(line)
+
+
+# A chaotic recurrence through a matrix product: XLA's products differ by an ulp or so between
+# jax 0.4.30 and current JAX, and the recurrence carries that past any tolerance.
+DRIFTING = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import host_callback as hcb
+
+_rng = np.random.RandomState(1)
+W = (_rng.randn(16, 16) / 4.0).astype(np.float32)
+X0 = _rng.randn(16).astype(np.float32)
+
+
+def _record(m, transforms):
+    pass
+
+
+def trajectory(steps=60):
+    def body(x, _):
+        y = jnp.tanh(3.0 * (W @ x))
+        m = hcb.id_tap(_record, jnp.mean(y), result=jnp.mean(y))
+        return y, m
+
+    return jax.lax.scan(body, jnp.asarray(X0), None, length=steps)[1]
+"""
+
+
+def test_jax_drift_is_a_note_and_a_changed_value_still_differs(legacy_python, tmp_path):
+    """Values that drift between jax 0.4.30 and current JAX (the original itself drifts) are
+    reported as drift, exit 0; a value the migration branch changed by hand is still DIFFERENT."""
+    repo = make_project(
+        tmp_path / "chaoslib",
+        {
+            "pyproject.toml": '[project]\nname = "chaoslib"\nversion = "0.1"\n',
+            "chaoslib/__init__.py": "",
+            "chaoslib/rnn.py": DRIFTING,
+            "tests/test_rnn.py": (
+                "import numpy as np\nfrom chaoslib.rnn import trajectory\n\n\n"
+                "def test_bounded():\n    assert np.all(np.abs(trajectory()) <= 1)\n"
+            ),
+        },
+    )
+    migrate_on_branch(repo)
+    ci = user_env(CI="true")
+    res = hcmigrate_verify(".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=ci)
+    assert res.returncode == 0, res.stdout + res.stderr
+    note = next(ln for ln in res.stdout.splitlines() if "note: JAX drift" in ln)
+    assert "tests/test_rnn.py::test_bounded: event #" in note and "differ" in note, note
+    assert "DIFFERENT" not in res.stdout
+    rnn = repo / "chaoslib" / "rnn.py"
+    migrated = rnn.read_text()
+    assert migrated.count("jnp.mean(y)") == 2, migrated
+    rnn.write_text(migrated.replace("jnp.mean(y)", "jnp.mean(y) * 1.5", 1))
+    broken = hcmigrate_verify(".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=ci)
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert "note: JAX drift" not in broken.stdout
+
+
+OLD_API = """\
+import jax
+import jax.numpy as jnp
+from jax.experimental import host_callback as hcb
+
+SCALE = jax.tree_map(lambda x: x * 2, {"a": jnp.ones(2)})["a"]
+
+
+def main():
+    return hcb.id_tap(lambda a, t: None, SCALE)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_an_original_only_legacy_jax_runs_gets_advice_on_the_compat_reference(tmp_path):
+    """An original using an API current JAX removed cannot run on the default (compat)
+    reference: one line naming the API and the option that runs it, no traceback; as a script
+    and as a package's tests (failing at collection)."""
+    script = tmp_path / "old_api.py"
+    script.write_text(OLD_API)
+    advice = (
+        "COULD NOT RUN: the original uses `jax.tree_map`, which current JAX no longer has "
+        "(removed in JAX 0.6.0), so it cannot run on the compat reference (the compat runtime "
+        "on current JAX): use --reference legacy (real jax 0.4.30)"
+    )
+    res = hcmigrate_verify(script, cwd=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stdout.rstrip().endswith(advice) and "Traceback" not in res.stdout
+    repo = make_project(
+        tmp_path / "oldlib",
+        {
+            "oldlib/__init__.py": "",
+            "oldlib/core.py": OLD_API,
+            "tests/test_core.py": "from oldlib.core import main\n\n\ndef test_main():\n    main()\n",
+        },
+    )
+    res = hcmigrate_verify(".", "--pytest", "tests", cwd=repo, env=user_env())
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stdout.rstrip().endswith(advice), res.stdout
+
+
+def test_an_already_migrated_file_is_refused_not_verified_against_itself(tmp_path):
+    """A migrated module whose docstring and comments still name host_callback has nothing to
+    verify; a module importing it inside a function still does."""
+    migrated = tmp_path / "migrated.py"
+    migrated.write_text(
+        '"""Progress taps (formerly jax.experimental.host_callback.id_tap)."""\n'
+        "import jax\n\n\n"
+        "def main():\n"
+        "    # was: host_callback.id_tap(print, 1)\n"
+        "    jax.debug.callback(print, 1)\n"
+        "    jax.effects_barrier()\n"
+    )
+    res = hcmigrate_verify(migrated, cwd=tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "the original does not use jax.experimental.host_callback" in res.stdout
+    inner = tmp_path / "inner.py"
+    inner.write_text(
+        "def main():\n"
+        "    from jax.experimental import host_callback\n"
+        "    import jax.numpy as jnp\n"
+        "    host_callback.id_tap(lambda a, t: print(a), jnp.ones(1))\n"
+    )
+    res = hcmigrate_verify(inner, cwd=tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_a_test_import_the_project_does_not_declare_is_named_in_one_line(legacy_python, tmp_path):
+    """The tests import a package (yaml) the candidate's environment has and the project never
+    declared: the legacy reference lacks it; one line names it and the option that adds it."""
+    repo = steplib(tmp_path)
+    tests = repo / "tests" / "test_progress.py"
+    tests.write_text("import yaml  # noqa: F401\n" + tests.read_text())
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    last = res.stdout.rstrip().splitlines()[-1]
+    assert last.startswith(
+        "COULD NOT RUN: the original's tests need the module `yaml` (ModuleNotFoundError: No "
+        "module named 'yaml'), which the reference environment (legacy jax 0.4.30"
+    ), res.stdout
+    assert "--project-deps-from FILE" in last
+
+
+def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_path):
+    """With uv on PATH, the project's dependencies are resolved with an upload-date bound, the
+    day jax 0.4.30 came out: an unpinned tqdm is 4.66.4 (4.66.5 came in August 2024), not
+    today's; the note names the bound and the pins."""
+    uv_env = tmp_path / "uv-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(uv_env)], check=True)
+    install = subprocess.run(
+        [str(uv_env / "bin" / "python"), "-m", "pip", "install", "-q", "uv"],
+        capture_output=True,
+        text=True,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    repo = make_project(
+        tmp_path / "eralib",
+        {
+            "pyproject.toml": '[project]\nname = "eralib"\nversion = "0.1"\ndependencies = ["tqdm"]\n',
+            "eralib/__init__.py": "",
+            "eralib/progress.py": PROGRESS.replace("steplib", "eralib"),
+            "tests/test_progress.py": TESTS.replace("steplib", "eralib")
+            + (
+                "\n\ndef test_tqdm_of_the_era():\n"
+                "    import jax, tqdm\n"
+                "    if jax.__version__ == '0.4.30':\n"
+                "        assert tqdm.__version__ == '4.66.4', tqdm.__version__\n"
+                "    assert float(run(1.0)) > 0\n"
+            ),
+        },
+    )
+    env = user_env(PATH=f"{uv_env / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo, env=env
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (
+        "note: project dependencies resolved as of 2024-06-19, the release of jax 0.4.30 (uv "
+        "--exclude-newer): tqdm==4.66.4"
+    ) in res.stdout, res.stdout
+    assert "ok   tests/test_progress.py::test_tqdm_of_the_era: passed" in res.stdout
