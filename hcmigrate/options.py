@@ -30,9 +30,15 @@ class Options:
     # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
     # `[tool.black]` line-length; see hcmigrate.codemod.layout).
     line_length: int = DEFAULT_LINE_LENGTH
+    # Does the project state it (else a file whose own lines go past it is held to its own
+    # longest line: hcmigrate.codemod.layout)?
+    line_length_stated: bool = False
     # How the project sorts imports (its isort or ruff settings; hcmigrate.projects.import_style): where
     # an added import goes.
     import_style: ImportStyle = ImportStyle()
+    # The name the project's modules import numpy as (`onp`; hcmigrate.projects.style): the
+    # name written code gives numpy where the module does not import it yet.
+    numpy_alias: str = "np"
     # The file that configures yapf, in a project formatted with yapf (hcmigrate.config): the
     # statements the codemod writes are laid out by yapf with that style, never by black.
     yapf_style: str | None = None

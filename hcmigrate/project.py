@@ -172,7 +172,9 @@ def _with_project_options(
     options = dataclasses.replace(
         options,
         line_length=settings.line_length or style.line_length or options.line_length,
+        line_length_stated=bool(settings.line_length or style.line_length),
         import_style=style.import_style,
+        numpy_alias=style.numpy_alias,
         yapf_style=style.yapf_style,
     )
     if settings.target_given:
@@ -228,7 +230,7 @@ def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> Str
     The migration runs in a worker process where one can be forked safely (a crash of the
     parser is then the file's error), and Python's parser judges the text first."""
     from hcmigrate.errors import MigrationError
-    from hcmigrate.runner import Task, patch_diff, run_isolated
+    from hcmigrate.runner import Task, laid_out, patch_diff, run_isolated
 
     if name != "-" and settings.force_exclude:
         selection = settings.selector(force_exclude=True).select([name])
@@ -246,7 +248,7 @@ def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> Str
     if outcome["error"] is not None:
         message, line, cell = outcome["error"]
         raise MigrationError(message, line, None, cell)
-    new = text if outcome["new"] is None else outcome["new"]
+    new = text if outcome["new"] is None else laid_out(task, text, outcome["new"])
     diagnostics = diagnostics_of(outcome)
     result = FileResult(
         shown, CHANGED if new != text else UNCHANGED, diagnostics, notebook=notebook

@@ -168,23 +168,27 @@ def _outcome(task: Task, text: str) -> Outcome:
 
 def _migration_options(task: Task) -> Options:
     """A Python file is migrated (and cached) without layout, which only the modes that show
-    or write the text need (`_laid_out`); a notebook's cells are laid out as they migrate."""
+    or write the text need (`laid_out`); a notebook's cells are laid out as they migrate."""
     return task.options if task.notebook else dataclasses.replace(task.options, lay_out=False)
 
 
-def _laid_out(task: Task, text: str, new_text: str) -> str:
+def laid_out(task: Task, text: str, new_text: str) -> str:
     """The rewrite laid out as the project's formatter would, if it still compiles so (it
     does: black keeps the program; the check is the safety net's)."""
     if task.notebook or not task.options.lay_out:
         return new_text
     from hcmigrate.codemod.layout import format_written_lines
 
-    laid_out = format_written_lines(
-        text, new_text, task.options.line_length, yapf_style=task.options.yapf_style
+    formatted = format_written_lines(
+        text,
+        new_text,
+        task.options.line_length,
+        yapf_style=task.options.yapf_style,
+        line_length_stated=task.options.line_length_stated,
     )
-    if laid_out != new_text and compile_error(laid_out, task.display) is not None:
+    if formatted != new_text and compile_error(formatted, task.display) is not None:
         return new_text
-    return laid_out
+    return formatted
 
 
 def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResult) -> FileResult:
@@ -200,7 +204,7 @@ def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResul
     res.status = CHANGED
     res.code_facts = code_facts(new_text, task.notebook)  # (its project's metadata reads it)
     if task.mode != "check":
-        new_text = _laid_out(task, src.text, new_text)
+        new_text = laid_out(task, src.text, new_text)
     try:
         if task.mode == "diff":
             res.diff = patch_diff(src.raw, src.encode(new_text), task.path)

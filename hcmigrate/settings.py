@@ -169,6 +169,9 @@ def resolve_settings(
             or cfg.formatter_line_length
             or ini_line_length(root)
             or DEFAULT_LINE_LENGTH,
+            line_length_stated=bool(
+                v.get("line-length") or cfg.formatter_line_length or ini_line_length(root)
+            ),
             import_style=read_import_style(root),
             yapf_style=str(yapf) if (yapf := yapf_style_file(root)) else None,
         ),

@@ -328,6 +328,9 @@ def _place(
             )
         return [*body[:end], line, *following]
     rank = _rank(line, style)
+    settings = [i for i in range(imports[0], end) if not _is_import_line(body[i])]
+    if settings and all(_rank(body[i], style) < rank for i in imports if i < settings[-1]):
+        line = _noqa_like(line, [body[i] for i in imports if i > settings[-1]])
     same = [i for i in imports if _rank(body[i], style) == rank]
     if same:
         after = [i for i in same if _sort_key(body[i], style) > _sort_key(line, style)]
@@ -337,10 +340,20 @@ def _place(
     before = [i for i in imports if _rank(body[i], style) < rank]
     if before:
         at = before[-1] + 1
-        if not all(_is_import_line(s) for s in body[at:end]):
-            at = end  # (after settings made between imports: jax reads them when imported)
+        settings = [i for i in range(at, end) if not _is_import_line(body[i])]
+        if settings:  # (after settings made between imports: jax reads them when imported)
+            later = [i for i in imports if i > settings[-1] and _rank(body[i], style) > rank]
+            if later:  # (a `sys.path` bootstrap, then first-party imports: before those)
+                return _above_section(body, later[0], line)
+            at = end
         return [*body[:at], line.with_changes(leading_lines=[cst.EmptyLine()]), *body[at:]]
-    first = imports[0]
+    return _above_section(body, imports[0], line)
+
+
+def _above_section(
+    body: list[cst.BaseStatement], first: int, line: cst.SimpleStatementLine
+) -> list[cst.BaseStatement]:
+    """`body` with `line` a section of its own above the import `body[first]`."""
     following = body[first]
     blank = [cst.EmptyLine()] + [e for e in following.leading_lines if e.comment is not None]
     kept = []
@@ -354,6 +367,22 @@ def _place(
         following.with_changes(leading_lines=blank),
         *body[first + 1 :],
     ]
+
+
+def _noqa_like(
+    line: cst.SimpleStatementLine, neighbours: list[cst.BaseStatement]
+) -> cst.SimpleStatementLine:
+    """`line`, placed after a setting among the imports (`sys.path.insert(...)`), with the
+    `# noqa: E402` its neighbours there carry (module-level import not at the top)."""
+    for other in neighbours:
+        comment = getattr(getattr(other, "trailing_whitespace", None), "comment", None)
+        if comment is not None and "noqa" in comment.value and "E402" in comment.value:
+            return line.with_changes(
+                trailing_whitespace=cst.TrailingWhitespace(
+                    whitespace=cst.SimpleWhitespace("  "), comment=cst.Comment("# noqa: E402")
+                )
+            )
+    return line
 
 
 def _blank_line_above(statement: cst.BaseStatement) -> bool:

@@ -374,7 +374,9 @@ class ModuleContext(NamesContext, StatementsContext):
             tree_map = self.modern("tree_map")
         else:
             tree_map = self.dotted("jax.tree_util.tree_map")
-        numpy, needed = self.names.local_name("numpy", alias="np", at=self._site_offset())
+        numpy, needed = self.names.local_name(
+            "numpy", alias=self.options.numpy_alias, at=self._site_offset()
+        )
         self._record.imports.append(needed)
         return cst.Call(parse(tree_map), [cst.Arg(parse(f"{numpy}.array")), cst.Arg(arg)])
 

@@ -15,7 +15,17 @@ What is formatted (a one-line statement within the limit is already as black wri
 - in any other file, only statements with a written line longer than the limit, with their
   strings' quotes kept (the layout a call had is kept otherwise: hcmigrate.rules.nodes.call_like);
 and the result must be the same program (the same ast) as the unformatted rewrite. Where
-black is missing or refuses a statement, the rewrite keeps its printed layout.
+black is missing or refuses a statement, the rewrite keeps its printed layout. Black lays out
+only the tokens the rewrite wrote: each part of the statement copied from the source that
+black kept on one line is spliced back with its own bytes (`cost[:,-1]`, `n-1` as the user
+spaced them). The header of a compound statement (`if`, `elif`, `for`, `while`, `with`) with a
+written line over the limit (a rename that made it longer) is laid out as black lays it out in
+the file. Where the project states no line length, a file whose own lines go past 88 (many of
+them) is held to its own longest code line, not reflowed at 88. In a file not laid out by
+black, black's 4 columns a bracket become the file's own hanging indent (2 in a file whose
+lines after a bracket that ends a line are indented by 2; a file that shows none keeps 4, as
+Google's 2-space style does); black's layout is never taken for a file's style where its
+blocks are indented by 2.
 
 A project formatted with yapf (hcmigrate.config.yapf_style_file) never gets black's layout:
 the statements black would have been given go to yapf, with the project's style file, in
@@ -76,12 +86,17 @@ def format_written_lines(
     line_length: int = DEFAULT_LINE_LENGTH,
     source_tree=None,
     yapf_style: str | None = None,
+    line_length_stated: bool = True,
 ) -> str:
     """`code` (the rewrite of `source`, whose ast is `source_tree` if the caller has it) with
     the statements the codemod wrote formatted: by yapf with the style file `yapf_style` in a
-    project formatted with yapf, by black otherwise."""
+    project formatted with yapf, by black otherwise. Where the project states no line length
+    (`line_length_stated`), a file whose own lines go past `line_length` is held to its own
+    longest line instead (a file at 120 columns is not reflowed at 88)."""
     if code == source:
         return code
+    if not line_length_stated:
+        line_length = own_line_limit(source, line_length)
     ops = opcodes(source.splitlines(), code.splitlines())
     replaced, written = _changed_lines(source, code, ops)
     if not written:
@@ -98,7 +113,8 @@ def format_written_lines(
         return code
     lines = code.splitlines(keepends=True)
     spans = _statement_spans(tree, lines, written, line_length)
-    if not spans:
+    headers = _long_headers(tree, lines, written, line_length)
+    if not spans and not headers:
         return code
     try:  # (asked only when a statement needs black)
         source_tree = source_tree or ast.parse(source)
@@ -108,6 +124,9 @@ def format_written_lines(
     except Exception:
         return code
     old_lines = source.splitlines(keepends=True)
+    hanging, block = _indent_steps(old_lines)
+    black_style = black_style and block != 2  # (black indents every block by 4)
+    step = None if black_style else hanging  # (none shown: 4, as Google's 2-space style has it)
     file_limit = _file_limit(old_lines, line_length)
     old_of = _old_line_numbers(ops)
     changed = False
@@ -141,6 +160,7 @@ def format_written_lines(
             )
         ):
             to_format.append((first, last))
+    to_format += list(headers)
     if yapf_style is not None:
         laid_out = _yapf("".join(lines), to_format, yapf_style) if to_format else None
         return laid_out or ("".join(lines) if changed else code)
@@ -153,12 +173,29 @@ def format_written_lines(
         indent = text[: len(text) - len(text.lstrip(" "))]
         statement = textwrap.dedent(text)
         width = max(line_length - len(indent), 20)
+        header = headers.get((first, last))
+        if header is not None:  # (`if x:` is formatted as `if x:\n    pass`; `elif` as `if`)
+            statement = statement[len(header) :] if header == "el" else statement
+            statement = statement.rstrip("\r\n") + "\n    pass\n"
+            width -= len(header)
         try:  # (black's layout is the same program; the pipeline compiles the result)
             formatted = _black(black, statement, width, black_style)
             if _split_for_a_comment(formatted, statement):
-                formatted = _black(black, _comments_above(statement, width), width, black_style)
+                statement = _comments_above(statement, width)
+                formatted = _black(black, statement, width, black_style)
+            old = _old_statement(source_tree, old_lines, old_of, first, last)
+            formatted = _untouched_kept(statement, formatted, old or "", width)
+            if step is not None and step != 4:
+                formatted = _reindented(formatted, step)
         except Exception:
             continue
+        if header is not None:
+            body = formatted.splitlines(keepends=True)
+            if len(body) < 2 or body[-1].strip() != "pass":
+                continue
+            formatted = header + "".join(body[:-1])
+            if "\r\n" in text:
+                formatted = formatted.replace("\r\n", "\n").replace("\n", "\r\n")
         formatted = textwrap.indent(formatted, indent)
         if not text.endswith("\n"):
             formatted = formatted.rstrip("\n")
@@ -166,6 +203,192 @@ def format_written_lines(
             lines[first - 1 : last] = [formatted]
             changed = True
     return "".join(lines) if changed else code
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_HEADERS = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, *_DEFINITIONS)
+
+
+def _colon_row(lines: list[str], first: int) -> int | None:
+    """The line of the colon that ends the `def` or `class` header starting on line `first`
+    (the first colon outside brackets: defaults, annotations and bases are inside them)."""
+    depth = 0
+    text = "".join(lines[first - 1 : first + 200])
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type != tokenize.OP:
+                continue
+            if token.string in _OPENING:
+                depth += 1
+            elif token.string in _CLOSING:
+                depth -= 1
+            elif token.string == ":" and depth == 0:
+                return first + token.start[0] - 1
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    return None
+
+
+def _long_headers(
+    tree: ast.Module, lines: list[str], written: set[int], line_length: int
+) -> dict[tuple[int, int], str]:
+    """(first, last) lines of the headers of compound statements (`if`, `elif`, `for`,
+    `while`, `with`, `def`, `class`) with a written line longer than the limit (a rename that made
+    `jax.tree_leaves` `jax.tree_util.tree_leaves` in a `for`), each with what black must not
+    see of it: "el" for an `elif` (formatted as an `if`), else ""."""
+    found = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, _HEADERS) or not node.body:
+            continue
+        if isinstance(node, _DEFINITIONS):
+            last = _colon_row(lines, node.lineno)
+            if last is None:
+                continue
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            ends = [i.optional_vars or i.context_expr for i in node.items]
+            last = max(e.end_lineno or e.lineno for e in ends)
+        else:
+            ends = [node.test if isinstance(node, (ast.If, ast.While)) else node.iter]
+            last = max(e.end_lineno or e.lineno for e in ends)
+        first = node.lineno
+        if node.body[0].lineno <= last or not any(
+            i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
+            for i in range(first, last + 1)
+        ):
+            continue  # (`if x: y` on one line; or nothing too long)
+        head = lines[first - 1]
+        if head[: node.col_offset].strip() or "\t" in head[: node.col_offset]:
+            continue
+        header = "".join(lines[first - 1 : last])
+        if "\\\n" in header or not header.split("#")[0].rstrip().endswith(":"):
+            continue  # (a backslash continuation; a comment line in the header)
+        keyword = head[node.col_offset :]
+        found[(first, last)] = "el" if keyword.startswith("elif") else ""
+    return found
+
+
+def _indent_steps(lines: list[str]) -> tuple[int | None, int | None]:
+    """(how far the file indents the lines after a bracket that ends a line, `f(\n  a)`: 2
+    or 4 columns, whichever it does more; how far it indents
+    a block: 2 or 4), None where the file does not say."""
+    steps = {2: 0, 4: 0}
+    blocks = {2: 0, 4: 0}
+    previous = None
+    for line in lines:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if previous is not None:
+            step = (len(line) - len(line.lstrip(" "))) - (len(previous) - len(previous.lstrip(" ")))
+            code = previous.rstrip("\r\n")
+            if step in steps and _OPENS_A_LINE_BREAK.search(code):
+                steps[step] += 1
+            elif step in blocks and code.rstrip().endswith(":"):
+                blocks[step] += 1
+        previous = line
+    hanging = (2 if steps[2] > steps[4] else 4) if max(steps.values()) else None
+    block = (2 if blocks[2] > blocks[4] else 4) if max(blocks.values()) else None
+    return hanging, block
+
+
+def _reindented(statement: str, step: int) -> str:
+    """`statement` (black's layout, 4 columns a bracket) with `step` columns a bracket; lines
+    inside a string are kept."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(statement).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return statement
+    inside = {
+        row
+        for t in tokens
+        if t.type == tokenize.STRING or t.type == getattr(tokenize, "FSTRING_MIDDLE", -1)
+        for row in range(t.start[0] + 1, t.end[0] + 1)
+    }
+    lines = statement.splitlines(keepends=True)
+    for row, line in enumerate(lines, 1):
+        indent = len(line) - len(line.lstrip(" "))
+        if row not in inside and indent % 4 == 0 and line.strip():
+            lines[row - 1] = " " * (indent // 4 * step) + line.lstrip(" ")
+    return "".join(lines)
+
+
+def own_line_limit(source: str, line_length: int) -> int:
+    """The longest line a file keeps to where its project states none: `line_length`, or, in
+    a file with many code lines over it (3 and 1 in 100), its own longest code line. Lines
+    black could not have shortened do not count: comments, lines of a docstring or other
+    string over several lines, lines with a long string literal."""
+    lines = source.splitlines()
+    unsplittable: set[int] = set()
+    fstring_start = getattr(tokenize, "FSTRING_START", None)  # (Python 3.12's f-strings)
+    opened: list[tuple[int, int]] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            start, end = token.start, token.end
+            if token.type == fstring_start:
+                opened.append(start)
+                continue
+            if token.type == getattr(tokenize, "FSTRING_END", None) and opened:
+                start = opened.pop()
+            elif token.type == tokenize.COMMENT and not token.line[: start[1]].strip():
+                unsplittable.add(start[0])
+                continue
+            elif token.type != tokenize.STRING:
+                continue
+            if start[0] != end[0] or end[1] - start[1] >= 30:
+                unsplittable.update(range(start[0], end[0] + 1))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        unsplittable = {i for i, line in enumerate(lines, 1) if line.lstrip().startswith("#")}
+    code = [line for i, line in enumerate(lines, 1) if i not in unsplittable]
+    return _file_limit(code, line_length)
+
+
+def _untouched_kept(statement: str, formatted: str, old: str, width: int) -> str:
+    """`formatted` (black's layout of `statement`) with each part of the statement that the
+    rewrite copied from the source (`old`, the statement it replaced) written with its own
+    bytes where black kept it on one line: `cost[:,-1]`, `n-1`, `d['k']` as the user wrote
+    them, not re-spaced. Only the tokens the rewrite wrote take black's spacing; a part whose
+    own text would push its line past `width` keeps black's."""
+    if not old:
+        return formatted
+    try:
+        before, after = ast.parse(statement), ast.parse(formatted)
+    except SyntaxError:
+        return formatted
+    if ast.dump(before) != ast.dump(after):
+        return formatted
+    pre_lines = [line.encode() for line in statement.splitlines(keepends=True)]
+    out_lines = [line.encode() for line in formatted.splitlines(keepends=True)]
+    grown: dict[int, int] = {}  # line of `formatted` -> bytes its splices add
+    splices: list[tuple[int, int, int, bytes]] = []  # (line, start, end, the source's bytes)
+
+    def segment(lines, node) -> bytes | None:
+        if node.lineno != node.end_lineno:
+            return None
+        return lines[node.lineno - 1][node.col_offset : node.end_col_offset]
+
+    def visit(pre, out) -> None:
+        if isinstance(pre, ast.JoinedStr):
+            return  # (positions inside an f-string are not the text's before Python 3.12)
+        if isinstance(pre, (ast.expr, ast.keyword, ast.arg)) and hasattr(pre, "end_lineno"):
+            own, black_text = segment(pre_lines, pre), segment(out_lines, out)
+            if own is not None and black_text is not None:
+                if own == black_text:
+                    return
+                text = own.decode(errors="replace")
+                row = out.lineno
+                longer = grown.get(row, 0) + len(own) - len(black_text)
+                fits = len(out_lines[row - 1].rstrip(b"\r\n")) + longer <= width
+                if text in old and (fits or len(own) <= len(black_text)):
+                    splices.append((row, out.col_offset, out.end_col_offset, own))
+                    grown[row] = longer
+                    return
+        for pre_child, out_child in zip(ast.iter_child_nodes(pre), ast.iter_child_nodes(out)):
+            visit(pre_child, out_child)
+
+    visit(before, after)
+    for row, start, end, own in sorted(splices, reverse=True):
+        line = out_lines[row - 1]
+        out_lines[row - 1] = line[:start] + own + line[end:]
+    return b"".join(out_lines).decode()
 
 
 def _file_limit(lines: list[str], line_length: int) -> int:

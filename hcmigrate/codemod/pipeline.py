@@ -119,7 +119,12 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
     code = with_module_alias(text, code, scopes)
     if options.lay_out:
         code = format_written_lines(
-            text, code, options.line_length, scopes.tree, options.yapf_style
+            text,
+            code,
+            options.line_length,
+            scopes.tree,
+            options.yapf_style,
+            line_length_stated=options.line_length_stated,
         )
     diagnostics = sorted(diagnostics, key=lambda d: (d.line, d.col, d.code))
     if code != text:  # never hand back code that does not compile

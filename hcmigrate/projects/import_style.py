@@ -6,7 +6,8 @@ checker wants it (custom sections such as `known_jax`, `force-sort-within-sectio
 Read from the project root: `pyproject.toml` (`[tool.isort]`, `[tool.ruff.lint.isort]`,
 `[tool.ruff.isort]`), `.isort.cfg` (`[settings]`/`[isort]`), `setup.cfg` and `tox.ini`
 (`[isort]`/`[tool:isort]`), the first that configures isort, as isort itself looks them up;
-ruff's settings where the project configures ruff's `I` rules instead. The project's top-level
+ruff's settings (`ruff.toml`, else pyproject's) where the project configures ruff's `I` rules
+instead; isort's `src_paths` and ruff's `src` name first-party folders. The project's top-level
 packages and modules (in the root and its `src/`, as isort's and ruff's `src` paths) are first
 party.
 """
@@ -67,7 +68,8 @@ def _configured(root: Path) -> ImportStyle | None:
         except Exception:  # (hcmigrate.config reports a bad pyproject.toml)
             tool = {}
     if isinstance(tool.get("isort"), dict):
-        return _from_isort(tool["isort"], "pyproject.toml [tool.isort]")
+        style = _from_isort(tool["isort"], "pyproject.toml [tool.isort]")
+        return style.with_first_party(_names_in(root, _names(tool["isort"].get("src_paths"))))
     for name, sections in (
         (".isort.cfg", ("settings", "isort")),
         ("setup.cfg", ("isort", "tool:isort")),
@@ -75,15 +77,31 @@ def _configured(root: Path) -> ImportStyle | None:
     ):
         values = _ini_section(root / name, sections)
         if values is not None:
-            return _from_isort(values, f"{name} [isort]")
-    ruff = tool.get("ruff")
+            style = _from_isort(values, f"{name} [isort]")
+            return style.with_first_party(_names_in(root, _names(values.get("src_paths"))))
+    ruff = ruff_toml(root) or tool.get("ruff")
     if isinstance(ruff, dict):
         lint = ruff.get("lint") if isinstance(ruff.get("lint"), dict) else {}
         settings = lint.get("isort", ruff.get("isort"))
+        src = _names_in(root, _names(ruff.get("src")))  # (ruff's `src`: first party)
         if isinstance(settings, dict):
-            return _from_ruff(settings, ruff, "pyproject.toml [tool.ruff.lint.isort]")
+            style = _from_ruff(settings, ruff, "pyproject.toml [tool.ruff.lint.isort]")
+            return style.with_first_party(src)
         if isinstance(ruff.get("src"), list):
-            return ImportStyle(first_party=_names_in(root, ruff["src"]))
+            return ImportStyle(first_party=src)
+    return None
+
+
+def ruff_toml(root: Path) -> dict | None:
+    """The settings of ruff's own file in `root` (`.ruff.toml`, `ruff.toml`: ruff reads them
+    before pyproject's `[tool.ruff]`), None where there is none or it does not parse."""
+    for name in (".ruff.toml", "ruff.toml"):
+        path = root / name
+        if path.is_file():
+            try:
+                return tomllib.loads(read_regular(path).decode("utf-8-sig"))
+            except Exception:  # (an unreadable file states nothing)
+                return None
     return None
 
 
