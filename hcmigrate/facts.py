@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 LEGACY_MODULE = "jax.experimental.host_callback"
-# Where `--strategy compat` and compat fallbacks point.
+# Where `--strategy compat` points.
 COMPAT_MODULE = "hcmigrate_compat.host_callback"
-COMPAT_ALIAS = "hcb_compat"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -26,7 +25,7 @@ from hcmigrate.codemod.host_functions import (
     takes_arrays_as_they_come,
 )
 from hcmigrate.codemod.comments import comments_lost
-from hcmigrate.codemod.context_parts import COMPAT_PARENT, NamesContext, StatementsContext
+from hcmigrate.codemod.context_parts import NamesContext, StatementsContext
 from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
 from hcmigrate.codemod.import_names import ImportNames
 from hcmigrate.codemod.node_index import NodeIndex
@@ -77,29 +76,6 @@ class SiteRecord:
             record.retract()
 
 
-NO_COMPAT_REASON = (
-    "left unchanged: only the compat runtime keeps it, and this project does not depend on "
-    "hcmigrate-compat (no-compat)"
-)
-
-
-def without_compat(record: SiteRecord) -> SiteRecord:
-    """The site left as it was, its compat-fallback diagnostics manual with the reason."""
-    return SiteRecord(
-        record.original,
-        output=record.original,
-        diagnostics=[no_compat_diagnostic(d) for d in record.diagnostics],
-    )
-
-
-def no_compat_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
-    if diagnostic.level is not Level.COMPAT_FALLBACK:
-        return diagnostic
-    return dataclasses.replace(
-        diagnostic, level=Level.MANUAL, message=f"{diagnostic.message}; {NO_COMPAT_REASON}"
-    )
-
-
 class ModuleContext(NamesContext, StatementsContext):
     """The context of one module's rewrite: its site transactions here, the names and
     statements parts of hcmigrate.rules.context.RuleContext in the mixins."""
@@ -113,7 +89,6 @@ class ModuleContext(NamesContext, StatementsContext):
             scopes,
             dict(options.reexports),
             options.runs_under,
-            options.follows_compat,
             options.several_devices,
             ordered_io_under_pmap=options.target_jax is None
             or tuple(options.target_jax) >= ORDERED_IO_UNDER_PMAP_SINCE,
@@ -158,10 +133,6 @@ class ModuleContext(NamesContext, StatementsContext):
             if result is None and not record.diagnostics:
                 record.retracted = True  # declined: the next handler may take the site
                 continue
-            if self.options.no_compat and any(i[0] == COMPAT_PARENT for i in record.imports):
-                record.retracted = True  # (what it asked for, statements included, goes)
-                self._records.append(without_compat(record))
-                return updated
             if result is REMOVE_STATEMENT or (result is not None and result is not updated):
                 self.replaced.add(id(original))
             record.output = (
@@ -251,19 +222,6 @@ class ModuleContext(NamesContext, StatementsContext):
             self._module_diagnostics.append(
                 self.reporter.diagnostic(rule, node, message, level, self._site)
             )
-
-    def module_diagnostics_since(self, count: int) -> list[Diagnostic]:
-        """The module-level diagnostics reported after the first `count` (taken back)."""
-        taken = self._module_diagnostics[count:]
-        del self._module_diagnostics[count:]
-        return taken
-
-    def keep_module_diagnostic(self, diagnostic: Diagnostic) -> None:
-        self._module_diagnostics.append(diagnostic)
-
-    @property
-    def module_diagnostic_count(self) -> int:
-        return len(self._module_diagnostics)
 
     def import_module(self, module: str) -> None:
         self._module_imports.append((module, None, None))
@@ -408,11 +366,6 @@ class ModuleContext(NamesContext, StatementsContext):
     def taps_apart_from_ordered_io(self) -> bool:
         names = self.resolver.module_facts.names_in_code
         return not names.isdisjoint(_TAPS) and not self.taps_join_ordered_io
-
-    @property
-    def module_keeps_compat(self) -> bool:
-        on_devices = self.several_devices() is not None and self.io_chain_blocker() is not None
-        return on_devices or self.plan.module_keeps_compat
 
     @property
     def taps_join_ordered_io(self) -> bool:

@@ -16,8 +16,7 @@ import libcst as cst
 from hcmigrate.codemod.module_helpers import HELPERS, HelperDef, tree_map_of
 from hcmigrate.codemod.scopes import BUILTIN
 from hcmigrate.native_needs import SINCE
-from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
-from hcmigrate.rules.nodes import parse
+from hcmigrate.facts import COMPAT_MODULE, MODERN
 
 COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 
@@ -43,10 +42,6 @@ class NamesContext:
 
     def _site_offset(self) -> int | None:
         return self.resolver.index.start_offset(self._site) if self._site is not None else None
-
-    def compat(self, member: str | None) -> cst.BaseExpression:
-        self._record.imports.append((COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
-        return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
 
     def use_helper(self, key: str) -> str:
         self._record.helpers.append(key)  # (its imports: helper_imports, once it is kept)

@@ -35,11 +35,6 @@ class Plan:
     def_drops: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(FunctionDef) ->
     defs: dict[int, cst.FunctionDef] = field(default_factory=dict)  # id(FunctionDef) -> it
     module_has_ordered_io: bool = False
-    # some legacy call stays on the compat runtime (its host function, or a legacy function
-    # used as a value): the module's taps and prints follow it (Planner._taps_follow_compat)
-    module_keeps_compat: bool = False
-    # only because another module sharing its chain keeps calls there (Options.follows_compat)
-    follows_other_module: bool = False
 
 
 class Planner:
@@ -50,7 +45,6 @@ class Planner:
         self._reporter = reporter
         self._plan = Plan()
         self._uses: dict[int, list[tuple[cst.Call, cst.Name, Adaptation]]] = {}
-        self._taps: list[cst.Call] = []  # the taps, prints and calls that may follow compat
         self._ordered_io: list[cst.Call] = []  # the calls planned as ordered io_callbacks
 
     def suppressed(self, node: cst.CSTNode, rule: Rule) -> bool:
@@ -77,8 +71,8 @@ class Planner:
         devices (Resolver.io_chain_blocker)."""
         return self._resolver.io_chain_blocker()
 
-    def keeps_compat_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
-        """Does the site stay on the compat runtime because this module visibly runs its
+    def left_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
+        """Is the site left as it is (no native spelling) because this module visibly runs its
         function under `jax.vmap` (hcmigrate.codemod.resolution.Resolver.vmapped_at), or
         another module of the run does (Resolver.vmapped_elsewhere)?
         `legacy_did`: what legacy did there that jax.debug callbacks do not."""
@@ -88,30 +82,23 @@ class Planner:
             where = self._resolver.vmapped_elsewhere(site.original)
         if where is None:
             return False
-        self.keeps_compat(site, f"runs under jax.vmap ({where}), where {legacy_did}")
+        self.left_as_is(site, f"runs under jax.vmap ({where}), where {legacy_did}")
         return True
-
-    def may_follow_compat(self, site: CallSite) -> None:
-        """The site (a tap, print or call planned natively onto an ordered chain) moves to the
-        compat runtime if some other legacy call of the module stays there (finish:
-        _taps_follow_compat)."""
-        self._taps.append(site.original)
 
     def on_ordered_chain(self, site: CallSite) -> None:
         """The site (a tap, print or call for its effect, planned natively) is on the module's
-        ordered chain: it follows the compat runtime if another call stays there
-        (may_follow_compat); in a module on several devices through sharded jit it is an
-        ordered io_callback (Resolver.devices_join_io_chain), as the module's taps then are."""
-        self.may_follow_compat(site)
+        ordered chain: in a module on several devices through sharded jit it is an ordered
+        io_callback (Resolver.devices_join_io_chain), as the module's taps then are."""
         if self._resolver.devices_join_io_chain():
             self.joins_ordered_io(site)
 
-    def keeps_compat(self, site: CallSite, reason: str) -> None:
-        """The site stays on the compat runtime: its host function keeps its signature."""
+    def left_as_is(self, site: CallSite, reason: str) -> None:
+        """The site has no native spelling that keeps legacy behaviour: it is left as it is (a
+        manual finding), its host function keeps its signature."""
         self._plan.adaptations[id(site.original)] = Adaptation("compat", reason=reason)
 
     def joins_ordered_io(self, site: CallSite) -> None:
-        """The site becomes an ordered io_callback (unless it follows compat, finish)."""
+        """The site becomes an ordered io_callback."""
         self._ordered_io.append(site.original)
 
     def adapt(
@@ -135,7 +122,7 @@ class Planner:
         return adaptation
 
     def _needs_legacy_arrays(self, func) -> Adaptation | None:
-        """Compat for a host function that reads or sets its arrays' flags: legacy's were
+        """No native spelling (yet) for a host function that reads or sets its arrays' flags: legacy's were
         read-only on CPU (what the compat runtime gives), a native rewrite's are writeable
         copies (hcmigrate.codemod.numpy_args)."""
         if isinstance(func, cst.Name):
@@ -176,7 +163,6 @@ class Planner:
         its signature and is wrapped at each site."""
         plan, index, scopes = self._plan, self._resolver.index, self._resolver.scopes
         plan.module_has_ordered_io = bool(self._ordered_io)
-        self._taps_follow_compat()
         for key, uses in self._uses.items():
             fdef = plan.defs[key]
             offset = index.start_offset(fdef.name)
@@ -193,52 +179,6 @@ class Planner:
                 for call, _, _ in uses:
                     plan.adaptations[id(call)] = Adaptation("wrap", reason="is used elsewhere too")
         return plan
-
-    def _taps_follow_compat(self) -> None:
-        """Where some legacy call of the module stays on the compat runtime, its taps, prints
-        and calls on an ordered chain stay there too (a `pure_callback` is on no chain): the compat runtime's ordered calls and ordered jax.debug callbacks are two
-        chains, which ran in program order on CPU but not on a GPU (docs/migration-decisions.md);
-        legacy kept one order. Their defs keep their parameters."""
-        plan = self._plan
-        plan.module_keeps_compat = (
-            any(a.mode == "compat" for a in plan.adaptations.values())
-            or self._legacy_function_used_as_value()
-        )
-        reason = ""
-        if not plan.module_keeps_compat and self._resolver.follows_compat:
-            plan.module_keeps_compat = plan.follows_other_module = True
-            reason = self._resolver.follows_compat
-        if not plan.module_keeps_compat:
-            return
-        moved = {
-            id(call)
-            for call in self._taps
-            if plan.adaptations.get(id(call), Adaptation("as_is")).mode != "compat"
-        }
-        for key in moved:
-            plan.adaptations[key] = Adaptation("compat", reason=reason, follows_compat=True)
-        plan.module_has_ordered_io = any(id(call) not in moved for call in self._ordered_io)
-        for key, uses in list(self._uses.items()):
-            self._uses[key] = [use for use in uses if id(use[0]) not in moved]
-            if not self._uses[key]:
-                del self._uses[key]
-
-    def _legacy_function_used_as_value(self) -> bool:
-        """Is `id_tap`, `id_print` or `call` used other than called (`partial(hcb.id_tap, f)`)?
-        Such a use is pointed at the compat runtime (HCB502)."""
-        resolver = self._resolver
-        for name in resolver.index.name_nodes:
-            if name.value not in resolver.index.legacy_roots:
-                continue
-            node, parent = name, resolver.parent(name)
-            if isinstance(parent, cst.Attribute) and parent.value is name:
-                node, parent = parent, resolver.parent(parent)
-            ref = resolver.legacy_ref(node)
-            if ref is None or ref.member not in ("id_tap", "id_print", "call"):
-                continue
-            if not (isinstance(parent, cst.Call) and parent.func is node):
-                return True
-        return False
 
 
 def is_pure(resolver: Resolver, func: cst.BaseExpression, allow_raise: bool = False) -> bool:

@@ -210,10 +210,6 @@ class RuleContext(Protocol):
     def reported(self, rule: Rule) -> bool:
         """Has a site of this module already reported `rule` (for one note per module)?"""
 
-    def compat(self, member: str | None) -> cst.BaseExpression:
-        """The compat runtime's `member` (None: the module), imported if the site is
-        rewritten."""
-
     def use_helper(self, key: str) -> str:
         """The name of the module helper `key` (hcmigrate.codemod.module_helpers.HELPERS),
         defined once after the module's imports if the site is rewritten."""
@@ -318,11 +314,6 @@ class RuleContext(Protocol):
     def taps_apart_from_ordered_io(self) -> bool:
         """Does the module have taps or prints that become ordered jax.debug callbacks, a
         chain apart from its ordered io_callbacks?"""
-
-    @property
-    def module_keeps_compat(self) -> bool:
-        """Does the plan keep legacy calls of this module on the compat runtime (a host
-        function that needs legacy's arguments, or a module running on several devices)?"""
 
     @property
     def shapes(self) -> ShapeConverter:

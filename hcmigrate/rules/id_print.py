@@ -19,10 +19,10 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
     patches_internals,
-    FOLLOWS_COMPAT,
     io_chain_note,
     compat_reason,
     several_devices_reason,
+    no_native_spelling,
     tap_note,
 )
 from hcmigrate.rules.context import CallSite, RuleContext
@@ -104,7 +104,7 @@ def step(x):
     return x
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
@@ -162,7 +162,7 @@ def step(x):
     return x
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
@@ -217,23 +217,24 @@ def show(x, label):
     return x
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
     ),
 )
-COMPAT = Rule(
+NO_NATIVE = Rule(
     code="HCB202",
-    name="id-print-compat",
-    level=Level.COMPAT_FALLBACK,
+    name="id-print-no-native-spelling",
+    level=Level.MANUAL,
     legacy=(
         "id_print(x, output_stream=s) / threshold= / tap_with_device=True / non-literal "
         "keywords where prints join the io_callback chain / under a jax.vmap the module shows "
-        "/ several devices / other calls of the module on the compat runtime"
+        "/ several devices where ordered callbacks fail"
     ),
-    modern="hcb_compat.id_print(...)",
-    summary="Output stream, threshold, device, vmap or devices: the compat runtime prints exactly as legacy.",
+    modern="(left as it is: a hand port, or the compat strategy)",
+    summary="Output stream, threshold, device, vmap or devices: no native spelling prints as "
+    "legacy did; the site is left for a hand port or the compat runtime chosen for the project.",
     examples=(
         Example(
             title="a print to another stream",
@@ -250,7 +251,7 @@ def step(x):
             after="""\
 import sys
 
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def step(x):
@@ -258,8 +259,7 @@ def step(x):
     return x
 """,
             diagnostics=(
-                "3:1 HCB001 [fixed] unused import of host_callback removed",
-                "7:5 HCB202 [compat-fallback] id_print kept on the compat runtime: `output_stream=` has no jax.debug.print equivalent",
+                '7:5 HCB202 [manual] id_print left as it is, no native spelling keeps legacy behaviour: `output_stream=` has no jax.debug.print equivalent; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
         Example(
@@ -274,15 +274,14 @@ def rows(xs):
 """,
             after="""\
 import jax
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def rows(xs):
     return jax.vmap(lambda row: hcb.id_print(row * 2, what="row"))(xs)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:33 HCB202 [compat-fallback] id_print kept on the compat runtime: it runs under jax.vmap (line 6), where legacy printed the whole batch once, under a `transforms:` header (jax.debug.print would print each element)",
+                '6:33 HCB202 [manual] id_print left as it is, no native spelling keeps legacy behaviour: it runs under jax.vmap (line 6), where legacy printed the whole batch once, under a `transforms:` header (jax.debug.print would print each element); port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
     ),
@@ -292,13 +291,12 @@ _PRINTER_ONLY = ("output_stream", "threshold")
 
 
 def plan(site: CallSite, planner) -> None:
-    """A print under a jax.vmap the module shows stays on the compat runtime (and with it
-    the module's other taps and prints: hcmigrate.codemod.plan); any other print follows the
-    module's calls there, if some stay."""
+    """A print under a jax.vmap the module shows is left as it is (no native spelling prints
+    the batch once); any other print is on the module's ordered chain."""
     if (why := patches_internals(planner)) is not None:
-        planner.keeps_compat(site, why)
+        planner.left_as_is(site, why)
         return
-    if not planner.suppressed(site.original, NATIVE) and planner.keeps_compat_under_vmap(
+    if not planner.suppressed(site.original, NATIVE) and planner.left_under_vmap(
         site,
         "legacy printed the whole batch once, under a `transforms:` header (jax.debug.print "
         "would print each element)",
@@ -307,7 +305,7 @@ def plan(site: CallSite, planner) -> None:
     planner.on_ordered_chain(site)
 
 
-@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT), plan=plan)
+@handles(LegacyCall("id_print"), reports=(NATIVE, NO_NATIVE), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = patches_internals(ctx) or compat_reason(site, "tap_with_device")
     if reason is None:
@@ -319,13 +317,11 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if reason is None:
         reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
-    if reason is None and adaptation.follows_compat:
-        reason = adaptation.reason or FOLLOWS_COMPAT
-    elif reason is None and adaptation.mode == "compat":
+    if reason is None and adaptation.mode == "compat":
         reason = f"it {adaptation.reason}"
     if reason is not None:
-        ctx.report(COMPAT, site.original, f"id_print kept on the compat runtime: {reason}")
-        return site.updated.with_changes(func=ctx.compat("id_print"))
+        ctx.report(NO_NATIVE, site.original, no_native_spelling("id_print", reason))
+        return None
 
     # The keywords are bound when the print is traced and printed by str() on the host, as
     # legacy's functools.partial of its printer did (a value computed at run time included).

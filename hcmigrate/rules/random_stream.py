@@ -71,7 +71,7 @@ x = jax.random.normal(key, (3,))
 jax.debug.callback(_print_like_id_print, x, ordered=True)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "2:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 '4:7 JAX110 [fixed-with-behaviour-note] this module draws random numbers: from JAX 0.5.0 they differ for the same key; jax.config.update("jax_threefry_partitionable", False) right after `import jax` restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable became True)',
                 "6:1 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
