@@ -230,6 +230,12 @@ class ModuleContext(NamesContext, StatementsContext):
     def adaptation(self, site: CallSite) -> Adaptation:
         return self.plan.adaptations.get(id(site.original), Adaptation("as_is"))
 
+    def device_axis(self, site: CallSite) -> str | None:
+        return self.plan.device_axes.get(id(site.original))
+
+    def returns_nothing(self, func: cst.BaseExpression | None) -> bool:
+        return func is not None and returns_nothing(self.resolver, func)
+
     def adapted_function(
         self, site: CallSite, adaptation: Adaptation, pass_transforms: bool
     ) -> cst.BaseExpression:

@@ -11,6 +11,7 @@ chain).
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -25,6 +26,7 @@ from hcmigrate.codemod.host_functions import (
 from hcmigrate.codemod.numpy_args import LEGACY_ARRAYS, uses_array_flags
 from hcmigrate.codemod.reporting import Reporter
 from hcmigrate.codemod.resolution import Resolver
+from hcmigrate.codemod.walk import descendants
 from hcmigrate.rules.context import CallSite
 from hcmigrate.rules.spec import Rule
 
@@ -35,6 +37,9 @@ class Plan:
     def_drops: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(FunctionDef) ->
     defs: dict[int, cst.FunctionDef] = field(default_factory=dict)  # id(FunctionDef) -> it
     module_has_ordered_io: bool = False
+    # id(original Call) -> the pmap axis whose index picks the device a tap reads
+    # (Planner.device_of_shard)
+    device_axes: dict[int, str] = field(default_factory=dict)
 
 
 class Planner:
@@ -97,6 +102,20 @@ class Planner:
         manual finding), its host function keeps its signature."""
         self._plan.adaptations[id(site.original)] = Adaptation("compat", reason=reason)
 
+    def device_of_shard(self, site: CallSite) -> bool:
+        """A tap that reads its `device` in a function this module gives to `jax.pmap` with an
+        axis name, on the module's ordered io_callback chain: legacy's device for shard i was
+        the pmap's i-th device, `jax.local_devices()[i]` (no `devices=`); the callback is given
+        `jax.lax.axis_index(name)` to pick it (hcmigrate.rules.id_tap). False: no such pmap."""
+        if not self._resolver.devices_join_io_chain():
+            return False
+        axis = pmap_axis_name(self._resolver, site.original)
+        if axis is None:
+            return False
+        self._plan.device_axes[id(site.original)] = axis
+        self._plan.adaptations[id(site.original)] = Adaptation("as_is")
+        return True
+
     def joins_ordered_io(self, site: CallSite) -> None:
         """The site becomes an ordered io_callback."""
         self._ordered_io.append(site.original)
@@ -145,17 +164,51 @@ class Planner:
         if isinstance(func, cst.Name):
             fdef = self._resolver.function_def(func)
             if fdef is not None and not fdef.decorators:
-                return adapt(
+                adaptation = adapt(
                     fdef.params,
                     fdef.body,
                     passes_transforms=passes_transforms,
                     passes_device=passes_device,
                 )
+                if adaptation.transforms_used and adaptation.mode == "compat":
+                    return self._transforms_passed_on(fdef) or adaptation
+                return adaptation
         if passes_device:
             return Adaptation(
                 "compat", reason="may use the `device` argument (it is not defined in this module)"
             )
         return Adaptation("wrap", reason="is not defined in this module")
+
+    def _transforms_passed_on(self, fdef: cst.FunctionDef) -> Adaptation | None:
+        """A tap whose every read of `transforms` hands it on to a function of this module
+        that never reads the parameter it binds (`update_info(x, transforms)` with
+        `def update_info(ival, _)`) does not read it: it is called with `()`, as legacy called
+        it outside vmap, its signature kept (None: a real read)."""
+        positional = [*fdef.params.posonly_params, *fdef.params.params]
+        if len(positional) < 2:
+            return None
+        transforms = positional[1].name.value
+        reads = sum(
+            1 for n in descendants(fdef.body) if isinstance(n, cst.Name) and n.value == transforms
+        )
+        helpers: set[str] = set()
+        for node in descendants(fdef.body):
+            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
+                continue
+            for position, argument in enumerate(node.args):
+                if not (isinstance(argument.value, cst.Name) and argument.value.value == transforms):
+                    continue
+                if argument.star or any(a.star for a in node.args[:position]):
+                    return None
+                keyword = argument.keyword.value if argument.keyword is not None else None
+                if not ignores_parameter(self._resolver, node.func.value, position, keyword):
+                    return None
+                helpers.add(node.func.value)
+                reads -= 1
+        if reads or not helpers:
+            return None
+        names = ", ".join(f"`{h}`" for h in sorted(helpers))
+        return Adaptation("wrap", reason=f"passes `transforms` only to {names}, which ignores it")
 
     def finish(self) -> Plan:
         """The plan, with the defs whose every reference is such a callback losing their
@@ -179,6 +232,96 @@ class Planner:
                 for call, _, _ in uses:
                     plan.adaptations[id(call)] = Adaptation("wrap", reason="is used elsewhere too")
         return plan
+
+
+def pmap_axis_name(resolver: Resolver, node: cst.CSTNode) -> str | None:
+    """The axis name of the `jax.pmap` this module applies to the function `node` is in (the
+    outermost enclosing def: `jax.pmap(f, axis_name="i")`, or a decorator
+    `functools.partial(jax.pmap, axis_name="i")`), when every use of that function's name is
+    such a pmap, without `devices=`; None otherwise (a function also run outside that pmap
+    would fail there on an unbound axis name)."""
+    outermost = None
+    while node is not None:
+        if isinstance(node, cst.FunctionDef):
+            outermost = node
+        node = resolver.parent(node)
+    if outermost is None:
+        return None
+    name = outermost.name.value
+    tree = resolver.scopes.tree
+    defs = [
+        d for d in ast.walk(tree) if isinstance(d, ast.FunctionDef) and d.name == name
+    ]
+    if len(defs) != 1:
+        return None
+    decorators = defs[0].decorator_list
+    if decorators:  # (then every use of the name is the pmapped function)
+        if len(decorators) != 1 or not isinstance(decorators[0], ast.Call):
+            return None
+        return _axis_name(decorators[0]) if _is_partial_of_pmap(decorators[0]) else None
+    axes: list[str | None] = []
+    pmapped: set[int] = set()  # ids of the Name nodes given to pmap
+    for call in ast.walk(tree):
+        given = call.args[0] if isinstance(call, ast.Call) and call.args else None
+        if isinstance(given, ast.Name) and given.id == name and _is_pmap(call.func):
+            pmapped.add(id(given))
+            axes.append(_axis_name(call))
+    reads = [
+        n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and id(n) not in pmapped
+    ]
+    if reads or len(set(axes)) != 1 or axes[0] is None:
+        return None
+    return axes[0]
+
+
+def _is_pmap(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "pmap") or (
+        isinstance(func, ast.Attribute) and func.attr == "pmap"
+    )
+
+
+def _is_partial_of_pmap(call: ast.Call) -> bool:
+    partial = call.func
+    named = (isinstance(partial, ast.Name) and partial.id == "partial") or (
+        isinstance(partial, ast.Attribute) and partial.attr == "partial"
+    )
+    return named and bool(call.args) and _is_pmap(call.args[0])
+
+
+def _axis_name(call: ast.Call) -> str | None:
+    """The literal `axis_name=` of a pmap call (None: none, another spelling, or `devices=`)."""
+    keywords = {k.arg: k.value for k in call.keywords}
+    axis = keywords.get("axis_name")
+    if "devices" in keywords or None in keywords:
+        return None
+    if isinstance(axis, ast.Constant) and isinstance(axis.value, str):
+        return axis.value
+    return None
+
+
+def ignores_parameter(resolver: Resolver, name: str, position: int, keyword: str | None) -> bool:
+    """Is `name` the module's one top-level def, which never reads the parameter an argument at
+    `position` (or passed as `keyword`) binds?"""
+    found = [
+        node
+        for node in resolver.scopes.tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+    ]
+    if len(found) != 1 or found[0].decorator_list:
+        return False
+    args = found[0].args
+    positional = [*args.posonlyargs, *args.args]
+    if keyword is not None:
+        bound = next((a for a in [*positional, *args.kwonlyargs] if a.arg == keyword), None)
+    else:
+        bound = positional[position] if position < len(positional) else None
+    if bound is None:
+        return False
+    return not any(
+        isinstance(node, ast.Name) and node.id == bound.arg
+        for statement in found[0].body
+        for node in ast.walk(statement)
+    )
 
 
 def is_pure(resolver: Resolver, func: cst.BaseExpression, allow_raise: bool = False) -> bool:

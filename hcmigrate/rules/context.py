@@ -210,6 +210,13 @@ class RuleContext(Protocol):
     def reported(self, rule: Rule) -> bool:
         """Has a site of this module already reported `rule` (for one note per module)?"""
 
+    def device_axis(self, site: CallSite) -> str | None:
+        """The pmap axis whose index gives the site's tap its device, where the plan found
+        one (hcmigrate.codemod.plan.Planner.device_of_shard)."""
+
+    def returns_nothing(self, func: cst.BaseExpression | None) -> bool:
+        """Does the host function visibly return None whatever it is given?"""
+
     def use_helper(self, key: str) -> str:
         """The name of the module helper `key` (hcmigrate.codemod.module_helpers.HELPERS),
         defined once after the module's imports if the site is rewritten."""

@@ -476,12 +476,20 @@ def plan(site: CallSite, planner) -> None:
         "call it per element)",
     ):
         return
-    planner.adapt(
+    passes_device = site.literal("tap_with_device", False) is True
+    adaptation = planner.adapt(
         site,
         site.args.get("tap_func"),
         passes_transforms=site.literal("tap_with_transform", True) is not False,
-        passes_device=site.literal("tap_with_device", False) is True,
+        passes_device=passes_device,
     )
+    if (
+        passes_device
+        and adaptation.mode == "compat"
+        and not adaptation.transforms_used
+        and "device" in adaptation.reason
+    ):
+        planner.device_of_shard(site)  # (under a pmap with an axis name: the shard's device)
     planner.on_ordered_chain(site)
 
 
@@ -499,6 +507,9 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(NO_NATIVE, site.original, no_native_spelling("id_tap", reason))
         return None
 
+    axis = ctx.device_axis(site)
+    if axis is not None:
+        return _with_device_of_shard(site, ctx, axis)
     adapted = ctx.adapted_function(
         site, adaptation, pass_transforms=site.literal("tap_with_transform", True) is not False
     )
@@ -541,6 +552,55 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             callback,
             (arg(tap), "tap_func"),
             (arg(value), "arg"),
+            (arg(cst.Name("True"), "ordered"), "result"),
+        ),
+    )
+
+
+def _with_device_of_shard(site: CallSite, ctx: RuleContext, axis: str) -> cst.BaseExpression:
+    """A tap reading its `device` under `jax.pmap(..., axis_name=axis)`: an ordered io_callback
+    given the shard's index, `lambda x, shard: tap(x, (), device=jax.local_devices()[shard])`:
+    legacy called the tap on each device with that device, the pmap's i-th for shard i."""
+    func = site.args["tap_func"]
+    original = site.original_args.get("tap_func")
+    value, shard = ctx.fresh_name("arg"), ctx.fresh_name("shard")
+    transforms = ", ()" if site.literal("tap_with_transform", True) is not False else ""
+    devices = ctx.dotted("jax.local_devices")
+    called = cst.Module(body=[]).code_for_node(func)
+    if not isinstance(func, (cst.Name, cst.Attribute)):
+        called = f"({called})"
+    tap = ctx.with_numpy_args(
+        parse(f"lambda {value}: {called}({value}{transforms}, device={devices}()[{shard}])"),
+        original,
+        site.original_args.get("arg"),
+    )
+    if isinstance(tap, cst.Lambda):
+        tap = tap.with_changes(
+            params=tap.params.with_changes(
+                params=[*tap.params.params, cst.Param(cst.Name(shard))]
+            )
+        )
+    if not ctx.returns_nothing(original):  # (an io_callback without a result must get None)
+        tap = parse(f"lambda *args: ({cst.Module(body=[]).code_for_node(tap)}(*args), None)[1]")
+    ctx.report(
+        NATIVE,
+        site.original,
+        f"id_tap(tap_with_device=True) -> io_callback(..., jax.lax.axis_index({axis!r}), "
+        f"ordered=True), the device of shard i being jax.local_devices()[i] as legacy's: "
+        f"{io_chain_note(ctx)}; `str(device)` is `cpu:0` where jax 0.4.30 wrote `TFRT_CPU_0`",
+        level=Level.FIXED_WITH_NOTE,
+    )
+    index = parse(f"{ctx.dotted('jax.lax.axis_index')}({axis!r})")
+    io_callback = parse(ctx.modern("io_callback"))
+    return with_legacy_value(
+        site,
+        ctx,
+        lambda value: site.call_like(
+            io_callback,
+            (arg(tap), "tap_func"),
+            (arg(cst.Name("None")), None),
+            (arg(value), "arg"),
+            (arg(index), None),
             (arg(cst.Name("True"), "ordered"), "result"),
         ),
     )
