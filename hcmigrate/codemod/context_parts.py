@@ -37,6 +37,14 @@ class NamesContext:
         self._record.imports.append(needed)
         return f"{local}.{rest}" if rest else local
 
+    def numpy(self) -> str:
+        local, needed = self.names.local_name("numpy", alias="np", at=self._site_offset())
+        self._record.imports.append(needed)
+        return local
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        return self.resolver.qualified(node)
+
     def import_submodule(self, module: str) -> None:
         self._record.imports.append((module, None, None))
 

@@ -217,6 +217,13 @@ class RuleContext(Protocol):
     def returns_nothing(self, func: cst.BaseExpression | None) -> bool:
         """Does the host function visibly return None whatever it is given?"""
 
+    def numpy(self) -> str:
+        """The module's name for numpy (`np`, or its own alias), imported if the site is
+        rewritten."""
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """The qualified names an expression may refer to."""
+
     def use_helper(self, key: str) -> str:
         """The name of the module helper `key` (hcmigrate.codemod.module_helpers.HELPERS),
         defined once after the module's imports if the site is rewritten."""

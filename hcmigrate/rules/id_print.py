@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
+from hcmigrate.facts import ONE_ARRAY_FUNCTIONS, ONE_ARRAY_METHODS
 from hcmigrate.rules.compat_reasons import (
     patches_internals,
     io_chain_note,
@@ -323,6 +324,9 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(NO_NATIVE, site.original, no_native_spelling("id_print", reason))
         return None
 
+    header = _literal_header(site)
+    if header is not None and _one_array(site.args.get("arg"), ctx):
+        return _print_one_array(site, ctx, header)
     # The keywords are bound when the print is traced and printed by str() on the host, as
     # legacy's functools.partial of its printer did (a value computed at run time included).
     helper = cst.Name(ctx.use_helper("id_print"))
@@ -366,3 +370,86 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         level=Level.FIXED_WITH_NOTE,
     )
     return with_legacy_value(site, ctx, make_effect)
+
+
+def _literal_header(site: CallSite) -> str | None:
+    """Legacy's header line of the print's keywords when each is a literal (`what: x`; "" for
+    none), None where one is computed at run time."""
+    pairs = []
+    for key, node in site.extra_keywords.items():
+        value = literal_value(node)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return None
+        pairs.append(f"{key}: {value}")
+    return " ".join(sorted(pairs))
+
+
+def _one_array(node: cst.BaseExpression | None, ctx: RuleContext, depth: int = 0) -> bool:
+    """Does the code show that `node` is one array (or number), never a tuple, list or dict
+    (which only the layout of `_print_like_id_print` prints as legacy did)?"""
+    if node is None or depth > 8:
+        return False
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Name):
+        value = ctx.visible_value(node)
+        return value is not None and _one_array(value, ctx, depth + 1)
+    if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+        return _one_array(node.expression, ctx, depth + 1)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = (_one_array(n, ctx, depth + 1) for n in (node.left, node.right))
+        if isinstance(node.operator, (cst.Add, cst.Multiply)):
+            # (`pair + other_pair`, `pair * 2` are tuples; an array or a float beside is not)
+            floats = any(isinstance(n, cst.Float) for n in (node.left, node.right))
+            return (left and right) or ((left or right) and floats) or (
+                left and not isinstance(node.right, cst.Integer) and right
+            )
+        return left or right  # (`-`, `/`, `**`, `@`, `>` ... exist for no container)
+    if isinstance(node, cst.Comparison):
+        return True  # (a comparison of arrays is an array; of containers, a bool)
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ONE_ARRAY_METHODS:
+            return True  # (methods only arrays have)
+        return bool(ctx.qualified(func)) and ctx.qualified(func) <= ONE_ARRAY_FUNCTIONS
+    return False
+
+
+def _print_one_array(site: CallSite, ctx: RuleContext, header: str) -> cst.BaseExpression:
+    """One array or number printed as legacy did, in one line: the header, then numpy's text
+    of the value (`2.` for a 0-d float, `[1 2]`), which `print(x)` alone does not give."""
+    np = ctx.numpy()
+    value = "v"  # (a parameter of its own: nothing outside the lambda is read by that name)
+    shown = f"{np}.array2string({np}.asarray({value}))"
+    text = f"print({header!r}, {shown}, sep=\"\\n\")" if header else f"print({shown})"
+    if header and '"' not in header and "\\" not in header:
+        text = f'print("{header}", {shown}, sep="\\n")'
+    printer = parse(f"lambda {value}: {text}")
+    target, note = "jax.debug.callback(lambda v: print(...), ..., ordered=True)", tap_note(ctx)
+    if ctx.taps_join_ordered_io:
+        target, note = "io_callback(lambda v: print(...), None, ..., ordered=True)", io_chain_note(ctx)
+    ctx.report(
+        NATIVE,
+        site.original,
+        f"id_print -> {target}, printing legacy's text: {note}",
+        level=Level.FIXED_WITH_NOTE,
+    )
+
+    def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
+        if ctx.taps_join_ordered_io:
+            return site.call_like(
+                parse(ctx.modern("io_callback")),
+                (arg(printer), None),
+                (arg(cst.Name("None")), None),
+                (arg(printed), "arg"),
+                (arg(cst.Name("True"), "ordered"), "result"),
+            )
+        return site.call_like(
+            parse(ctx.modern("debug_callback")),
+            (arg(printer), None),
+            (arg(printed), "arg"),
+            (arg(cst.Name("True"), "ordered"), "result"),
+        )
+
+    return with_legacy_value(site, ctx, make_effect)
+
