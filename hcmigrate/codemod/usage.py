@@ -1,7 +1,8 @@
 """What is still used once the rewrite is done, from the one scope analysis taken before it.
 
-A use is gone when it lies inside a node the rewrite replaced or removed; no second scope
-analysis of the rewritten module is needed.
+A use is gone when it lies inside a node the rewrite replaced or removed, unless a site
+between them was left as it is and kept in the new code (a manual finding's legacy reference
+inside a rewritten call); no second scope analysis of the rewritten module is needed.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from hcmigrate.codemod.resolution import Resolver
 
 
 class Usage:
-    def __init__(self, resolver: Resolver, replaced: set[int], options: Options, module):
+    def __init__(
+        self, resolver: Resolver, replaced: set[int], options: Options, module, left=frozenset
+    ):
         self._resolver = resolver
+        self._left = left  # () -> ids of original sites left as they are, in the new code
         self._index = resolver.index
         self._scopes = resolver.scopes
         self._replaced = replaced  # ids of original nodes the rewrite replaced or removed
@@ -25,7 +29,10 @@ class Usage:
         self.exported_here = _exported_here(module, options, resolver.index.text)
 
     def gone(self, node: cst.CSTNode) -> bool:
+        left = self._left()
         while node is not None:
+            if id(node) in left:
+                return False
             if id(node) in self._replaced:
                 return True
             node = self._resolver.parent(node)
