@@ -32,6 +32,7 @@ class ImportRulesContext:
         self.usage = usage
         self.reexports = usage.reexports
         self.exported_here = usage.exported_here
+        self.published_here = usage.published_here
         self.still_used = usage.still_used
         self.ever_used = usage.ever_used
         self.imported_elsewhere = usage.imported_elsewhere

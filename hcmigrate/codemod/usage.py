@@ -27,6 +27,11 @@ class Usage:
         self._replaced = replaced  # ids of original nodes the rewrite replaced or removed
         self.reexports = resolver.reexports
         self.exported_here = _exported_here(module, options, resolver.index.text)
+        # (of those, the names it publishes: `__all__`, or its whole namespace "*"; the others
+        # only modules of this run take, and the run rewrote their uses)
+        self.published_here = frozenset(dunder_all(module)) | (
+            {"*"} if "*" in self.exported_here else set()
+        )
 
     def gone(self, node: cst.CSTNode) -> bool:
         left = self._left()

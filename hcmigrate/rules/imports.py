@@ -55,20 +55,24 @@ REEXPORT_KEPT = Rule(
     code="HCB005",
     name="reexported-import-kept",
     level=Level.MANUAL,
-    legacy="from jax.experimental.host_callback import id_tap  # imported from here by other modules",
+    legacy='from jax.experimental.host_callback import id_tap  # and `__all__ = ["id_tap"]`',
     modern="(left as it is: removed by hand once no module imports it, or the compat strategy)",
-    summary="A legacy name other modules import from this one is left as it is, not removed, so that importers outside the migrated tree are not broken silently.",
+    summary="A legacy name the module publishes (`__all__`, its namespace, a public rename) is left as it is, not removed, so that importers outside the migrated tree are not broken silently; a name only modules of the run take goes with their rewrite.",
     examples=(
         Example(
-            title="`mypkg.taps` re-exports `id_tap` to other modules of the tree",
+            title="`mypkg.taps` publishes `id_tap` in its `__all__`",
             before="""\
 from jax.experimental.host_callback import id_tap
+
+__all__ = ["id_tap"]
 """,
             after="""\
 from jax.experimental.host_callback import id_tap
+
+__all__ = ["id_tap"]
 """,
             diagnostics=(
-                '1:1 HCB005 [manual] id_tap imported from this module by other modules: left as it is (it fails on JAX >= 0.8); remove it once no module imports it from here, or keep it on the compat runtime (`strategy = "compat"`)',
+                '1:1 HCB005 [manual] id_tap published by this module (its `__all__`): left as it is (it fails on JAX >= 0.8); remove it once no module imports it from here, or keep it on the compat runtime (`strategy = "compat"`)',
             ),
             options={
                 "reexports": (("mypkg.taps.id_tap", "jax.experimental.host_callback.id_tap"),),
@@ -312,17 +316,20 @@ def clean_up(site: ImportSite, ctx: ImportContext):
         for alias, bound in unused
         if _renames_a_function(original, alias) and not ctx.ever_used(original, bound)
     }
+    # Names only modules of this run take from here go with the import: the run rewrote
+    # their uses (a use it left for a human fails on current JAX either way). Names the
+    # module publishes stay for a human: importers outside the tree may take them.
     exported = [
         bound
         for _, bound in unused
-        if bound in ctx.exported_here or "*" in ctx.exported_here or bound in renamed
+        if bound in ctx.published_here or "*" in ctx.published_here or bound in renamed
     ]
     if exported:
         # Other modules import these names from here: keep them importable.
         if legacy_aliases(original):
-            if all(bound in ctx.exported_here for bound in exported):
-                how = "imported from this module by other modules"
-            elif "*" in ctx.exported_here:
+            if all(bound in ctx.published_here for bound in exported):
+                how = "published by this module (its `__all__`)"
+            elif "*" in ctx.published_here:
                 how = "in the namespace this module hands out (`globals()`)"
             else:  # `from ...host_callback import id_print as jax_print`, unused here
                 how = (
@@ -345,6 +352,8 @@ def clean_up(site: ImportSite, ctx: ImportContext):
     if any(ctx.ever_used(original, bound) for _, bound in unused):
         # (its uses became modern calls, with their own imports: say what happened)
         message = f"import of {names} removed: its uses were rewritten"
+    elif any(bound in ctx.exported_here for _, bound in unused):
+        message = f"import of {names} removed: the modules of this run that took it from here were rewritten"
     else:
         message = f"unused import of {names} removed"
     ctx.report(UNUSED_IMPORT, original, message)
@@ -367,10 +376,10 @@ def clean_up(site: ImportSite, ctx: ImportContext):
 def _star(original: cst.ImportFrom, updated: cst.ImportFrom, ctx: ImportContext):
     if (
         ctx.star_names_still_used()
-        or "*" in ctx.exported_here
-        or not ctx.exported_here.isdisjoint(LEGACY_PUBLIC_NAMES)  # other modules take them
+        or "*" in ctx.published_here
+        or not ctx.published_here.isdisjoint(LEGACY_PUBLIC_NAMES)  # importers may take them
     ):
-        how = "still used" if ctx.star_names_still_used() else "imported from here by other modules"
+        how = "still used" if ctx.star_names_still_used() else "published by this module"
         ctx.report(STAR_IMPORT, original, f"names of the star import are {how}: left as it is")
         return None
     ctx.report(UNUSED_IMPORT, original, "unused star import of host_callback removed")
