@@ -33,6 +33,7 @@ class ImportRulesContext:
         self.reexports = usage.reexports
         self.exported_here = usage.exported_here
         self.published_here = usage.published_here
+        self.passed_on = usage.passed_on
         self.still_used = usage.still_used
         self.ever_used = usage.ever_used
         self.imported_elsewhere = usage.imported_elsewhere

@@ -32,6 +32,15 @@ class Usage:
         self.published_here = frozenset(dunder_all(module)) | (
             {"*"} if "*" in self.exported_here else set()
         )
+        # the packages above this module that hand on a legacy name (their __init__'s
+        # `from .taps import id_tap`, which names no legacy module: no run rewrites it):
+        # name -> their dotted names
+        here = options.module_name or ""
+        self.passed_on: dict[str, tuple[str, ...]] = {}
+        for key in dict(options.reexports):
+            package, _, name = key.rpartition(".")
+            if package and here.startswith(package + "."):
+                self.passed_on[name] = (*self.passed_on.get(name, ()), package)
 
     def gone(self, node: cst.CSTNode) -> bool:
         left = self._left()

@@ -161,6 +161,7 @@ class ImportContext(ReportContext, Protocol):
     reexports: dict[str, str]  # re-exported legacy names of the tree: "pkg.mod.name" -> legacy
     exported_here: frozenset[str]  # names other modules import from this one
     published_here: frozenset[str]  # of those, its `__all__` ("*": it hands out its namespace)
+    passed_on: dict[str, tuple[str, ...]]  # legacy name -> other modules that re-export it
 
     def still_used(self, import_node: cst.CSTNode, bound: str) -> bool:
         """Is `bound`, as this import binds it, still used after the rewrite?"""
