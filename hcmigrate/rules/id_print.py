@@ -17,7 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.facts import ONE_ARRAY_FUNCTIONS, ONE_ARRAY_METHODS
+from hcmigrate.facts import LEGACY_MODULE, ONE_ARRAY_FUNCTIONS, ONE_ARRAY_METHODS
 from hcmigrate.rules.compat_reasons import (
     patches_internals,
     io_chain_note,
@@ -398,21 +398,38 @@ def _one_array(node: cst.BaseExpression | None, ctx: RuleContext, depth: int = 0
         return _one_array(node.expression, ctx, depth + 1)
     if isinstance(node, cst.BinaryOperation):
         left, right = (_one_array(n, ctx, depth + 1) for n in (node.left, node.right))
-        if isinstance(node.operator, (cst.Add, cst.Multiply)):
-            # (`pair + other_pair`, `pair * 2` are tuples; an array or a float beside is not)
-            floats = any(isinstance(n, cst.Float) for n in (node.left, node.right))
-            return (left and right) or ((left or right) and floats) or (
-                left and not isinstance(node.right, cst.Integer) and right
-            )
-        return left or right  # (`-`, `/`, `**`, `@`, `>` ... exist for no container)
+        if isinstance(node.operator, (cst.Add, cst.Multiply, cst.Modulo)):
+            # (`pair + other_pair`, `pair * 2`, `"%s" % v` are no arrays; an array, or a float,
+            # beside anything is one)
+            return left or right or any(isinstance(n, cst.Float) for n in (node.left, node.right))
+        containers = (cst.Tuple, cst.List, cst.Dict, cst.SimpleString, cst.FormattedString)
+        # (`-`, `/`, `**`, `@`, `&` ... exist for no container)
+        return not isinstance(node.left, containers) and not isinstance(node.right, containers)
     if isinstance(node, cst.Comparison):
         return True  # (a comparison of arrays is an array; of containers, a bool)
     if isinstance(node, cst.Call):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in ONE_ARRAY_METHODS:
             return True  # (methods only arrays have)
-        return bool(ctx.qualified(func)) and ctx.qualified(func) <= ONE_ARRAY_FUNCTIONS
+        names = ctx.qualified(func)
+        if names and names <= ONE_ARRAY_CALLBACKS:  # (a legacy `call` of one result shape)
+            shape = next((a.value for a in node.args if _keyword(a) == "result_shape"), None)
+            return isinstance(shape, cst.Call) and _callee_name(shape.func) == "ShapeDtypeStruct"
+        return bool(names) and names <= ONE_ARRAY_FUNCTIONS
     return False
+
+
+ONE_ARRAY_CALLBACKS = frozenset({f"{LEGACY_MODULE}.call"})
+
+
+def _keyword(argument: cst.Arg) -> str | None:
+    return argument.keyword.value if argument.keyword is not None else None
+
+
+def _callee_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
 
 
 def _print_one_array(site: CallSite, ctx: RuleContext, header: str) -> cst.BaseExpression:
