@@ -76,6 +76,12 @@ class SiteRecord:
             record.retract()
 
 
+def at_least(version: tuple[int, ...], since: tuple[int, ...]) -> bool:
+    """Is `version` (`jax>=0.8` reads (0, 8)) at least `since` ((0, 8, 0))?"""
+    version = tuple(version)
+    return version + (0,) * (len(since) - len(version)) >= since
+
+
 class ModuleContext(NamesContext, StatementsContext):
     """The context of one module's rewrite: its site transactions here, the names and
     statements parts of hcmigrate.rules.context.RuleContext in the mixins."""
@@ -91,7 +97,7 @@ class ModuleContext(NamesContext, StatementsContext):
             options.runs_under,
             options.several_devices,
             ordered_io_under_pmap=options.target_jax is None
-            or tuple(options.target_jax) >= ORDERED_IO_UNDER_PMAP_SINCE,
+            or at_least(options.target_jax, ORDERED_IO_UNDER_PMAP_SINCE),
         )
         self.reporter = Reporter(index, options)
         self.edits = StatementEdits()
@@ -414,11 +420,11 @@ class ModuleContext(NamesContext, StatementsContext):
         return None if script else self.options.x64_on_import
 
     def target_at_least(self, version: tuple[int, ...]) -> bool:
-        return self.options.target_jax is None or tuple(self.options.target_jax) >= version
+        return self.options.target_jax is None or at_least(self.options.target_jax, version)
 
     def declared_at_least(self, version: tuple[int, ...]) -> bool:
         declared = self.options.declared_jax
-        return self.target_at_least(version) if declared is None else tuple(declared) >= version
+        return self.target_at_least(version) if declared is None else at_least(declared, version)
 
     @property
     def target_jax(self) -> tuple[int, ...] | None:

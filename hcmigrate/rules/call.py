@@ -412,7 +412,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if reason is None and adaptation.mode == "compat":
         reason = f"the callback {adaptation.reason}"
     if reason is not None:
-        ctx.report(NO_NATIVE, site.original, no_native_spelling("call", reason))
+        ctx.report(NO_NATIVE, site.original, no_native_spelling("call", reason, ctx))
         return None
 
     original_func = site.original_args.get("callback_func")

@@ -53,8 +53,20 @@ WAYS_FORWARD = (
 )
 
 
-def no_native_spelling(what: str, reason: str) -> str:
-    """The manual finding's message for a site left as it is (`what`: `id_tap`, ...)."""
+# Where the module indexes JAX's batching table, which current JAX cannot (a proxy): the compat
+# runtime does not make it run either (measured on jax 0.10.2), so it is no way forward.
+BATCHERS_TABLE = "primitive_batchers"
+
+
+def no_native_spelling(what: str, reason: str, ctx=None) -> str:
+    """The manual finding's message for a site left as it is (`what`: `id_tap`, ...); `ctx`:
+    the module's, where it may index `primitive_batchers` (then a hand port is the only way)."""
+    if ctx is not None and ctx.patched_internal() and ctx.module_names(BATCHERS_TABLE):
+        return (
+            f"{what} left as it is, no native spelling keeps legacy behaviour: {reason}; "
+            f"`{BATCHERS_TABLE}[...]` cannot be indexed on current JAX, with the compat "
+            "runtime or without: port it by hand"
+        )
     return f"{what} left as it is, no native spelling keeps legacy behaviour: {reason}; {WAYS_FORWARD}"
 
 

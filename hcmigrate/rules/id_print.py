@@ -321,7 +321,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if reason is None and adaptation.mode == "compat":
         reason = f"it {adaptation.reason}"
     if reason is not None:
-        ctx.report(NO_NATIVE, site.original, no_native_spelling("id_print", reason))
+        ctx.report(NO_NATIVE, site.original, no_native_spelling("id_print", reason, ctx))
         return None
 
     header = _literal_header(site)

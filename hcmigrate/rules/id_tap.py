@@ -504,7 +504,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if reason is None and adaptation.mode == "compat":
         reason = f"the tap function {adaptation.reason}"
     if reason is not None:
-        ctx.report(NO_NATIVE, site.original, no_native_spelling("id_tap", reason))
+        ctx.report(NO_NATIVE, site.original, no_native_spelling("id_tap", reason, ctx))
         return None
 
     axis = ctx.device_axis(site)

@@ -21,7 +21,7 @@ from hcmigrate.facts import (
     LEGACY_FUNCTIONS,
     MODERN_EXCEPTION,
 )
-from hcmigrate.rules.compat_reasons import no_native_spelling
+from hcmigrate.rules.compat_reasons import BATCHERS_TABLE, no_native_spelling
 from hcmigrate.rules.context import ReferenceSite, RuleContext, UnbindableSite
 from hcmigrate.rules.nodes import parse
 from hcmigrate.rules.spec import Example, LegacyReference, Rule, UnbindableCall, handles
@@ -207,9 +207,6 @@ def f(x):
 )
 
 
-_BATCHERS_TABLE = "primitive_batchers"
-
-
 @handles(UnbindableCall(), reports=(UNBINDABLE,))
 def report_unbindable(site: UnbindableSite, ctx: RuleContext) -> None:
     ctx.report(
@@ -244,14 +241,14 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
         return parse(ctx.dotted(MODERN_EXCEPTION))
     if member in COMPAT_INTERNALS:
         what = f"`{member}`, a private primitive of the legacy implementation,"
-        if ctx.module_names(_BATCHERS_TABLE):
+        if ctx.module_names(BATCHERS_TABLE):
             # (measured on jax 0.10.2: the public table is a proxy that cannot be read or
             # written by primitive; the module fails there whatever runtime it taps on, so the
             # compat runtime is no way forward)
             ctx.report(
                 COMPAT_REFERENCE,
                 node,
-                f"{what} left as it is: `{_BATCHERS_TABLE}[...]` cannot be indexed on current "
+                f"{what} left as it is: `{BATCHERS_TABLE}[...]` cannot be indexed on current "
                 "JAX, with the compat runtime or without: port the batching rule by hand",
             )
         else:  # (the compat runtime has it, with legacy's rules: fixtures/fidelity/c07)
