@@ -243,3 +243,25 @@ def test_only_the_compat_strategy_writes_compat_imports(tmp_path):
     assert "from hcmigrate_compat import host_callback as hcb\n" in (
         project / "mylib/batches.py"
     ).read_text()
+
+
+def test_one_jax_numpy_array_as_result_shape_needs_no_helper():
+    """(issue 37) `result_shape=jnp.ones((n,))` is one array of a canonical dtype: it is given
+    to pure_callback as it is, with no `_shape_dtype_structs` helper, and the call runs."""
+    from hcmigrate import migrate_source
+
+    source = (
+        "import jax.numpy as jnp\nimport numpy as np\n"
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        "def f(x, n):\n    return hcb.call(np.sin, x, result_shape=jnp.ones((n,)))\n"
+    )
+    code = migrate_source(source).code
+    assert "_shape_dtype_structs" not in code
+    assert "jax.pure_callback(np.sin, jnp.ones((n,)), x, " in code
+    namespace: dict = {}
+    exec(compile(code, "f.py", "exec"), namespace)  # noqa: S102
+    import jax
+    import jax.numpy as jnp
+
+    out = jax.jit(namespace["f"], static_argnums=1)(jnp.arange(3.0), 3)
+    assert [round(float(v), 5) for v in out] == [0.0, 0.84147, 0.9093]
