@@ -580,8 +580,10 @@ def _with_device_of_shard(site: CallSite, ctx: RuleContext, axis: str) -> cst.Ba
                 params=[*tap.params.params, cst.Param(cst.Name(shard))]
             )
         )
-    if not ctx.returns_nothing(original):  # (an io_callback without a result must get None)
-        tap = parse(f"lambda *args: ({cst.Module(body=[]).code_for_node(tap)}(*args), None)[1]")
+    if not ctx.returns_nothing(original) and isinstance(tap, cst.Lambda):
+        # (an io_callback without a result must get None: `(tap(...), None)[1]`)
+        body = tap.body.with_changes(lpar=[], rpar=[])
+        tap = tap.with_changes(body=parse(f"({cst.Module(body=[]).code_for_node(body)}, None)[1]"))
     ctx.report(
         NATIVE,
         site.original,
