@@ -194,10 +194,12 @@ def test_migrated_programs_do_what_legacy_did(fidelity_reports):
 
 def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax(fidelity_reports):
     """The same programs, migrated for any JAX the project supports, run on the oldest one."""
-    # (jax 0.6.2 still has the legacy module: c11_guarded_import's guard lets its tap run; and
-    # its batching table can be indexed, so c07_patches_internals runs on the compat runtime)
-    runs_there = ("c11_guarded_import", "c07_patches_internals")
+    # (jax 0.6.2 still has the legacy module: c11_guarded_import's guard lets its tap run; an
+    # ordered io_callback under pmap fails there: t_pmap's device taps need jax 0.8, which
+    # the migration of a project on jax 0.6 would not write: HCB102, manual)
+    runs_there = ("c11_guarded_import",)
     not_equivalent = {k: v for k, v in NOT_EQUIVALENT.items() if k not in runs_there}
+    not_equivalent["t_pmap"] = "crashes"
     python = fidelity_reports["oldest_python"]
     _assert_all_equivalent(fidelity_reports["oldest"], not_equivalent, python)
 
