@@ -405,4 +405,3 @@ ONE_ARRAY_FUNCTIONS = frozenset(
         "uint32 bool_ complex64"
     ).split()
 ) | frozenset({"jax.numpy.linalg.norm", "jax.lax.psum", "jax.lax.pmean", "jax.lax.stop_gradient"})
-

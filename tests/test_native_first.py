@@ -34,7 +34,7 @@ FILES = {
     "pyproject.toml": PYPROJECT,
     "mylib/__init__.py": '"""Small helpers around jax."""\n',
     # taps that read their device under pmap: once per step (`device.id == 0`), per device
-    "mylib/progress.py": '''\
+    "mylib/progress.py": """\
 import functools
 
 import jax
@@ -66,9 +66,9 @@ train_step = jax.pmap(_train_step, axis_name="batch")
 def scale(x):
     hcb.id_tap(_remember, x * 3, tap_with_device=True)
     return x * 3
-''',
+""",
     # a tap that hands `transforms` to a helper ignoring it
-    "mylib/info.py": '''\
+    "mylib/info.py": """\
 from jax.experimental import host_callback as hcb
 
 INFO = []
@@ -84,9 +84,9 @@ def _tap_info(ival, transforms):
 
 def count(i):
     return hcb.id_tap(_tap_info, i)
-''',
+""",
     # prints of single arrays (one line each) and of a tuple (the layout helper)
-    "mylib/stats.py": '''\
+    "mylib/stats.py": """\
 import jax.numpy as jnp
 from jax.experimental import host_callback as hcb
 
@@ -97,9 +97,9 @@ def summarize(x):
     hcb.id_print(x * 0.5, what="half", step=2)
     hcb.id_print((x.min(), x.max()), what="range")
     return total
-''',
+""",
     # a tap that really reads `transforms`: no native spelling
-    "mylib/batches.py": '''\
+    "mylib/batches.py": """\
 from jax.experimental import host_callback as hcb
 
 
@@ -109,9 +109,9 @@ def _show(x, transforms):
 
 def show(x):
     return hcb.id_tap(_show, x)
-''',
+""",
     # patches the legacy primitive's batching rule: no runtime makes it run on current JAX
-    "mylib/batching.py": '''\
+    "mylib/batching.py": """\
 from jax.experimental import host_callback as hcb
 from jax.interpreters import batching
 
@@ -125,14 +125,14 @@ batching.primitive_batchers[hcb.outside_call_p] = _batch_rule
 
 def tap(x):
     return hcb.id_tap(print, x)
-''',
-    "tests/test_stats.py": '''\
+""",
+    "tests/test_stats.py": """\
 from mylib import stats
 
 
 def test_summarize():
     assert float(stats.summarize([1.0, 2.0])) == 3.0
-''',
+""",
 }
 DEMO = """\
 import os
@@ -240,9 +240,10 @@ def test_only_the_compat_strategy_writes_compat_imports(tmp_path):
     project = _project(tmp_path)
     result = run(["--no-cache", "--strategy", "compat", "mylib/batches.py"], project)
     assert result.exit_code == 0, result.output
-    assert "from hcmigrate_compat import host_callback as hcb\n" in (
-        project / "mylib/batches.py"
-    ).read_text()
+    assert (
+        "from hcmigrate_compat import host_callback as hcb\n"
+        in (project / "mylib/batches.py").read_text()
+    )
 
 
 def test_one_jax_numpy_array_as_result_shape_needs_no_helper():

@@ -182,7 +182,9 @@ def migrate_module(
     if options.module_name:
         style = style.with_first_party([options.module_name.split(".")[0]])
     style = in_file_order(list(module.body), style)
-    imports = ImportRulesContext(ctx, Usage(ctx.resolver, ctx.replaced, options, module, ctx.left_in_place))
+    imports = ImportRulesContext(
+        ctx, Usage(ctx.resolver, ctx.replaced, options, module, ctx.left_in_place)
+    )
     cleanup = CleanUpImports(imports, registry.imports)
     if options.strategy == "compat":
         result = module.visit(PointAtCompat(ctx, imports, registry.compat))

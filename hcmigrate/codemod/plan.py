@@ -196,7 +196,9 @@ class Planner:
             if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
                 continue
             for position, argument in enumerate(node.args):
-                if not (isinstance(argument.value, cst.Name) and argument.value.value == transforms):
+                if not (
+                    isinstance(argument.value, cst.Name) and argument.value.value == transforms
+                ):
                     continue
                 if argument.star or any(a.star for a in node.args[:position]):
                     return None
@@ -249,9 +251,7 @@ def pmap_axis_name(resolver: Resolver, node: cst.CSTNode) -> str | None:
         return None
     name = outermost.name.value
     tree = resolver.scopes.tree
-    defs = [
-        d for d in ast.walk(tree) if isinstance(d, ast.FunctionDef) and d.name == name
-    ]
+    defs = [d for d in ast.walk(tree) if isinstance(d, ast.FunctionDef) and d.name == name]
     if len(defs) != 1:
         return None
     decorators = defs[0].decorator_list
@@ -267,7 +267,9 @@ def pmap_axis_name(resolver: Resolver, node: cst.CSTNode) -> str | None:
             pmapped.add(id(given))
             axes.append(_axis_name(call))
     reads = [
-        n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name and id(n) not in pmapped
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and n.id == name and id(n) not in pmapped
     ]
     if reads or len(set(axes)) != 1 or axes[0] is None:
         return None

@@ -67,7 +67,9 @@ def no_native_spelling(what: str, reason: str, ctx=None) -> str:
             f"`{BATCHERS_TABLE}[...]` cannot be indexed on current JAX, with the compat "
             "runtime or without: port it by hand"
         )
-    return f"{what} left as it is, no native spelling keeps legacy behaviour: {reason}; {WAYS_FORWARD}"
+    return (
+        f"{what} left as it is, no native spelling keeps legacy behaviour: {reason}; {WAYS_FORWARD}"
+    )
 
 
 def patches_internals(ctx) -> str | None:

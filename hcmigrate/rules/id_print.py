@@ -438,13 +438,16 @@ def _print_one_array(site: CallSite, ctx: RuleContext, header: str) -> cst.BaseE
     np = ctx.numpy()
     value = "v"  # (a parameter of its own: nothing outside the lambda is read by that name)
     shown = f"{np}.array2string({np}.asarray({value}))"
-    text = f"print({header!r}, {shown}, sep=\"\\n\")" if header else f"print({shown})"
+    text = f'print({header!r}, {shown}, sep="\\n")' if header else f"print({shown})"
     if header and '"' not in header and "\\" not in header:
         text = f'print("{header}", {shown}, sep="\\n")'
     printer = parse(f"lambda {value}: {text}")
     target, note = "jax.debug.callback(lambda v: print(...), ..., ordered=True)", tap_note(ctx)
     if ctx.taps_join_ordered_io:
-        target, note = "io_callback(lambda v: print(...), None, ..., ordered=True)", io_chain_note(ctx)
+        target, note = (
+            "io_callback(lambda v: print(...), None, ..., ordered=True)",
+            io_chain_note(ctx),
+        )
     ctx.report(
         NATIVE,
         site.original,
@@ -469,4 +472,3 @@ def _print_one_array(site: CallSite, ctx: RuleContext, header: str) -> cst.BaseE
         )
 
     return with_legacy_value(site, ctx, make_effect)
-

@@ -576,9 +576,7 @@ def _with_device_of_shard(site: CallSite, ctx: RuleContext, axis: str) -> cst.Ba
     )
     if isinstance(tap, cst.Lambda):
         tap = tap.with_changes(
-            params=tap.params.with_changes(
-                params=[*tap.params.params, cst.Param(cst.Name(shard))]
-            )
+            params=tap.params.with_changes(params=[*tap.params.params, cst.Param(cst.Name(shard))])
         )
     if not ctx.returns_nothing(original) and isinstance(tap, cst.Lambda):
         # (an io_callback without a result must get None: `(tap(...), None)[1]`)
