@@ -62,8 +62,11 @@ def show(x):
 
 # The codes of sites the rewrite changed into modern code (not imports, not notes).
 _REWRITTEN = re.compile(r"HCB[1-4]\d\d")
+# (the legacy module by its full name or with one of its functions, or a function's name;
+# a bare `host_callback` may be another module of that name)
 _MENTION = re.compile(
-    r"\b(?:host_callback(?:\.\w+)?|hcb\.\w+|id_tap|id_print|barrier_wait|outside_call)\b"
+    r"\b(?:jax\.experimental\.host_callback|(?:host_callback|hcb)\.(?:id_tap|id_print|call|"
+    r"barrier_wait)|id_tap|id_print|barrier_wait|outside_call_p)\b"
 )
 
 
