@@ -22,6 +22,7 @@ from hcmigrate.errors import ConfigError, FileError, HcmigrateError, OutputError
 from hcmigrate.exit_codes import ExitCode, interrupted_exit_code, run_exit_code
 from hcmigrate.files import printable
 from hcmigrate.report import (
+    OncePerRun,
     FORMATS,
     Summary,
     machine_report,
@@ -393,6 +394,7 @@ def _run_paths(
     quit_review = False
     accept_all = False
     stream = migrate_files(plan, jobs, cache)
+    once_per_run = OncePerRun()
     try:
         for (i, _task), res in zip(plan.tasks, stream):
             if progress is not None:
@@ -402,7 +404,7 @@ def _run_paths(
                     res.status = UNCHANGED
                 else:
                     accept_all, quit_review = review_change(plan.targets[i].path, res, accept_all)
-            results[i] = res
+            results[i] = res = once_per_run.filter(res)
             if text_out and progress is None:
                 _print_result(res, mode, quiet, verbose, say)
             elif text_out:
@@ -423,6 +425,9 @@ def _run_paths(
             if cache.warning():
                 _err(cache.warning())
             cache.save()  # (what an interrupted run found is as good as any)
+    for res, note in once_per_run.held():  # (a note no file with something to migrate showed)
+        if text_out and not quiet:
+            say(note.format(res.display))
     final = [results[i] for i in sorted(results)]
     metadata = _project_metadata(settings, plan, final, mode, accept_all)
     if not quiet:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 LEGACY_MODULE = "jax.experimental.host_callback"
-# Where `--strategy compat` and compat fallbacks point.
+# Where `--strategy compat` points.
 COMPAT_MODULE = "hcmigrate_compat.host_callback"
-COMPAT_ALIAS = "hcb_compat"
 
 
 @dataclass(frozen=True)
@@ -421,3 +420,21 @@ PURE_METHODS = frozenset(
         "block_until_ready",
     }
 )
+
+# What id_print's value is when the code shows it is one array, not a tuple, list or dict
+# (hcmigrate.rules.id_print: one array prints in one line of code, no layout helper):
+# methods only arrays have, and functions of jax.numpy / jax.lax that return one array.
+ONE_ARRAY_METHODS = frozenset(
+    "sum mean max min prod std var cumsum cumprod argmax argmin astype reshape ravel flatten "
+    "squeeze transpose dot round clip any all".split()
+)
+ONE_ARRAY_FUNCTIONS = frozenset(
+    f"jax.numpy.{name}"
+    for name in (
+        "sum mean max min prod std var abs sqrt square exp log log1p tanh sin cos maximum "
+        "minimum ones zeros ones_like zeros_like full arange linspace array asarray dot matmul "
+        "einsum cumsum reshape concatenate stack argmax argmin mean norm all any isnan isfinite "
+        "clip round floor ceil float16 bfloat16 float32 float64 int8 int16 int32 int64 uint8 "
+        "uint32 bool_ complex64"
+    ).split()
+) | frozenset({"jax.numpy.linalg.norm", "jax.lax.psum", "jax.lax.pmean", "jax.lax.stop_gradient"})

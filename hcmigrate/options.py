@@ -42,8 +42,9 @@ class Options:
     # The file that configures yapf, in a project formatted with yapf (hcmigrate.config): the
     # statements the codemod writes are laid out by yapf with that style, never by black.
     yapf_style: str | None = None
-    # True: never point code at the compat runtime (a project that will not depend on
-    # hcmigrate-compat): a site only the compat runtime keeps is left as it is, manual.
+    # True: never point code at the compat runtime. The native strategy writes no compat import
+    # (a site with no native spelling is left as it is, manual: issue 37), so only the
+    # settings read it (it refuses the compat strategy).
     no_compat: bool = False
     # True: the project's code runs on several devices (sharded jit, meshes) set up by its
     # callers, which no rule can see ([tool.hcmigrate] several-devices): every module is
@@ -67,10 +68,6 @@ class Options:
     # (directly or through the calls the code shows): (function, transformation, where), e.g.
     # ("step", "pmap", "p.solver, line 12") (hcmigrate.project_model).
     runs_under: tuple[tuple[str, str, str], ...] = ()
-    # Why this module's taps, prints and calls follow the compat runtime though none of them
-    # needs it: another module whose host calls may run in the same program keeps calls
-    # there (hcmigrate.project: one runtime keeps one program order).
-    follows_compat: str | None = None
     # Where a package above this module turns 64-bit mode on when it is imported, before any
     # module of the package runs ("line 19 of pkg/__init__.py"; hcmigrate.project_model.x64_mode):
     # result_shape's dtypes are then written as the user wrote them.

@@ -51,10 +51,7 @@ def plan_run(
     `mode`: "fix", "check", "diff" or "review"."""
     from hcmigrate.prefilter import scan
     from hcmigrate.project_model.bindings import module_name
-    from hcmigrate.project_model.build import (
-        build_run_model,
-        follow_compat_together,
-    )
+    from hcmigrate.project_model.build import build_run_model
     from hcmigrate.project_model.x64_mode import PackageSwitches
     from hcmigrate.removed_exports import add_callers as add_removed_callers
     from hcmigrate.removed_exports import find as find_removed_exports
@@ -131,9 +128,6 @@ def plan_run(
             if x64 is not None:
                 options = dataclasses.replace(options, x64_on_import=x64)
         options_of[i] = options
-    if settings.options.strategy == "native":
-        for i, why in follow_compat_together(model, options_of.get, targets).items():
-            options_of[i] = dataclasses.replace(options_of[i], follows_compat=why)
     tasks = [
         (
             i,

@@ -31,6 +31,46 @@ def rules_text() -> str:
     return "\n".join(lines)
 
 
+# Notes about the project rather than a site: said once a run (hcmigrate.rules.random_stream).
+ONCE_PER_RUN = frozenset({"JAX110"})
+
+
+class OncePerRun:
+    """Keeps each ONCE_PER_RUN note to one file of the run, as results arrive: the first file
+    with something else to migrate shows it; the others, and files with nothing else, lose it
+    (`held`: the first such file and note, for the end of a run where no file showed it)."""
+
+    def __init__(self) -> None:
+        self._shown: set[str] = set()
+        self._held: dict[str, tuple[FileResult, object]] = {}
+
+    def filter(self, r: FileResult) -> FileResult:
+        notes = [d for d in r.diagnostics if d.code in ONCE_PER_RUN]
+        if not notes:
+            return r
+        others = [d for d in r.diagnostics if d.code not in ONCE_PER_RUN]
+        kept = []
+        for d in notes:
+            if d.code in self._shown:
+                continue
+            if others:
+                self._shown.add(d.code)
+                kept.append(d)
+            else:
+                self._held.setdefault(d.code, (r, d))
+        r.diagnostics = sorted([*others, *kept], key=lambda d: (d.line, d.col, d.code))
+        return r
+
+    def held(self) -> list[tuple[FileResult, object]]:
+        """The notes no file showed, each given back to the first file that had it."""
+        found = []
+        for code, (r, d) in sorted(self._held.items()):
+            if code not in self._shown:
+                r.diagnostics = sorted([*r.diagnostics, d], key=lambda d: (d.line, d.col, d.code))
+                found.append((r, d))
+        return found
+
+
 @dataclass
 class Summary:
     scanned: int = 0

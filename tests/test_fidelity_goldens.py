@@ -56,22 +56,18 @@ def test_every_program_is_runnable_and_has_its_golden_trace(folder):
 # The programs the native rewrite keeps equivalent to their legacy golden trace
 # (docs/migration-decisions.md has the others and why). A regression fails here.
 EQUIVALENT = """
-apax_barrier_after_io_callback apax_nvt_import_only brainpy_cond_progress_bar
-brainpy_for_loop_pbar brainpy_integrator_pbar brainpy_jit_error_unvmap brainpy_monitor_on_host
-brainpy_numpy_random_call brainpy_offline_fit_pbar brainpy_online_fit_pbar chex_value_assertion
-diffrax_error_if hj_reachability_tqdm_wrapper jax_tqdm_decorators kfac_host_eigh
-netket_exact_sampler_typed netket_fock_host_rng netket_ode_host_callbacks netket_spin_host_rng
-netket_states_to_numbers netket_version_switch praxis_decode_stream saxml_stream_partial_tap
-c01_host_sees_numpy c02_tap_return_values c03_order_across_modules
-c04_reads_state_written_by_tap c05_tap_reads_transforms c06_names_other_modules
+apax_barrier_after_io_callback apax_nvt_import_only brainpy_for_loop_pbar
+brainpy_integrator_pbar brainpy_monitor_on_host brainpy_numpy_random_call
+brainpy_offline_fit_pbar brainpy_online_fit_pbar diffrax_error_if hj_reachability_tqdm_wrapper
+kfac_host_eigh netket_exact_sampler_typed netket_fock_host_rng netket_ode_host_callbacks
+netket_spin_host_rng netket_states_to_numbers netket_version_switch praxis_decode_stream
+c02_tap_return_values c03_order_across_modules c04_reads_state_written_by_tap
 c08_x64_config_alias c08_x64_config_update c08_x64_from_environ c10_id_print_float64
-c04_numpy_random_not_pure f_callbacks_as_parameters f_tap_factories t_grad t_pmap t_scan
-econpizza_model_context saxml_stream_done c05_device_index_signature
-c09_callback_exception_handler c10_id_print_containers c10_id_print_layout t_vmap
-t_vmap_of_cond j01_tree_clip_round j02_core_primitive j03_random_stream
-c01_host_flips_writeable c07_patches_jvp_rule c08_x64_environ_scalar_shape t_jit c11_import_groups
-c10_id_print_kinds c10_id_print_io_chain c12_host_check_on_devices j04_jaxpr_internals
-c08_x64_package_init c13_sharded_decode_loop c14_host_scalars_and_buffers c15_version_guarded_branch
+c04_numpy_random_not_pure f_callbacks_as_parameters t_grad t_scan c10_id_print_containers
+j01_tree_clip_round j02_core_primitive j03_random_stream c08_x64_environ_scalar_shape
+c11_import_groups c10_id_print_kinds c10_id_print_io_chain c12_host_check_on_devices
+j04_jaxpr_internals c08_x64_package_init c13_sharded_decode_loop
+c14_host_scalars_and_buffers c15_version_guarded_branch c01_host_flips_writeable
 """.split()
 
 
@@ -79,9 +75,36 @@ c08_x64_package_init c13_sharded_decode_loop c14_host_scalars_and_buffers c15_ve
 # (none of them labels a site that crashes or differs `fixed`).
 NOT_EQUIVALENT = {
     "c11_guarded_import": "different",  # manual: the guard's import fails on current JAX
-    # compat-fallback, and manual where it indexes jax.interpreters.batching.primitive_batchers,
-    # which current JAX cannot: it fails there, before any tap
+    # manual, and it indexes jax.interpreters.batching.primitive_batchers, which current JAX
+    # cannot: it fails there, before any tap
     "c07_patches_internals": "crashes",
+    # Native first (issue 37): each of these has a site with no native spelling (a tap reading
+    # `transforms` or its device, under a vmap the module shows, array flags, a legacy name
+    # used as a value ...), left as it is, a manual finding: its legacy import fails on current
+    # JAX, before any host call. `python -m compat` runs them as legacy did
+    # (tests/test_compat_traces.py), and the compat strategy points them there.
+    "brainpy_cond_progress_bar": "crashes",
+    "brainpy_jit_error_unvmap": "crashes",
+    "chex_value_assertion": "crashes",
+    "jax_tqdm_decorators": "crashes",
+    "saxml_stream_partial_tap": "crashes",
+    "c01_host_sees_numpy": "crashes",
+    "c05_tap_reads_transforms": "crashes",
+    "c06_names_other_modules": "crashes",
+    "f_tap_factories": "crashes",
+    "econpizza_model_context": "crashes",
+    "saxml_stream_done": "crashes",
+    "c05_device_index_signature": "crashes",
+    "c09_callback_exception_handler": "crashes",
+    "c10_id_print_layout": "crashes",
+    "t_vmap": "crashes",
+    "t_vmap_of_cond": "crashes",
+    "c01_host_flips_writeable": "crashes",
+    "c07_patches_jvp_rule": "crashes",
+    "t_jit": "crashes",
+    # native, printing legacy's text (text_exact): the callback also receives the shard's
+    # index (jax.lax.axis_index), an argument the trace counts
+    "t_pmap": "different",
 }
 
 
@@ -172,10 +195,12 @@ def test_migrated_programs_do_what_legacy_did(fidelity_reports):
 
 def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax(fidelity_reports):
     """The same programs, migrated for any JAX the project supports, run on the oldest one."""
-    # (jax 0.6.2 still has the legacy module: c11_guarded_import's guard lets its tap run; and
-    # its batching table can be indexed, so c07_patches_internals runs on the compat runtime)
-    runs_there = ("c11_guarded_import", "c07_patches_internals")
+    # (jax 0.6.2 still has the legacy module: c11_guarded_import's guard lets its tap run; an
+    # ordered io_callback under pmap fails there: t_pmap's device taps need jax 0.8, which
+    # the migration of a project on jax 0.6 would not write: HCB102, manual)
+    runs_there = ("c11_guarded_import",)
     not_equivalent = {k: v for k, v in NOT_EQUIVALENT.items() if k not in runs_there}
+    not_equivalent["t_pmap"] = "crashes"
     python = fidelity_reports["oldest_python"]
     _assert_all_equivalent(fidelity_reports["oldest"], not_equivalent, python)
 

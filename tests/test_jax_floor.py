@@ -453,7 +453,8 @@ def test_a_host_check_alone_raises_the_floor_to_what_it_needs(tmp_path):
 
 
 def test_a_module_pointed_at_compat_raises_the_floor_to_the_compat_packages(tmp_path):
-    """(chex) A module kept on the compat runtime now imports hcmigrate_compat, which installs
+    """(chex) A module the run points at the compat runtime (the strategy the user chose) now
+    imports hcmigrate_compat, which installs
     with jax >= 0.4.26 and Python >= 3.9 only: the floors rise to those with the dependency
     (pip on an older Python would otherwise find no distribution, not a clear floor), and a
     second run changes nothing."""
@@ -465,12 +466,12 @@ def test_a_module_pointed_at_compat_raises_the_floor_to_the_compat_packages(tmp_
         "from jax.experimental import host_callback as hcb\n\n\n"
         "def step(x):\n    return hcb.id_tap(print, x, device_index=1)\n"
     )
-    res = run(["--no-cache", "."], tmp_path)
-    assert "HCB102 [compat-fallback]" in res.output, res.output
+    res = run(["--no-cache", "--strategy", "compat", "."], tmp_path)
+    assert "HCB701 [fixed]" in res.output, res.output
     assert (tmp_path / "pyproject.toml").read_text() == (
         '[project]\nname = "p"\nrequires-python = ">=3.9"\n'
         'dependencies = ["jax>=0.4.26", "numpy", "hcmigrate-compat"]\n'
     ), res.output
     assert "serve.py:1 uses hcmigrate_compat (JAX >= 0.4.26)" in res.output
-    again = run(["--no-cache", "."], tmp_path)
+    again = run(["--no-cache", "--strategy", "compat", "."], tmp_path)
     assert again.exit_code == 0 and "HCB008" not in again.output, again.output

@@ -59,16 +59,16 @@ def test_case_is_mergeable(case, tmp_path):
 
 def test_a_dependency_to_declare_by_hand_is_a_manual_finding(tmp_path):
     """A computed install_requires (`BASE + [...]`: not a literal list, nor a name bound to
-    one) is not edited: the run names the file and exits as runs with sites left for a human
-    do."""
+    one) is not edited: the run that chose the compat runtime names the file and exits as
+    runs with sites left for a human do."""
     shutil.copytree(MERGE / "compat_dep_computed" / "before", tmp_path / "p")
     setup_py = tmp_path / "p" / "setup.py"
     setup_py.write_text(setup_py.read_text().replace("=BASE,", '=BASE + ["scipy"],'))
-    result = run(["--no-cache", "."], cwd=tmp_path / "p")
+    result = run(["--no-cache", "--strategy", "compat", "."], cwd=tmp_path / "p")
     assert "setup.py: manual: this project now imports hcmigrate_compat" in result.output
     assert result.exit_code == 1
     # a second run changes no file, and still names it: it exits as the first did
-    again = run(["--no-cache", "."], cwd=tmp_path / "p")
+    again = run(["--no-cache", "--strategy", "compat", "."], cwd=tmp_path / "p")
     assert "setup.py: manual: this project now imports hcmigrate_compat" in again.output
     assert "0 rewritten" in again.output and again.exit_code == 1
 
@@ -94,7 +94,8 @@ def test_a_project_that_ships_the_compat_runtime_gets_no_dependency_on_it(tmp_pa
 
 def test_a_bazel_target_of_a_module_pointed_at_compat_is_named_for_a_human(tmp_path):
     """(saxml) A BUILD file beside a module lists the module's dependencies in its target:
-    hcmigrate edits no BUILD file, and every run names it while the module imports
+    hcmigrate edits no BUILD file, and every run that chose the compat runtime names it while
+    the module imports
     hcmigrate_compat and the target does not list it (exit 1, as for a manual site)."""
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "b"\ndependencies = ["jax"]\n')
     (tmp_path / "pkg").mkdir()
@@ -110,11 +111,11 @@ def test_a_bazel_target_of_a_module_pointed_at_compat_is_named_for_a_human(tmp_p
         "pkg/BUILD: manual: the Bazel target whose srcs has serve.py lists its dependencies: "
         "add `hcmigrate-compat` (imported as hcmigrate_compat) there by hand"
     )
-    first = run(["--no-cache", "."], cwd=tmp_path)
+    first = run(["--no-cache", "--strategy", "compat", "."], cwd=tmp_path)
     assert line in first.output and first.exit_code == 1, first.output
     assert "hcmigrate_compat" in (tmp_path / "pkg" / "serve.py").read_text()
     assert "added `hcmigrate-compat` to pyproject.toml" in first.output
-    again = run(["--no-cache", "."], cwd=tmp_path)
+    again = run(["--no-cache", "--strategy", "compat", "."], cwd=tmp_path)
     assert line in again.output and again.exit_code == 1, again.output
     # (the summary counts it apart from the sites: "0 manual" sites, yet the run exits 1)
     assert again.output.rstrip().endswith("0 manual; 1 by hand in the project's files"), (

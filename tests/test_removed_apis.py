@@ -159,22 +159,33 @@ def test_scan_passes_over_files_that_call_no_jax_random(text):
 _DRAWS = "import jax\n\nkey = jax.random.PRNGKey(0)\nprint(jax.random.normal(key, (3,)))\n"
 
 
-def test_the_random_stream_note_reaches_files_with_nothing_else_to_migrate(tmp_path):
-    """A module that only draws random numbers (no legacy name, no removed API) is selected by
-    the pre-filter and gets its JAX110 note, left byte for byte as it was; a module that calls
-    numpy's random is passed over."""
-    (tmp_path / "draw.py").write_text(_DRAWS)
+def test_the_random_stream_note_is_said_once_a_run(tmp_path):
+    """A project of 50 modules that draw random numbers (no legacy name, no removed API: the
+    pre-filter selects them, each left byte for byte) hears the JAX110 note once, with the flag
+    that restores the old numbers; a module that calls numpy's random is passed over. Once a
+    module has something else to migrate, the note goes there, still once (issue 37)."""
+    for i in range(50):
+        (tmp_path / f"draw_{i:02}.py").write_text(_DRAWS)
     (tmp_path / "plain.py").write_text("import numpy as np\n\nprint(np.random.rand(3))\n")
-    assert scan([tmp_path / "draw.py", tmp_path / "plain.py"]).candidates == {0}
+    assert scan([tmp_path / "draw_00.py", tmp_path / "plain.py"]).candidates == {0}
     result = run(["--check", "."], tmp_path)
     assert result.exit_code == 0, result.output
-    assert (
-        "draw.py:3:7: JAX110 [fixed-with-behaviour-note] this module draws random" in result.output
+    assert result.output.count("JAX110") == 1, result.output
+    assert "draw_00.py:3:7: JAX110 [fixed-with-behaviour-note] the project draws random" in (
+        result.output
     )
+    assert "jax_threefry_partitionable" in result.output
     assert "plain.py" not in result.output
     assert "1 fixed-with-behaviour-note" in result.output
     run(["."], tmp_path)
-    assert (tmp_path / "draw.py").read_text() == _DRAWS
+    assert (tmp_path / "draw_17.py").read_text() == _DRAWS
+    (tmp_path / "taps.py").write_text(
+        "import jax\nfrom jax.experimental import host_callback as hcb\n\n\n"
+        "def f(key):\n    return hcb.id_tap(print, jax.random.normal(key))\n"
+    )
+    result = run(["--check", "."], tmp_path)
+    assert result.output.count("JAX110") == 1, result.output
+    assert "taps.py:6:30: JAX110" in result.output, result.output
 
 
 def test_the_random_stream_note_of_a_module_with_nothing_else_is_placed_as_in_any_module():
@@ -353,7 +364,7 @@ def test_on_by_default_and_switched_off_like_every_rule(tmp_path):
     code, output = _migrated(tmp_path, "select", "--select", "JAX")
     assert "hcb.id_print(y)" in code and "jax.tree.map" in code and "HCB" not in output
     code, output = _migrated(tmp_path, "config", config='[tool.hcmigrate]\nignore = ["JAX"]\n')
-    assert "a_min=1" in code and "jax.tree_map" in code and "_print_like_id_print" in code
+    assert "a_min=1" in code and "jax.tree_map" in code and "jax.debug.callback" in code
     assert "JAX1" not in output
 
 

@@ -175,6 +175,8 @@ def _merge_into(body: list[cst.BaseStatement], module: str, alias: cst.ImportAli
                 and dotted_name(small.module) == module
                 and not isinstance(small.names, cst.ImportStar)
                 and not small.lpar
+                # (isort keeps `from M import a as b` a line of its own: combine_as_imports)
+                and not any(a.asname for a in small.names)
             ):
                 body[i] = statement.with_changes(
                     body=[small.with_changes(names=_with_name(list(small.names), alias))]

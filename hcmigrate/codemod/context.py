@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -26,7 +25,7 @@ from hcmigrate.codemod.host_functions import (
     takes_arrays_as_they_come,
 )
 from hcmigrate.codemod.comments import comments_lost
-from hcmigrate.codemod.context_parts import COMPAT_PARENT, NamesContext, StatementsContext
+from hcmigrate.codemod.context_parts import NamesContext, StatementsContext
 from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
 from hcmigrate.codemod.import_names import ImportNames
 from hcmigrate.codemod.node_index import NodeIndex
@@ -77,27 +76,10 @@ class SiteRecord:
             record.retract()
 
 
-NO_COMPAT_REASON = (
-    "left unchanged: only the compat runtime keeps it, and this project does not depend on "
-    "hcmigrate-compat (no-compat)"
-)
-
-
-def without_compat(record: SiteRecord) -> SiteRecord:
-    """The site left as it was, its compat-fallback diagnostics manual with the reason."""
-    return SiteRecord(
-        record.original,
-        output=record.original,
-        diagnostics=[no_compat_diagnostic(d) for d in record.diagnostics],
-    )
-
-
-def no_compat_diagnostic(diagnostic: Diagnostic) -> Diagnostic:
-    if diagnostic.level is not Level.COMPAT_FALLBACK:
-        return diagnostic
-    return dataclasses.replace(
-        diagnostic, level=Level.MANUAL, message=f"{diagnostic.message}; {NO_COMPAT_REASON}"
-    )
+def at_least(version: tuple[int, ...], since: tuple[int, ...]) -> bool:
+    """Is `version` (`jax>=0.8` reads (0, 8)) at least `since` ((0, 8, 0))?"""
+    version = tuple(version)
+    return version + (0,) * (len(since) - len(version)) >= since
 
 
 class ModuleContext(NamesContext, StatementsContext):
@@ -113,10 +95,9 @@ class ModuleContext(NamesContext, StatementsContext):
             scopes,
             dict(options.reexports),
             options.runs_under,
-            options.follows_compat,
             options.several_devices,
             ordered_io_under_pmap=options.target_jax is None
-            or tuple(options.target_jax) >= ORDERED_IO_UNDER_PMAP_SINCE,
+            or at_least(options.target_jax, ORDERED_IO_UNDER_PMAP_SINCE),
         )
         self.reporter = Reporter(index, options)
         self.edits = StatementEdits()
@@ -158,10 +139,6 @@ class ModuleContext(NamesContext, StatementsContext):
             if result is None and not record.diagnostics:
                 record.retracted = True  # declined: the next handler may take the site
                 continue
-            if self.options.no_compat and any(i[0] == COMPAT_PARENT for i in record.imports):
-                record.retracted = True  # (what it asked for, statements included, goes)
-                self._records.append(without_compat(record))
-                return updated
             if result is REMOVE_STATEMENT or (result is not None and result is not updated):
                 self.replaced.add(id(original))
             record.output = (
@@ -205,6 +182,15 @@ class ModuleContext(NamesContext, StatementsContext):
                 outer.inner.append(record)
             else:
                 record.retract()
+
+    def left_in_place(self) -> set[int]:
+        """The ids of original sites a kept record left as they were (a manual finding): the
+        legacy names in them are still used, inside a rewritten call too."""
+        return {
+            id(r.original)
+            for r in self._records
+            if not r.retracted and r.output is not None and id(r.original) not in self.replaced
+        }
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -252,25 +238,18 @@ class ModuleContext(NamesContext, StatementsContext):
                 self.reporter.diagnostic(rule, node, message, level, self._site)
             )
 
-    def module_diagnostics_since(self, count: int) -> list[Diagnostic]:
-        """The module-level diagnostics reported after the first `count` (taken back)."""
-        taken = self._module_diagnostics[count:]
-        del self._module_diagnostics[count:]
-        return taken
-
-    def keep_module_diagnostic(self, diagnostic: Diagnostic) -> None:
-        self._module_diagnostics.append(diagnostic)
-
-    @property
-    def module_diagnostic_count(self) -> int:
-        return len(self._module_diagnostics)
-
     def import_module(self, module: str) -> None:
         self._module_imports.append((module, None, None))
 
     # ------------------------------------------------------------------ RuleContext: the rest
     def adaptation(self, site: CallSite) -> Adaptation:
         return self.plan.adaptations.get(id(site.original), Adaptation("as_is"))
+
+    def device_axis(self, site: CallSite) -> str | None:
+        return self.plan.device_axes.get(id(site.original))
+
+    def returns_nothing(self, func: cst.BaseExpression | None) -> bool:
+        return func is not None and returns_nothing(self.resolver, func)
 
     def adapted_function(
         self, site: CallSite, adaptation: Adaptation, pass_transforms: bool
@@ -412,11 +391,6 @@ class ModuleContext(NamesContext, StatementsContext):
         return not names.isdisjoint(_TAPS) and not self.taps_join_ordered_io
 
     @property
-    def module_keeps_compat(self) -> bool:
-        on_devices = self.several_devices() is not None and self.io_chain_blocker() is not None
-        return on_devices or self.plan.module_keeps_compat
-
-    @property
     def taps_join_ordered_io(self) -> bool:
         return self.plan.module_has_ordered_io and not self.resolver.runs_under_any(
             IO_BREAKING_TRANSFORMS
@@ -448,11 +422,11 @@ class ModuleContext(NamesContext, StatementsContext):
         return None if script else self.options.x64_on_import
 
     def target_at_least(self, version: tuple[int, ...]) -> bool:
-        return self.options.target_jax is None or tuple(self.options.target_jax) >= version
+        return self.options.target_jax is None or at_least(self.options.target_jax, version)
 
     def declared_at_least(self, version: tuple[int, ...]) -> bool:
         declared = self.options.declared_jax
-        return self.target_at_least(version) if declared is None else tuple(declared) >= version
+        return self.target_at_least(version) if declared is None else at_least(declared, version)
 
     @property
     def target_jax(self) -> tuple[int, ...] | None:

@@ -16,8 +16,7 @@ import libcst as cst
 from hcmigrate.codemod.module_helpers import HELPERS, HelperDef, tree_map_of
 from hcmigrate.codemod.scopes import BUILTIN
 from hcmigrate.native_needs import SINCE
-from hcmigrate.facts import COMPAT_ALIAS, COMPAT_MODULE, MODERN
-from hcmigrate.rules.nodes import parse
+from hcmigrate.facts import COMPAT_MODULE, MODERN
 
 COMPAT_PARENT, _COMPAT_LEAF = COMPAT_MODULE.rsplit(".", 1)
 
@@ -38,15 +37,19 @@ class NamesContext:
         self._record.imports.append(needed)
         return f"{local}.{rest}" if rest else local
 
+    def numpy(self) -> str:
+        local, needed = self.names.local_name("numpy", alias="np", at=self._site_offset())
+        self._record.imports.append(needed)
+        return local
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        return self.resolver.qualified(node)
+
     def import_submodule(self, module: str) -> None:
         self._record.imports.append((module, None, None))
 
     def _site_offset(self) -> int | None:
         return self.resolver.index.start_offset(self._site) if self._site is not None else None
-
-    def compat(self, member: str | None) -> cst.BaseExpression:
-        self._record.imports.append((COMPAT_PARENT, _COMPAT_LEAF, COMPAT_ALIAS))
-        return parse(f"{COMPAT_ALIAS}.{member}" if member else COMPAT_ALIAS)
 
     def use_helper(self, key: str) -> str:
         self._record.helpers.append(key)  # (its imports: helper_imports, once it is kept)

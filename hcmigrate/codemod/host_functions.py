@@ -42,7 +42,6 @@ class Adaptation:
     drop: tuple[str, ...] = ()  # parameters to remove (mode == "edit")
     transforms_used: bool = False  # the function reads `transforms` (it now always gets ())
     reason: str = ""  # (follows "the tap function" / "the callback")
-    follows_compat: bool = False  # compat because other calls of the module are (plan.py)
 
 
 def adapt(

@@ -13,8 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.codemod.comments import KeepCommentsOfRemovedLines
-from hcmigrate.codemod.context import ModuleContext, no_compat_diagnostic
-from hcmigrate.codemod.context_parts import COMPAT_PARENT
+from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.usage import Usage
 from hcmigrate.codemod.rewrite import Rewriter
 from hcmigrate.codemod.walk import Transformer
@@ -33,6 +32,8 @@ class ImportRulesContext:
         self.usage = usage
         self.reexports = usage.reexports
         self.exported_here = usage.exported_here
+        self.published_here = usage.published_here
+        self.passed_on = usage.passed_on
         self.still_used = usage.still_used
         self.ever_used = usage.ever_used
         self.imported_elsewhere = usage.imported_elsewhere
@@ -52,12 +53,7 @@ class ImportRulesContext:
         """The first handler's new node that is not None (`updated`: none has one)."""
         site = ImportSite(original, updated)
         for handler in handlers:
-            reported = self._ctx.module_diagnostic_count
             result = handler(site, self)
-            if result is not None and self._ctx.options.no_compat and _names_compat(result):
-                for diagnostic in self._ctx.module_diagnostics_since(reported):
-                    self._ctx.keep_module_diagnostic(no_compat_diagnostic(diagnostic))
-                return updated  # (no-compat: the import stays as it was)
             if result is not None:
                 return result
         return updated
@@ -159,13 +155,6 @@ class PointAtCompat(Rewriter):
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name):
         return updated_node  # (a bare name is never a removed API's site: its import is)
-
-
-def _names_compat(node) -> bool:
-    """Does the import node a handler returned point at the compat runtime?"""
-    if not isinstance(node, cst.CSTNode):
-        return False
-    return COMPAT_PARENT in cst.Module(body=[]).code_for_node(node)
 
 
 def _is_pass(stmt: cst.BaseStatement) -> bool:

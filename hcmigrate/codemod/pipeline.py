@@ -10,8 +10,7 @@
    (hcmigrate.codemod.context), the single gate of --select/--ignore and suppressions.
 4. imports (hcmigrate.codemod.import_passes): import statements go to the import rules, and the
    imports the new code needs are added once at the top (hcmigrate.codemod.add_imports).
-5. print, copying the top-level statements no rule touched from the source; the compat runtime
-   takes the legacy module's own alias where it is free (hcmigrate.codemod.compat_alias); the
+5. print, copying the top-level statements no rule touched from the source; the
    lines the codemod wrote are laid out as the project's formatter would (hcmigrate.codemod.layout); a
    rewrite that does not compile is refused.
 
@@ -29,7 +28,6 @@ import libcst as cst
 
 from hcmigrate.options import MigrationResult, Options
 from hcmigrate.codemod.add_imports import add_imports, in_file_order
-from hcmigrate.codemod.compat_alias import with_module_alias
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
 from hcmigrate.codemod.line_diff import source_line
@@ -116,7 +114,6 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
             f"internal error ({type(error).__name__}: {error}); file left unchanged — please report it"
         ) from error
     code, _ = index.print_module(new_module)
-    code = with_module_alias(text, code, scopes)
     if options.lay_out:
         code = format_written_lines(
             text,
@@ -234,7 +231,9 @@ def migrate_module(
     if options.module_name:
         style = style.with_first_party([options.module_name.split(".")[0]])
     style = in_file_order(list(module.body), style)
-    imports = ImportRulesContext(ctx, Usage(ctx.resolver, ctx.replaced, options, module))
+    imports = ImportRulesContext(
+        ctx, Usage(ctx.resolver, ctx.replaced, options, module, ctx.left_in_place)
+    )
     cleanup = CleanUpImports(imports, registry.imports)
     if options.strategy == "compat":
         result = module.visit(PointAtCompat(ctx, imports, registry.compat))
@@ -253,18 +252,6 @@ def _with_imports_and_helpers(cleaned: cst.Module, ctx: ModuleContext, style, te
     indent = indent_unit(text)
     helped = add_helpers(with_imports, ctx.helper_definitions(ctx.helpers), indent)
     return space_new_guarded_imports(helped, ctx.resolver.index.module), ctx.diagnostics
-
-
-def keeps_compat(text: str, options: Options) -> bool:
-    """Does the plan keep some legacy call of the module on the compat runtime (the run asks
-    before migrating modules whose host calls share a chain: hcmigrate.project)? Raises what
-    parsing raises."""
-    registry = the_registry()
-    module = parse_whole(text, "<plan>")
-    index = NodeIndex(module, dict(options.reexports))
-    ctx = ModuleContext(index, ScopeAnalysis(text), options, registry)
-    plan = make_plan(ctx.resolver, ctx.reporter, ctx.dispatch)
-    return plan.module_keeps_compat and not plan.follows_other_module
 
 
 def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:

@@ -11,6 +11,7 @@ chain).
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -27,6 +28,7 @@ from hcmigrate.codemod.numpy_args import LEGACY_ARRAYS, reads_array_flags
 from hcmigrate.codemod.reporting import Reporter
 from hcmigrate.codemod.resolution import Resolver
 from hcmigrate.codemod.version_guards import in_kept_branch
+from hcmigrate.codemod.walk import descendants
 from hcmigrate.rules.context import CallSite
 from hcmigrate.rules.spec import Rule
 
@@ -37,14 +39,12 @@ class Plan:
     def_drops: dict[int, tuple[str, ...]] = field(default_factory=dict)  # id(FunctionDef) ->
     defs: dict[int, cst.FunctionDef] = field(default_factory=dict)  # id(FunctionDef) -> it
     module_has_ordered_io: bool = False
-    # some legacy call stays on the compat runtime (its host function, or a legacy function
-    # used as a value): the module's taps and prints follow it (Planner._taps_follow_compat)
-    module_keeps_compat: bool = False
-    # only because another module sharing its chain keeps calls there (Options.follows_compat)
-    follows_other_module: bool = False
     # id(original Call) -> it: `int(v)` of a host function's argument, written `int(v.item())`
     # (hcmigrate.codemod.host_functions.scalar_conversions)
     scalar_items: dict[int, cst.Call] = field(default_factory=dict)
+    # id(original Call) -> the pmap axis whose index picks the device a tap reads
+    # (Planner.device_of_shard)
+    device_axes: dict[int, str] = field(default_factory=dict)
 
 
 class Planner:
@@ -55,7 +55,6 @@ class Planner:
         self._reporter = reporter
         self._plan = Plan()
         self._uses: dict[int, list[tuple[cst.Call, cst.Name, Adaptation]]] = {}
-        self._taps: list[cst.Call] = []  # the taps, prints and calls that may follow compat
         self._ordered_io: list[cst.Call] = []  # the calls planned as ordered io_callbacks
         # id(FunctionDef) -> (its scalar conversions, offsets of the host-function arguments
         # naming it): written only where every reference to the def is such an argument
@@ -85,8 +84,8 @@ class Planner:
         devices (Resolver.io_chain_blocker)."""
         return self._resolver.io_chain_blocker()
 
-    def keeps_compat_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
-        """Does the site stay on the compat runtime because this module visibly runs its
+    def left_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
+        """Is the site left as it is (no native spelling) because this module visibly runs its
         function under `jax.vmap` (hcmigrate.codemod.resolution.Resolver.vmapped_at), or
         another module of the run does (Resolver.vmapped_elsewhere)?
         `legacy_did`: what legacy did there that jax.debug callbacks do not."""
@@ -96,26 +95,19 @@ class Planner:
             where = self._resolver.vmapped_elsewhere(site.original)
         if where is None:
             return False
-        self.keeps_compat(site, f"runs under jax.vmap ({where}), where {legacy_did}")
+        self.left_as_is(site, f"runs under jax.vmap ({where}), where {legacy_did}")
         return True
-
-    def may_follow_compat(self, site: CallSite) -> None:
-        """The site (a tap, print or call planned natively onto an ordered chain) moves to the
-        compat runtime if some other legacy call of the module stays there (finish:
-        _taps_follow_compat)."""
-        self._taps.append(site.original)
 
     def on_ordered_chain(self, site: CallSite) -> None:
         """The site (a tap, print or call for its effect, planned natively) is on the module's
-        ordered chain: it follows the compat runtime if another call stays there
-        (may_follow_compat); in a module on several devices through sharded jit it is an
-        ordered io_callback (Resolver.devices_join_io_chain), as the module's taps then are."""
-        self.may_follow_compat(site)
+        ordered chain: in a module on several devices through sharded jit it is an ordered
+        io_callback (Resolver.devices_join_io_chain), as the module's taps then are."""
         if self._resolver.devices_join_io_chain():
             self.joins_ordered_io(site)
 
-    def keeps_compat(self, site: CallSite, reason: str) -> None:
-        """The site stays on the compat runtime: its host function keeps its signature."""
+    def left_as_is(self, site: CallSite, reason: str) -> None:
+        """The site has no native spelling that keeps legacy behaviour: it is left as it is (a
+        manual finding), its host function keeps its signature."""
         self._plan.adaptations[id(site.original)] = Adaptation("compat", reason=reason)
         self._scalar_conversions(site)
 
@@ -138,8 +130,22 @@ class Planner:
             offsets.add(self._resolver.index.start_offset(func))
             self._plan.defs[id(fdef)] = fdef
 
+    def device_of_shard(self, site: CallSite) -> bool:
+        """A tap that reads its `device` in a function this module gives to `jax.pmap` with an
+        axis name, on the module's ordered io_callback chain: legacy's device for shard i was
+        the pmap's i-th device, `jax.local_devices()[i]` (no `devices=`); the callback is given
+        `jax.lax.axis_index(name)` to pick it (hcmigrate.rules.id_tap). False: no such pmap."""
+        if not self._resolver.devices_join_io_chain():
+            return False
+        axis = pmap_axis_name(self._resolver, site.original)
+        if axis is None:
+            return False
+        self._plan.device_axes[id(site.original)] = axis
+        self._plan.adaptations[id(site.original)] = Adaptation("as_is")
+        return True
+
     def joins_ordered_io(self, site: CallSite) -> None:
-        """The site becomes an ordered io_callback (unless it follows compat, finish)."""
+        """The site becomes an ordered io_callback."""
         self._ordered_io.append(site.original)
 
     def adapt(
@@ -164,10 +170,10 @@ class Planner:
         return adaptation
 
     def _needs_legacy_arrays(self, func) -> Adaptation | None:
-        """Compat for a host function that reads its arrays' flags: legacy's were read-only
-        on CPU (what the compat runtime gives), a native rewrite's are writeable copies
-        (hcmigrate.codemod.numpy_args). One that only sets them (`x.flags.writeable = True`
-        before handing the buffer to C code) gets owned copies natively, as legacy's were."""
+        """No native spelling for a host function that reads its arrays' flags: legacy's were
+        read-only on CPU (what the compat runtime gives), a native rewrite's are writeable
+        copies (hcmigrate.codemod.numpy_args). One that only sets them (`x.flags.writeable =
+        True` before handing the buffer to C code) gets owned copies natively, as legacy's were."""
         if isinstance(func, cst.Name):
             fdef = self._resolver.function_def(func)
             func = fdef if fdef is not None and not fdef.decorators else None
@@ -188,17 +194,53 @@ class Planner:
         if isinstance(func, cst.Name):
             fdef = self._resolver.function_def(func)
             if fdef is not None and not fdef.decorators:
-                return adapt(
+                adaptation = adapt(
                     fdef.params,
                     fdef.body,
                     passes_transforms=passes_transforms,
                     passes_device=passes_device,
                 )
+                if adaptation.transforms_used and adaptation.mode == "compat":
+                    return self._transforms_passed_on(fdef) or adaptation
+                return adaptation
         if passes_device:
             return Adaptation(
                 "compat", reason="may use the `device` argument (it is not defined in this module)"
             )
         return Adaptation("wrap", reason="is not defined in this module")
+
+    def _transforms_passed_on(self, fdef: cst.FunctionDef) -> Adaptation | None:
+        """A tap whose every read of `transforms` hands it on to a function of this module
+        that never reads the parameter it binds (`update_info(x, transforms)` with
+        `def update_info(ival, _)`) does not read it: it is called with `()`, as legacy called
+        it outside vmap, its signature kept (None: a real read)."""
+        positional = [*fdef.params.posonly_params, *fdef.params.params]
+        if len(positional) < 2:
+            return None
+        transforms = positional[1].name.value
+        reads = sum(
+            1 for n in descendants(fdef.body) if isinstance(n, cst.Name) and n.value == transforms
+        )
+        helpers: set[str] = set()
+        for node in descendants(fdef.body):
+            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
+                continue
+            for position, argument in enumerate(node.args):
+                if not (
+                    isinstance(argument.value, cst.Name) and argument.value.value == transforms
+                ):
+                    continue
+                if argument.star or any(a.star for a in node.args[:position]):
+                    return None
+                keyword = argument.keyword.value if argument.keyword is not None else None
+                if not ignores_parameter(self._resolver, node.func.value, position, keyword):
+                    return None
+                helpers.add(node.func.value)
+                reads -= 1
+        if reads or not helpers:
+            return None
+        names = ", ".join(f"`{h}`" for h in sorted(helpers))
+        return Adaptation("wrap", reason=f"passes `transforms` only to {names}, which ignores it")
 
     def finish(self) -> Plan:
         """The plan, with the defs whose every reference is such a callback losing their
@@ -206,7 +248,6 @@ class Planner:
         its signature and is wrapped at each site."""
         plan, index = self._plan, self._resolver.index
         plan.module_has_ordered_io = bool(self._ordered_io)
-        self._taps_follow_compat()
         for key, (calls, offsets) in self._scalar_defs.items():
             if calls and self._references(plan.defs[key]) <= offsets:
                 plan.scalar_items.update((id(call), call) for call in calls)
@@ -232,51 +273,95 @@ class Planner:
             for access in binding.accesses
         }
 
-    def _taps_follow_compat(self) -> None:
-        """Where some legacy call of the module stays on the compat runtime, its taps, prints
-        and calls on an ordered chain stay there too (a `pure_callback` is on no chain): the compat runtime's ordered calls and ordered jax.debug callbacks are two
-        chains, which ran in program order on CPU but not on a GPU (docs/migration-decisions.md);
-        legacy kept one order. Their defs keep their parameters."""
-        plan = self._plan
-        plan.module_keeps_compat = (
-            any(a.mode == "compat" for a in plan.adaptations.values())
-            or self._legacy_function_used_as_value()
-        )
-        reason = ""
-        if not plan.module_keeps_compat and self._resolver.follows_compat:
-            plan.module_keeps_compat = plan.follows_other_module = True
-            reason = self._resolver.follows_compat
-        if not plan.module_keeps_compat:
-            return
-        moved = {
-            id(call)
-            for call in self._taps
-            if plan.adaptations.get(id(call), Adaptation("as_is")).mode != "compat"
-        }
-        for key in moved:
-            plan.adaptations[key] = Adaptation("compat", reason=reason, follows_compat=True)
-        plan.module_has_ordered_io = any(id(call) not in moved for call in self._ordered_io)
-        for key, uses in list(self._uses.items()):
-            self._uses[key] = [use for use in uses if id(use[0]) not in moved]
-            if not self._uses[key]:
-                del self._uses[key]
 
-    def _legacy_function_used_as_value(self) -> bool:
-        """Is `id_tap`, `id_print` or `call` used other than called (`partial(hcb.id_tap, f)`)?
-        Such a use is pointed at the compat runtime (HCB502)."""
-        resolver = self._resolver
-        for name in resolver.index.name_nodes:
-            if name.value not in resolver.index.legacy_roots:
-                continue
-            node, parent = name, resolver.parent(name)
-            if isinstance(parent, cst.Attribute) and parent.value is name:
-                node, parent = parent, resolver.parent(parent)
-            ref = resolver.legacy_ref(node)
-            if ref is None or ref.member not in ("id_tap", "id_print", "call"):
-                continue
-            if not (isinstance(parent, cst.Call) and parent.func is node):
-                return True
+def pmap_axis_name(resolver: Resolver, node: cst.CSTNode) -> str | None:
+    """The axis name of the `jax.pmap` this module applies to the function `node` is in (the
+    outermost enclosing def: `jax.pmap(f, axis_name="i")`, or a decorator
+    `functools.partial(jax.pmap, axis_name="i")`), when every use of that function's name is
+    such a pmap, without `devices=`; None otherwise (a function also run outside that pmap
+    would fail there on an unbound axis name)."""
+    outermost = None
+    while node is not None:
+        if isinstance(node, cst.FunctionDef):
+            outermost = node
+        node = resolver.parent(node)
+    if outermost is None:
+        return None
+    name = outermost.name.value
+    tree = resolver.scopes.tree
+    defs = [d for d in ast.walk(tree) if isinstance(d, ast.FunctionDef) and d.name == name]
+    if len(defs) != 1:
+        return None
+    decorators = defs[0].decorator_list
+    if decorators:  # (then every use of the name is the pmapped function)
+        if len(decorators) != 1 or not isinstance(decorators[0], ast.Call):
+            return None
+        return _axis_name(decorators[0]) if _is_partial_of_pmap(decorators[0]) else None
+    axes: list[str | None] = []
+    pmapped: set[int] = set()  # ids of the Name nodes given to pmap
+    for call in ast.walk(tree):
+        given = call.args[0] if isinstance(call, ast.Call) and call.args else None
+        if isinstance(given, ast.Name) and given.id == name and _is_pmap(call.func):
+            pmapped.add(id(given))
+            axes.append(_axis_name(call))
+    reads = [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Name) and n.id == name and id(n) not in pmapped
+    ]
+    if reads or len(set(axes)) != 1 or axes[0] is None:
+        return None
+    return axes[0]
+
+
+def _is_pmap(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "pmap") or (
+        isinstance(func, ast.Attribute) and func.attr == "pmap"
+    )
+
+
+def _is_partial_of_pmap(call: ast.Call) -> bool:
+    partial = call.func
+    named = (isinstance(partial, ast.Name) and partial.id == "partial") or (
+        isinstance(partial, ast.Attribute) and partial.attr == "partial"
+    )
+    return named and bool(call.args) and _is_pmap(call.args[0])
+
+
+def _axis_name(call: ast.Call) -> str | None:
+    """The literal `axis_name=` of a pmap call (None: none, another spelling, or `devices=`)."""
+    keywords = {k.arg: k.value for k in call.keywords}
+    axis = keywords.get("axis_name")
+    if "devices" in keywords or None in keywords:
+        return None
+    if isinstance(axis, ast.Constant) and isinstance(axis.value, str):
+        return axis.value
+    return None
+
+
+def ignores_parameter(resolver: Resolver, name: str, position: int, keyword: str | None) -> bool:
+    """Is `name` the module's one top-level def, which never reads the parameter an argument at
+    `position` (or passed as `keyword`) binds?"""
+    found = [
+        node
+        for node in resolver.scopes.tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+    ]
+    if len(found) != 1 or found[0].decorator_list:
         return False
+    args = found[0].args
+    positional = [*args.posonlyargs, *args.args]
+    if keyword is not None:
+        bound = next((a for a in [*positional, *args.kwonlyargs] if a.arg == keyword), None)
+    else:
+        bound = positional[position] if position < len(positional) else None
+    if bound is None:
+        return False
+    return not any(
+        isinstance(node, ast.Name) and node.id == bound.arg
+        for statement in found[0].body
+        for node in ast.walk(statement)
+    )
 
 
 def is_pure(resolver: Resolver, func: cst.BaseExpression, allow_raise: bool = False) -> bool:

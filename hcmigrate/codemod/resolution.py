@@ -32,7 +32,6 @@ class Resolver:
         scopes: ScopeAnalysis,
         reexports: dict[str, str],
         runs_under: tuple[tuple[str, str, str], ...] = (),
-        follows_compat: str | None = None,
         several_devices: bool = False,
         ordered_io_under_pmap: bool = False,
     ):
@@ -41,7 +40,6 @@ class Resolver:
         self.reexports = reexports
         self._runs_elsewhere = runs_under  # hcmigrate.options.Options.runs_under
         self._runs_under: tuple[tuple[str, str, str], ...] | None = None
-        self.follows_compat = follows_compat  # hcmigrate.options.Options.follows_compat
         self._several_devices_setting = several_devices  # Options.several_devices
         # The target JAX runs ordered io_callbacks under pmap (facts.ORDERED_IO_UNDER_PMAP_SINCE)
         self._ordered_io_under_pmap = ordered_io_under_pmap

@@ -26,7 +26,7 @@ from typing import Callable
 import libcst as cst
 
 from hcmigrate.rules.nodes import parse
-from hcmigrate.facts import CANONICAL_DTYPE_NAMES
+from hcmigrate.facts import CANONICAL_DTYPE_NAMES, ONE_ARRAY_FUNCTIONS
 from hcmigrate.rules.nodes import literal_value
 
 
@@ -103,6 +103,8 @@ class ShapeConverter:
                 return self._canonical_sds(node)
             if "jax.eval_shape" in names:
                 return node  # already ShapeDtypeStructs with canonical dtypes
+            if names and names <= ONE_ARRAY_FUNCTIONS:
+                return node  # one jax.numpy array (`jnp.ones((n,))`): its dtype is canonical
         return self._general(node)
 
     def _scalar(self, python_type: str) -> cst.BaseExpression:

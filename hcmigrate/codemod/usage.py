@@ -1,7 +1,8 @@
 """What is still used once the rewrite is done, from the one scope analysis taken before it.
 
-A use is gone when it lies inside a node the rewrite replaced or removed; no second scope
-analysis of the rewritten module is needed.
+A use is gone when it lies inside a node the rewrite replaced or removed, unless a site
+between them was left as it is and kept in the new code (a manual finding's legacy reference
+inside a rewritten call); no second scope analysis of the rewritten module is needed.
 """
 
 from __future__ import annotations
@@ -16,16 +17,36 @@ from hcmigrate.codemod.resolution import Resolver
 
 
 class Usage:
-    def __init__(self, resolver: Resolver, replaced: set[int], options: Options, module):
+    def __init__(
+        self, resolver: Resolver, replaced: set[int], options: Options, module, left=frozenset
+    ):
         self._resolver = resolver
+        self._left = left  # () -> ids of original sites left as they are, in the new code
         self._index = resolver.index
         self._scopes = resolver.scopes
         self._replaced = replaced  # ids of original nodes the rewrite replaced or removed
         self.reexports = resolver.reexports
         self.exported_here = _exported_here(module, options, resolver.index.text)
+        # (of those, the names it publishes: `__all__`, or its whole namespace "*"; the others
+        # only modules of this run take, and the run rewrote their uses)
+        self.published_here = frozenset(dunder_all(module)) | (
+            {"*"} if "*" in self.exported_here else set()
+        )
+        # the packages above this module that hand on a legacy name (their __init__'s
+        # `from .taps import id_tap`, which names no legacy module: no run rewrites it):
+        # name -> their dotted names
+        here = options.module_name or ""
+        self.passed_on: dict[str, tuple[str, ...]] = {}
+        for key in dict(options.reexports):
+            package, _, name = key.rpartition(".")
+            if package and here.startswith(package + "."):
+                self.passed_on[name] = (*self.passed_on.get(name, ()), package)
 
     def gone(self, node: cst.CSTNode) -> bool:
+        left = self._left()
         while node is not None:
+            if id(node) in left:
+                return False
             if id(node) in self._replaced:
                 return True
             node = self._resolver.parent(node)

@@ -293,37 +293,3 @@ def _names_in_code(text: str) -> set[str]:
     for node in non_docstring_strings(tree):
         found.update(_WORDS.findall(node.value))
     return found
-
-
-def follow_compat_together(run: RunModel, options_of, targets) -> dict[int, str]:
-    """One runtime per chain across modules: where candidates' host calls may run in one traced
-    program (ProjectModel.chain_groups) and one of them keeps a call on the compat runtime,
-    the others follow it there (target index -> why). Each such module's plan is worked out
-    first (hcmigrate.codemod.pipeline.keeps_compat); `options_of(i)`: its options."""
-    groups = run.model.chain_groups(set(run.names.values()))
-    if not groups:
-        return {}
-    from hcmigrate.codemod.pipeline import keeps_compat
-    from hcmigrate.errors import HcmigrateError
-
-    index_of = {name: i for i, name in run.names.items()}
-    follows: dict[int, str] = {}
-
-    def _keeps(name: str) -> bool:
-        read = _read_tree(Path(targets[index_of[name]].path))
-        try:
-            return read is not None and keeps_compat(read[1], options_of(index_of[name]))
-        except (HcmigrateError, RecursionError, MemoryError):
-            return False  # (the per-file step reports it)
-
-    for group, where in groups:
-        keeper = next((name for name in sorted(group) if _keeps(name)), None)
-        if keeper is None:
-            continue
-        # (a module that keeps calls there of its own accord says so; the others follow)
-        for name in sorted(group - {keeper}):
-            follows[index_of[name]] = (
-                f"module `{keeper}` keeps calls there, and their host calls may run in one "
-                f"program ({where} reaches both); one runtime keeps their program order"
-            )
-    return follows

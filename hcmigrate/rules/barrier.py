@@ -21,10 +21,7 @@ BARRIER = Rule(
     level=Level.FIXED_WITH_NOTE,
     legacy="barrier_wait(logging_name=None)",
     modern="jax.effects_barrier()",
-    summary=(
-        "Wait for pending callbacks with jax.effects_barrier(); in a module whose taps stay "
-        "on the compat runtime, with its barrier_wait()."
-    ),
+    summary="Wait for pending callbacks with jax.effects_barrier().",
     behaviour_note=(
         "Errors raised in callbacks surface at the call as jax.errors.JaxRuntimeError, not "
         "from the barrier as CallbackException (legacy on an accelerator); after a callback "
@@ -47,46 +44,8 @@ run(data)
 jax.effects_barrier()
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "4:1 HCB401 [fixed-with-behaviour-note] barrier_wait() -> jax.effects_barrier(): after a callback failed on several devices (pmap) every later barrier raises that error again (legacy returned)",
-            ),
-        ),
-        Example(
-            title="a module whose tap stays on the compat runtime waits with compat's barrier",
-            before="""\
-from jax.experimental import host_callback as hcb
-
-
-def log(x, transforms):
-    print(x, transforms)
-
-
-def step(x):
-    return hcb.id_tap(log, x)
-
-
-def finish():
-    hcb.barrier_wait()
-""",
-            after="""\
-from hcmigrate_compat import host_callback as hcb
-
-
-def log(x, transforms):
-    print(x, transforms)
-
-
-def step(x):
-    return hcb.id_tap(log, x)
-
-
-def finish():
-    hcb.barrier_wait()
-""",
-            diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "9:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function reads `transforms`",
-                "13:5 HCB401 [compat-fallback] barrier_wait kept on the compat runtime: this module's taps stay there, and its barrier_wait recovers from a failed tap as legacy did",
             ),
         ),
     ),
@@ -118,7 +77,7 @@ def shutdown():
     close_files()
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "6:5 HCB402 [fixed] stop_outfeed_receiver() removed: nothing to stop",
             ),
         ),
@@ -128,15 +87,6 @@ def shutdown():
 
 @handles(LegacyCall("barrier_wait"), reports=(BARRIER,))
 def rewrite_barrier(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
-    if ctx.module_keeps_compat:
-        ctx.report(
-            BARRIER,
-            site.original,
-            "barrier_wait kept on the compat runtime: this module's taps stay there, and its "
-            "barrier_wait recovers from a failed tap as legacy did",
-            level=Level.COMPAT_FALLBACK,
-        )
-        return site.updated.with_changes(func=ctx.compat("barrier_wait"))
     ctx.report(BARRIER, site.original, f"barrier_wait() -> jax.effects_barrier(): {BARRIER_NOTE}")
     return site.call_like(parse(ctx.modern("effects_barrier")))
 

@@ -12,10 +12,10 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import DEFAULT_VMAP_METHOD, VMAP_METHOD_SINCE
 from hcmigrate.rules.compat_reasons import (
-    FOLLOWS_COMPAT,
     io_chain_note,
     SEVERAL_DEVICES_NOTE,
     compat_reason,
+    no_native_spelling,
     patches_internals,
     several_devices_reason,
 )
@@ -66,7 +66,7 @@ def norm(x):
     )
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "2:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "6:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback: the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
             ),
         ),
@@ -111,7 +111,7 @@ def doubled(x):
     )
 """,
             diagnostics=(
-                "4:1 HCB001 [fixed] unused import of host_callback removed",
+                "4:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "10:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback (result_shape's dtypes as written: 64-bit mode is turned on at line 6 of this module, before this code runs): the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
                 "14:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback (result_shape's dtypes as written: 64-bit mode is turned on at line 6 of this module, before this code runs): the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
             ),
@@ -143,7 +143,7 @@ def doubled(x):
     )
 """,
             diagnostics=(
-                "4:1 HCB001 [fixed] unused import of host_callback removed",
+                "4:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "8:12 HCB301 [fixed-with-behaviour-note] call -> jax.pure_callback (result_shape's dtypes as written: 64-bit mode is turned on at line 3 of physics/__init__.py, before this code runs): the compiler may merge identical calls or move a call out of a loop (fewer host calls than legacy, same values)",
             ),
             options={"x64_on_import": "line 3 of physics/__init__.py"},
@@ -195,7 +195,7 @@ def step(x):
     )
 """,
             diagnostics=(
-                "3:1 HCB001 [fixed] unused import of host_callback removed",
+                "3:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "12:12 HCB302 [fixed-with-behaviour-note] call -> io_callback(..., ordered=True): the callback may have side effects; it fails inside a lax.cond or while_loop under vmap even when its own operands are not batched, and under pmap on jax 0.6 (legacy call ran there)",
             ),
         ),
@@ -259,7 +259,7 @@ def step(x):
     return x * 2
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "10:5 HCB304 [fixed-with-behaviour-note] call -> jax.debug.callback(..., ordered=True): it returns no result; it fails on more than one device (pmap, sharded jit: see several-devices), where legacy call ran",
             ),
         ),
@@ -312,19 +312,20 @@ def error_if(pred, index, messages):
     jax.lax.cond(pred, lambda: jax.debug.callback(raise_error, index), lambda: None)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "2:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "9:32 HCB305 [fixed-with-behaviour-note] call -> jax.debug.callback (unordered): the host function only raises errors, so it needs no order and runs on several devices (pmap, sharded jit) as legacy call did; a host call after it in the program may run before it raises, and after it raised under pmap every later jax.effects_barrier() raises that error again",
             ),
         ),
     ),
 )
-COMPAT = Rule(
+NO_NATIVE = Rule(
     code="HCB303",
-    name="call-compat",
-    level=Level.COMPAT_FALLBACK,
+    name="call-no-native-spelling",
+    level=Level.MANUAL,
     legacy="call(f, arg, call_with_device=True) using the device; device_index != 0; callback_flavor=",
-    modern="hcb_compat.call(...)",
-    summary="No faithful modern spelling: the call site uses the compat runtime.",
+    modern="(left as it is: a hand port, or the compat strategy)",
+    summary="No native spelling keeps legacy behaviour: the site is left for a hand port or "
+    'the compat runtime chosen for the project (`strategy = "compat"`).',
     examples=(
         Example(
             title="a call on another device's host",
@@ -338,15 +339,14 @@ def norm(x):
 """,
             after="""\
 import numpy as np
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def norm(x):
     return hcb.call(np.linalg.norm, x, result_shape=1.0, device_index=1)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:12 HCB303 [compat-fallback] call kept on the compat runtime: device_index= picks which device's host runs the callback",
+                '6:12 HCB303 [manual] call left as it is, no native spelling keeps legacy behaviour: device_index= picks which device\'s host runs the callback; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
     ),
@@ -361,12 +361,12 @@ def plan(site: CallSite, planner) -> None:
     func = site.args.get("callback_func")
     reason = patches_internals(planner) or compat_reason(site, "call_with_device")
     if reason is not None:
-        planner.keeps_compat(site, reason)
+        planner.left_as_is(site, reason)
         return
     for_effect = not _result_used(site) and not _is_check(site, planner)
     on_devices = several_devices_reason(planner) if for_effect else None
     if on_devices is not None:
-        planner.keeps_compat(site, on_devices)
+        planner.left_as_is(site, on_devices)
         return
     adaptation = planner.adapt(
         site,
@@ -381,8 +381,6 @@ def plan(site: CallSite, planner) -> None:
         planner.joins_ordered_io(site)
     if native and for_effect:
         planner.on_ordered_chain(site)  # (an ordered io_callback on several devices)
-    elif native:
-        planner.may_follow_compat(site)  # one runtime per module (hcmigrate.codemod.plan)
 
 
 def _no_result(site: CallSite) -> bool:
@@ -404,20 +402,18 @@ def _is_check(site: CallSite, checker) -> bool:
     return _no_result(site) and func is not None and checker.only_checks(func)
 
 
-@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, CHECK, COMPAT), plan=plan)
+@handles(LegacyCall("call"), reports=(PURE, IO, EFFECT, CHECK, NO_NATIVE), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = patches_internals(ctx) or compat_reason(site, "call_with_device")
     is_check = _is_check(site, ctx)
     if reason is None and not _result_used(site) and not is_check:
         reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
-    if reason is None and adaptation.follows_compat:
-        reason = adaptation.reason or FOLLOWS_COMPAT
-    elif reason is None and adaptation.mode == "compat":
+    if reason is None and adaptation.mode == "compat":
         reason = f"the callback {adaptation.reason}"
     if reason is not None:
-        ctx.report(COMPAT, site.original, f"call kept on the compat runtime: {reason}")
-        return site.updated.with_changes(func=ctx.compat("call"))
+        ctx.report(NO_NATIVE, site.original, no_native_spelling("call", reason, ctx))
+        return None
 
     original_func = site.original_args.get("callback_func")
     adapted = ctx.adapted_function(site, adaptation, pass_transforms=False)

@@ -1,4 +1,11 @@
-"""Why a legacy call keeps legacy semantics only on the compat runtime, whatever its function."""
+"""Why a legacy call has no native spelling that keeps legacy behaviour, whatever its function.
+
+Native first, compat by choice: under the default strategy such a site is left as it is, a
+manual finding that names the reason and the two ways forward (a hand port, or the compat
+runtime chosen for the project: `strategy = "compat"`, or the original run with
+`python -m compat`). The codemod writes no `hcmigrate_compat` import unless the compat strategy
+was chosen: a library does not merge a dependency on a migration tool's runtime (issue 37).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +28,7 @@ def compat_reason(site: CallSite, device_flag: str) -> str | None:
 
 
 def several_devices_reason(ctx) -> str | None:
-    """Why a tap, print or call for its effect keeps the compat runtime on several devices:
+    """Why a tap, print or call for its effect has no native spelling on several devices:
     ordered jax.debug callbacks are refused there, and an ordered io_callback under pmap
     before jax 0.8 or in a module using vmap or grad (None: the module does not run on several
     devices as far
@@ -39,23 +46,42 @@ def several_devices_reason(ctx) -> str | None:
     )
 
 
-# Why a tap or print of a module that keeps other legacy calls on the compat runtime stays
-# there too (hcmigrate.codemod.plan: the two runtimes' ordered calls are two chains).
-FOLLOWS_COMPAT = (
-    "other calls of this module stay there, and one runtime keeps their program order (ordered "
-    "jax.debug callbacks are a chain apart, which a GPU runs out of order)"
+# The two ways forward for a site with no native spelling (README, "What goes to compat").
+WAYS_FORWARD = (
+    "port it by hand, or keep legacy semantics on the compat runtime "
+    '(`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)'
 )
 
 
+# Where the module indexes JAX's batching table, which current JAX cannot (a proxy): the compat
+# runtime does not make it run either (measured on jax 0.10.2), so it is no way forward.
+BATCHERS_TABLE = "primitive_batchers"
+
+
+def no_native_spelling(what: str, reason: str, ctx=None) -> str:
+    """The manual finding's message for a site left as it is (`what`: `id_tap`, ...); `ctx`:
+    the module's, where it may index `primitive_batchers` (then a hand port is the only way)."""
+    if ctx is not None and ctx.patched_internal() and ctx.module_names(BATCHERS_TABLE):
+        return (
+            f"{what} left as it is, no native spelling keeps legacy behaviour: {reason}; "
+            f"`{BATCHERS_TABLE}[...]` cannot be indexed on current JAX, with the compat "
+            "runtime or without: port it by hand"
+        )
+    return (
+        f"{what} left as it is, no native spelling keeps legacy behaviour: {reason}; {WAYS_FORWARD}"
+    )
+
+
 def patches_internals(ctx) -> str | None:
-    """Why every call of the module stays on the compat runtime: the module patches legacy
-    internals (the rules of `outside_call_p`), which only the compat runtime has (None: it
-    does not). `python -m compat` runs such a module as legacy did (a patched JVP rule
-    included; fixtures/fidelity/c07_patches_jvp_rule)."""
+    """Why no call of the module can move to the native callbacks: it patches legacy internals
+    (the rules of `outside_call_p`), which the native callbacks do not have (None: it does not).
+    `python -m compat` runs a module patching a JVP rule as legacy did
+    (fixtures/fidelity/c07_patches_jvp_rule); one indexing `primitive_batchers` fails on
+    current JAX whatever the runtime (hcmigrate.rules.references)."""
     name = ctx.patched_internal()
     if name is None:
         return None
-    return f"this module patches host_callback internals (`{name}`), which only the compat runtime keeps"
+    return f"this module patches host_callback internals (`{name}`), which the native callbacks do not have"
 
 
 # Ordered jax.debug callbacks and prints are refused on several devices, where legacy taps,

@@ -167,6 +167,8 @@ class ImportContext(ReportContext, Protocol):
 
     reexports: dict[str, str]  # re-exported legacy names of the tree: "pkg.mod.name" -> legacy
     exported_here: frozenset[str]  # names other modules import from this one
+    published_here: frozenset[str]  # of those, its `__all__` ("*": it hands out its namespace)
+    passed_on: dict[str, tuple[str, ...]]  # legacy name -> other modules that re-export it
 
     def still_used(self, import_node: cst.CSTNode, bound: str) -> bool:
         """Is `bound`, as this import binds it, still used after the rewrite?"""
@@ -217,9 +219,19 @@ class RuleContext(Protocol):
     def reported(self, rule: Rule) -> bool:
         """Has a site of this module already reported `rule` (for one note per module)?"""
 
-    def compat(self, member: str | None) -> cst.BaseExpression:
-        """The compat runtime's `member` (None: the module), imported if the site is
+    def device_axis(self, site: CallSite) -> str | None:
+        """The pmap axis whose index gives the site's tap its device, where the plan found
+        one (hcmigrate.codemod.plan.Planner.device_of_shard)."""
+
+    def returns_nothing(self, func: cst.BaseExpression | None) -> bool:
+        """Does the host function visibly return None whatever it is given?"""
+
+    def numpy(self) -> str:
+        """The module's name for numpy (`np`, or its own alias), imported if the site is
         rewritten."""
+
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """The qualified names an expression may refer to."""
 
     def use_helper(self, key: str) -> str:
         """The name of the module helper `key` (hcmigrate.codemod.module_helpers.HELPERS),
@@ -325,11 +337,6 @@ class RuleContext(Protocol):
     def taps_apart_from_ordered_io(self) -> bool:
         """Does the module have taps or prints that become ordered jax.debug callbacks, a
         chain apart from its ordered io_callbacks?"""
-
-    @property
-    def module_keeps_compat(self) -> bool:
-        """Does the plan keep legacy calls of this module on the compat runtime (a host
-        function that needs legacy's arguments, or a module running on several devices)?"""
 
     @property
     def shapes(self) -> ShapeConverter:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
+from hcmigrate.facts import LEGACY_MODULE, ONE_ARRAY_FUNCTIONS, ONE_ARRAY_METHODS
 from hcmigrate.rules.compat_reasons import (
     patches_internals,
-    FOLLOWS_COMPAT,
     io_chain_note,
     compat_reason,
     several_devices_reason,
+    no_native_spelling,
     tap_note,
 )
 from hcmigrate.rules.context import CallSite, RuleContext
@@ -104,7 +105,7 @@ def step(x):
     return x
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
@@ -162,7 +163,7 @@ def step(x):
     return x
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "6:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
@@ -217,23 +218,24 @@ def show(x, label):
     return x
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
     ),
 )
-COMPAT = Rule(
+NO_NATIVE = Rule(
     code="HCB202",
-    name="id-print-compat",
-    level=Level.COMPAT_FALLBACK,
+    name="id-print-no-native-spelling",
+    level=Level.MANUAL,
     legacy=(
         "id_print(x, output_stream=s) / threshold= / tap_with_device=True / non-literal "
         "keywords where prints join the io_callback chain / under a jax.vmap the module shows "
-        "/ several devices / other calls of the module on the compat runtime"
+        "/ several devices where ordered callbacks fail"
     ),
-    modern="hcb_compat.id_print(...)",
-    summary="Output stream, threshold, device, vmap or devices: the compat runtime prints exactly as legacy.",
+    modern="(left as it is: a hand port, or the compat strategy)",
+    summary="Output stream, threshold, device, vmap or devices: no native spelling prints as "
+    "legacy did; the site is left for a hand port or the compat runtime chosen for the project.",
     examples=(
         Example(
             title="a print to another stream",
@@ -250,7 +252,7 @@ def step(x):
             after="""\
 import sys
 
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def step(x):
@@ -258,8 +260,7 @@ def step(x):
     return x
 """,
             diagnostics=(
-                "3:1 HCB001 [fixed] unused import of host_callback removed",
-                "7:5 HCB202 [compat-fallback] id_print kept on the compat runtime: `output_stream=` has no jax.debug.print equivalent",
+                '7:5 HCB202 [manual] id_print left as it is, no native spelling keeps legacy behaviour: `output_stream=` has no jax.debug.print equivalent; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
         Example(
@@ -274,15 +275,14 @@ def rows(xs):
 """,
             after="""\
 import jax
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def rows(xs):
     return jax.vmap(lambda row: hcb.id_print(row * 2, what="row"))(xs)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:33 HCB202 [compat-fallback] id_print kept on the compat runtime: it runs under jax.vmap (line 6), where legacy printed the whole batch once, under a `transforms:` header (jax.debug.print would print each element)",
+                '6:33 HCB202 [manual] id_print left as it is, no native spelling keeps legacy behaviour: it runs under jax.vmap (line 6), where legacy printed the whole batch once, under a `transforms:` header (jax.debug.print would print each element); port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
     ),
@@ -292,13 +292,12 @@ _PRINTER_ONLY = ("output_stream", "threshold")
 
 
 def plan(site: CallSite, planner) -> None:
-    """A print under a jax.vmap the module shows stays on the compat runtime (and with it
-    the module's other taps and prints: hcmigrate.codemod.plan); any other print follows the
-    module's calls there, if some stay."""
+    """A print under a jax.vmap the module shows is left as it is (no native spelling prints
+    the batch once); any other print is on the module's ordered chain."""
     if (why := patches_internals(planner)) is not None:
-        planner.keeps_compat(site, why)
+        planner.left_as_is(site, why)
         return
-    if not planner.suppressed(site.original, NATIVE) and planner.keeps_compat_under_vmap(
+    if not planner.suppressed(site.original, NATIVE) and planner.left_under_vmap(
         site,
         "legacy printed the whole batch once, under a `transforms:` header (jax.debug.print "
         "would print each element)",
@@ -307,7 +306,7 @@ def plan(site: CallSite, planner) -> None:
     planner.on_ordered_chain(site)
 
 
-@handles(LegacyCall("id_print"), reports=(NATIVE, COMPAT), plan=plan)
+@handles(LegacyCall("id_print"), reports=(NATIVE, NO_NATIVE), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = patches_internals(ctx) or compat_reason(site, "tap_with_device")
     if reason is None:
@@ -319,14 +318,15 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if reason is None:
         reason = several_devices_reason(ctx)
     adaptation = ctx.adaptation(site)
-    if reason is None and adaptation.follows_compat:
-        reason = adaptation.reason or FOLLOWS_COMPAT
-    elif reason is None and adaptation.mode == "compat":
+    if reason is None and adaptation.mode == "compat":
         reason = f"it {adaptation.reason}"
     if reason is not None:
-        ctx.report(COMPAT, site.original, f"id_print kept on the compat runtime: {reason}")
-        return site.updated.with_changes(func=ctx.compat("id_print"))
+        ctx.report(NO_NATIVE, site.original, no_native_spelling("id_print", reason, ctx))
+        return None
 
+    header = _literal_header(site)
+    if header is not None and _one_array(site.args.get("arg"), ctx):
+        return _print_one_array(site, ctx, header)
     # The keywords are bound when the print is traced and printed by str() on the host, as
     # legacy's functools.partial of its printer did (a value computed at run time included).
     helper = cst.Name(ctx.use_helper("id_print"))
@@ -369,4 +369,106 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         f"id_print -> {target}, printing legacy's text: {note}",
         level=Level.FIXED_WITH_NOTE,
     )
+    return with_legacy_value(site, ctx, make_effect)
+
+
+def _literal_header(site: CallSite) -> str | None:
+    """Legacy's header line of the print's keywords when each is a literal (`what: x`; "" for
+    none), None where one is computed at run time."""
+    pairs = []
+    for key, node in site.extra_keywords.items():
+        value = literal_value(node)
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return None
+        pairs.append(f"{key}: {value}")
+    return " ".join(sorted(pairs))
+
+
+def _one_array(node: cst.BaseExpression | None, ctx: RuleContext, depth: int = 0) -> bool:
+    """Does the code show that `node` is one array (or number), never a tuple, list or dict
+    (which only the layout of `_print_like_id_print` prints as legacy did)?"""
+    if node is None or depth > 8:
+        return False
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Name):
+        value = ctx.visible_value(node)
+        return value is not None and _one_array(value, ctx, depth + 1)
+    if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+        return _one_array(node.expression, ctx, depth + 1)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = (_one_array(n, ctx, depth + 1) for n in (node.left, node.right))
+        if isinstance(node.operator, (cst.Add, cst.Multiply, cst.Modulo)):
+            # (`pair + other_pair`, `pair * 2`, `"%s" % v` are no arrays; an array, or a float,
+            # beside anything is one)
+            return left or right or any(isinstance(n, cst.Float) for n in (node.left, node.right))
+        containers = (cst.Tuple, cst.List, cst.Dict, cst.SimpleString, cst.FormattedString)
+        # (`-`, `/`, `**`, `@`, `&` ... exist for no container)
+        return not isinstance(node.left, containers) and not isinstance(node.right, containers)
+    if isinstance(node, cst.Comparison):
+        return True  # (a comparison of arrays is an array; of containers, a bool)
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ONE_ARRAY_METHODS:
+            return True  # (methods only arrays have)
+        names = ctx.qualified(func)
+        if names and names <= ONE_ARRAY_CALLBACKS:  # (a legacy `call` of one result shape)
+            shape = next((a.value for a in node.args if _keyword(a) == "result_shape"), None)
+            return isinstance(shape, cst.Call) and _callee_name(shape.func) == "ShapeDtypeStruct"
+        return bool(names) and names <= ONE_ARRAY_FUNCTIONS
+    return False
+
+
+ONE_ARRAY_CALLBACKS = frozenset({f"{LEGACY_MODULE}.call"})
+
+
+def _keyword(argument: cst.Arg) -> str | None:
+    return argument.keyword.value if argument.keyword is not None else None
+
+
+def _callee_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None
+
+
+def _print_one_array(site: CallSite, ctx: RuleContext, header: str) -> cst.BaseExpression:
+    """One array or number printed as legacy did, in one line: the header, then numpy's text
+    of the value (`2.` for a 0-d float, `[1 2]`), which `print(x)` alone does not give."""
+    np = ctx.numpy()
+    value = "v"  # (a parameter of its own: nothing outside the lambda is read by that name)
+    shown = f"{np}.array2string({np}.asarray({value}))"
+    text = f'print({header!r}, {shown}, sep="\\n")' if header else f"print({shown})"
+    if header and '"' not in header and "\\" not in header:
+        text = f'print("{header}", {shown}, sep="\\n")'
+    printer = parse(f"lambda {value}: {text}")
+    target, note = "jax.debug.callback(lambda v: print(...), ..., ordered=True)", tap_note(ctx)
+    if ctx.taps_join_ordered_io:
+        target, note = (
+            "io_callback(lambda v: print(...), None, ..., ordered=True)",
+            io_chain_note(ctx),
+        )
+    ctx.report(
+        NATIVE,
+        site.original,
+        f"id_print -> {target}, printing legacy's text: {note}",
+        level=Level.FIXED_WITH_NOTE,
+    )
+
+    def make_effect(printed: cst.BaseExpression) -> cst.BaseExpression:
+        if ctx.taps_join_ordered_io:
+            return site.call_like(
+                parse(ctx.modern("io_callback")),
+                (arg(printer), None),
+                (arg(cst.Name("None")), None),
+                (arg(printed), "arg"),
+                (arg(cst.Name("True"), "ordered"), "result"),
+            )
+        return site.call_like(
+            parse(ctx.modern("debug_callback")),
+            (arg(printer), None),
+            (arg(printed), "arg"),
+            (arg(cst.Name("True"), "ordered"), "result"),
+        )
+
     return with_legacy_value(site, ctx, make_effect)

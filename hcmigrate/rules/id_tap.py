@@ -5,8 +5,9 @@ cond, vmap of cond, scan), ignores what the tap returns and is never removed; an
 io_callback fails under vmap, grad and vmap of cond (docs/callback-semantics.md), but runs on
 several devices, where an ordered jax.debug.callback is refused: a module on several devices
 that uses neither gets ordered io_callbacks. A tap that reads `transforms` or its device, or a
-module on several devices using vmap or grad (or pmap, before jax 0.8), keeps the compat
-runtime.
+module on several devices using vmap or grad (or pmap, before jax 0.8), has no native spelling
+that keeps legacy behaviour: it is left as it is, a manual finding naming the two ways forward
+(hcmigrate.rules.compat_reasons).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.rules.compat_reasons import (
     patches_internals,
-    FOLLOWS_COMPAT,
     io_chain_note,
     compat_reason,
+    no_native_spelling,
     several_devices_reason,
     tap_note,
 )
@@ -71,7 +72,7 @@ def step(x):
     return x * 2
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "9:9 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
@@ -99,7 +100,7 @@ def step(i):
     return jax.lax.cond(i > 0, tap_show, lambda v: v, i)
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:42 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
@@ -138,7 +139,7 @@ def step(x):
     return x * 2
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "2:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "11:5 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the module uses NamedSharding) as legacy's did (in a sharded jit once with the whole array, under pmap once per device from jax 0.8), in program order; it fails under vmap and grad, which this module does not use",
             ),
         ),
@@ -166,7 +167,7 @@ def decode_step(tokens):
     return tokens
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:5 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the several-devices setting) as legacy's did (in a sharded jit once with the whole array, under pmap once per device from jax 0.8), in program order; it fails under vmap and grad, which this module does not use",
             ),
             options={"several_devices": True},
@@ -197,24 +198,25 @@ def step(x):
     return x
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
+                "2:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "7:12 HCB101 [fixed-with-behaviour-note] id_tap -> io_callback(..., ordered=True): an ordered io_callback runs on several devices (the module uses pmap) as legacy's did (in a sharded jit once with the whole array, under pmap once per device from jax 0.8), in program order; it fails under vmap and grad, which this module does not use",
             ),
             options={"target_jax": (0, 8, 0)},
         ),
     ),
 )
-COMPAT = Rule(
+NO_NATIVE = Rule(
     code="HCB102",
-    name="id-tap-compat",
-    level=Level.COMPAT_FALLBACK,
+    name="id-tap-no-native-spelling",
+    level=Level.MANUAL,
     legacy=(
         "id_tap(tap, arg, tap_with_device=True) using the device; device_index != 0; "
         "callback_flavor=; a tap reading `transforms`; under a jax.vmap the module shows; a "
-        "module on several devices, or with other calls on the compat runtime"
+        "module on several devices where ordered callbacks fail"
     ),
-    modern="hcb_compat.id_tap(...)",
-    summary="No faithful modern spelling: the call site uses the compat runtime, which keeps legacy semantics.",
+    modern="(left as it is: a hand port, or the compat strategy)",
+    summary="No native spelling keeps legacy behaviour: the site is left as it is, for a hand "
+    'port or the compat runtime chosen for the project (`strategy = "compat"`).',
     examples=(
         Example(
             title="a tap that uses its `device` argument",
@@ -231,7 +233,7 @@ def step(x):
     return x
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def show(x, transforms, device):
@@ -243,12 +245,11 @@ def step(x):
     return x
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "9:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function uses the `device` argument",
+                '9:5 HCB102 [manual] id_tap left as it is, no native spelling keeps legacy behaviour: the tap function uses the `device` argument; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
         Example(
-            title="a tap that reads `transforms` keeps its signature on the compat runtime",
+            title="a tap that reads `transforms` is left as it is",
             before="""\
 from jax.experimental import host_callback as hcb
 
@@ -261,7 +262,7 @@ def step(x):
     return hcb.id_tap(show, x)
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def show(x, transforms):
@@ -272,12 +273,11 @@ def step(x):
     return hcb.id_tap(show, x)
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "9:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function reads `transforms`",
+                '9:12 HCB102 [manual] id_tap left as it is, no native spelling keeps legacy behaviour: the tap function reads `transforms`; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
         Example(
-            title="a module with a tap on the compat runtime keeps its other taps there (one order)",
+            title="a tap left as it is leaves the module's other taps native",
             before="""\
 from jax.experimental import host_callback as hcb
 
@@ -295,25 +295,26 @@ def step(x):
     return hcb.id_tap(show, x)
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb
+import jax
+import numpy as np
+from jax.experimental import host_callback as hcb
 
 
 def show(x, transforms):
     print(transforms, x)
 
 
-def count(x, transforms):
+def count(x):
     COUNTS.append(x)
 
 
 def step(x):
-    hcb.id_tap(count, x)
+    jax.debug.callback(lambda arg: count(jax.tree.map(np.array, arg)), x, ordered=True)
     return hcb.id_tap(show, x)
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "13:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: other calls of this module stay there, and one runtime keeps their program order (ordered jax.debug callbacks are a chain apart, which a GPU runs out of order)",
-                "14:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function reads `transforms`",
+                "13:5 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
+                '14:12 HCB102 [manual] id_tap left as it is, no native spelling keeps legacy behaviour: the tap function reads `transforms`; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
         Example(
@@ -333,7 +334,7 @@ def step(x):
 """,
             after="""\
 import jax
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def show(x, transforms):
@@ -345,8 +346,7 @@ def step(x):
     return hcb.id_tap(show, x)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "11:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the module uses pmap (several devices), where ordered jax.debug callbacks are refused, and ordered io_callbacks before jax 0.8",
+                '11:12 HCB102 [manual] id_tap left as it is, no native spelling keeps legacy behaviour: the module uses pmap (several devices), where ordered jax.debug callbacks are refused, and ordered io_callbacks before jax 0.8; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
             options={"target_jax": (0, 6, 2)},
         ),
@@ -370,7 +370,7 @@ def batched(xs):
 """,
             after="""\
 import jax
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def show(x, transforms):
@@ -385,12 +385,11 @@ def batched(xs):
     return jax.vmap(step)(xs)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "10:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: the tap function runs under jax.vmap (line 14), where legacy called it once with the whole batch and `transforms` (jax.debug.callback would call it per element)",
+                '10:12 HCB102 [manual] id_tap left as it is, no native spelling keeps legacy behaviour: the tap function runs under jax.vmap (line 14), where legacy called it once with the whole batch and `transforms` (jax.debug.callback would call it per element); port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
         Example(
-            title="id_tap used as a value goes to the compat runtime; the module's other taps follow",
+            title="id_tap used as a value is left as it is; the module's other taps are native",
             before="""\
 import functools
 
@@ -406,23 +405,26 @@ def step(x):
             after="""\
 import functools
 
-from hcmigrate_compat import host_callback as hcb
+import jax
+import numpy as np
+from jax.experimental import host_callback as hcb
 
 report_loss = functools.partial(hcb.id_tap, lambda x, t: print("loss", x))
 
 
 def step(x):
-    hcb.id_tap(lambda x, t: print("step", x), x)
+    jax.debug.callback(
+        lambda x: print("step", jax.tree.map(np.array, x)), x, ordered=True
+    )
     return report_loss(x * 2)
 """,
             diagnostics=(
-                "3:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:33 HCB502 [compat-fallback] id_tap used as a value: pointed at the compat runtime",
-                "9:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: other calls of this module stay there, and one runtime keeps their program order (ordered jax.debug callbacks are a chain apart, which a GPU runs out of order)",
+                '5:33 HCB502 [manual] id_tap used as a value left as it is, no native spelling keeps legacy behaviour: only a call can be rewritten; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
+                "9:5 HCB101 [fixed-with-behaviour-note] id_tap -> jax.debug.callback(..., ordered=True): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
         Example(
-            title="callers run the project on meshes, and the module uses vmap: compat",
+            title="callers run the project on meshes, and the module uses vmap: left as it is",
             before="""\
 import jax
 from jax.experimental import host_callback as hcb
@@ -437,7 +439,7 @@ batched_score = jax.vmap(score)
 """,
             after="""\
 import jax
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 
 def score(x):
@@ -448,8 +450,7 @@ def score(x):
 batched_score = jax.vmap(score)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
-                "6:5 HCB102 [compat-fallback] id_tap kept on the compat runtime: the several-devices setting (several devices), where ordered jax.debug callbacks are refused, and it uses vmap, where ordered io_callbacks fail",
+                '6:5 HCB102 [manual] id_tap left as it is, no native spelling keeps legacy behaviour: the several-devices setting (several devices), where ordered jax.debug callbacks are refused, and it uses vmap, where ordered io_callbacks fail; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
             options={"several_devices": True},
         ),
@@ -463,28 +464,36 @@ def plan(site: CallSite, planner) -> None:
         return
     reason = patches_internals(planner) or compat_reason(site, "tap_with_device")
     if reason is not None:
-        planner.keeps_compat(site, reason)
+        planner.left_as_is(site, reason)
         return
     on_devices = several_devices_reason(planner)
     if on_devices is not None:
-        planner.keeps_compat(site, on_devices)
+        planner.left_as_is(site, on_devices)
         return
-    if planner.keeps_compat_under_vmap(
+    if planner.left_under_vmap(
         site,
         "legacy called it once with the whole batch and `transforms` (jax.debug.callback would "
         "call it per element)",
     ):
         return
-    planner.adapt(
+    passes_device = site.literal("tap_with_device", False) is True
+    adaptation = planner.adapt(
         site,
         site.args.get("tap_func"),
         passes_transforms=site.literal("tap_with_transform", True) is not False,
-        passes_device=site.literal("tap_with_device", False) is True,
+        passes_device=passes_device,
     )
+    if (
+        passes_device
+        and adaptation.mode == "compat"
+        and not adaptation.transforms_used
+        and "device" in adaptation.reason
+    ):
+        planner.device_of_shard(site)  # (under a pmap with an axis name: the shard's device)
     planner.on_ordered_chain(site)
 
 
-@handles(LegacyCall("id_tap"), reports=(NATIVE, COMPAT), plan=plan)
+@handles(LegacyCall("id_tap"), reports=(NATIVE, NO_NATIVE), plan=plan)
 def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = (
         patches_internals(ctx)
@@ -492,14 +501,15 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         or several_devices_reason(ctx)
     )
     adaptation = ctx.adaptation(site)
-    if reason is None and adaptation.follows_compat:
-        reason = adaptation.reason or FOLLOWS_COMPAT
-    elif reason is None and adaptation.mode == "compat":
+    if reason is None and adaptation.mode == "compat":
         reason = f"the tap function {adaptation.reason}"
     if reason is not None:
-        ctx.report(COMPAT, site.original, f"id_tap kept on the compat runtime: {reason}")
-        return site.updated.with_changes(func=ctx.compat("id_tap"))
+        ctx.report(NO_NATIVE, site.original, no_native_spelling("id_tap", reason, ctx))
+        return None
 
+    axis = ctx.device_axis(site)
+    if axis is not None:
+        return _with_device_of_shard(site, ctx, axis)
     adapted = ctx.adapted_function(
         site, adaptation, pass_transforms=site.literal("tap_with_transform", True) is not False
     )
@@ -542,6 +552,55 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
             callback,
             (arg(tap), "tap_func"),
             (arg(value), "arg"),
+            (arg(cst.Name("True"), "ordered"), "result"),
+        ),
+    )
+
+
+def _with_device_of_shard(site: CallSite, ctx: RuleContext, axis: str) -> cst.BaseExpression:
+    """A tap reading its `device` under `jax.pmap(..., axis_name=axis)`: an ordered io_callback
+    given the shard's index, `lambda x, shard: tap(x, (), device=jax.local_devices()[shard])`:
+    legacy called the tap on each device with that device, the pmap's i-th for shard i."""
+    func = site.args["tap_func"]
+    original = site.original_args.get("tap_func")
+    value, shard = ctx.fresh_name("arg"), ctx.fresh_name("shard")
+    transforms = ", ()" if site.literal("tap_with_transform", True) is not False else ""
+    devices = ctx.dotted("jax.local_devices")
+    called = cst.Module(body=[]).code_for_node(func)
+    if not isinstance(func, (cst.Name, cst.Attribute)):
+        called = f"({called})"
+    tap = ctx.with_numpy_args(
+        parse(f"lambda {value}: {called}({value}{transforms}, device={devices}()[{shard}])"),
+        original,
+        site.original_args.get("arg"),
+    )
+    if isinstance(tap, cst.Lambda):
+        tap = tap.with_changes(
+            params=tap.params.with_changes(params=[*tap.params.params, cst.Param(cst.Name(shard))])
+        )
+    if not ctx.returns_nothing(original) and isinstance(tap, cst.Lambda):
+        # (an io_callback without a result must get None: `(tap(...), None)[1]`)
+        body = tap.body.with_changes(lpar=[], rpar=[])
+        tap = tap.with_changes(body=parse(f"({cst.Module(body=[]).code_for_node(body)}, None)[1]"))
+    ctx.report(
+        NATIVE,
+        site.original,
+        f"id_tap(tap_with_device=True) -> io_callback(..., jax.lax.axis_index({axis!r}), "
+        f"ordered=True), the device of shard i being jax.local_devices()[i] as legacy's: "
+        f"{io_chain_note(ctx)}; `str(device)` is `cpu:0` where jax 0.4.30 wrote `TFRT_CPU_0`",
+        level=Level.FIXED_WITH_NOTE,
+    )
+    index = parse(f"{ctx.dotted('jax.lax.axis_index')}({axis!r})")
+    io_callback = parse(ctx.modern("io_callback"))
+    return with_legacy_value(
+        site,
+        ctx,
+        lambda value: site.call_like(
+            io_callback,
+            (arg(tap), "tap_func"),
+            (arg(cst.Name("None")), None),
+            (arg(value), "arg"),
+            (arg(index), None),
             (arg(cst.Name("True"), "ordered"), "result"),
         ),
     )

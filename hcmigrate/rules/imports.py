@@ -2,8 +2,8 @@
 
 HCB001: with the native strategy, an import of host_callback that nothing uses any more is
 removed (a guarded `try: import ... / except ImportError: hcb = None` goes as a whole).
-HCB005/HCB007: an import other modules rely on, or a star import still used, points at the
-compat runtime instead. HCB006: a module that imports re-exported legacy names and in which no
+HCB005/HCB007: an import other modules rely on, or a star import still used, is left as it is
+(a manual finding: the native strategy writes no compat import). HCB006: a module that imports re-exported legacy names and in which no
 rule found a site is reported. HCB701: with `--strategy compat`, every import (and full dotted use)
 is pointed at `hcmigrate_compat.host_callback`, one line per import, nothing else changes.
 """
@@ -26,7 +26,7 @@ UNUSED_IMPORT = Rule(
     level=Level.FIXED,
     legacy="import jax.experimental.host_callback as hcb (nothing left uses it)",
     modern="(removed)",
-    summary="The import fails on JAX >= 0.8; once no use is left it is removed.",
+    summary="The import fails on JAX >= 0.8; once its uses are rewritten (or if it had none) it is removed.",
     examples=(
         Example(
             title="an import nothing uses after the rewrite goes",
@@ -45,7 +45,7 @@ def shutdown():
     jax.effects_barrier()
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:5 HCB401 [fixed-with-behaviour-note] barrier_wait() -> jax.effects_barrier(): after a callback failed on several devices (pmap) every later barrier raises that error again (legacy returned)",
             ),
         ),
@@ -54,21 +54,25 @@ def shutdown():
 REEXPORT_KEPT = Rule(
     code="HCB005",
     name="reexported-import-kept",
-    level=Level.COMPAT_FALLBACK,
-    legacy="from jax.experimental.host_callback import id_tap  # imported from here by other modules",
-    modern="from hcmigrate_compat.host_callback import id_tap",
-    summary="A legacy name other modules import from this one is pointed at the compat runtime instead of removed, so importers outside the migrated tree keep working.",
+    level=Level.MANUAL,
+    legacy='from jax.experimental.host_callback import id_tap  # and `__all__ = ["id_tap"]`',
+    modern="(left as it is: removed by hand once no module imports it, or the compat strategy)",
+    summary="A legacy name the module publishes (`__all__`, its namespace, a public rename) is left as it is, not removed, so that importers outside the migrated tree are not broken silently; a name only modules of the run take goes with their rewrite.",
     examples=(
         Example(
-            title="`mypkg.taps` re-exports `id_tap` to other modules of the tree",
+            title="`mypkg.taps` publishes `id_tap` in its `__all__`",
             before="""\
 from jax.experimental.host_callback import id_tap
+
+__all__ = ["id_tap"]
 """,
             after="""\
-from hcmigrate_compat.host_callback import id_tap
+from jax.experimental.host_callback import id_tap
+
+__all__ = ["id_tap"]
 """,
             diagnostics=(
-                "1:1 HCB005 [compat-fallback] id_tap imported from this module by other modules: pointed at hcmigrate_compat.host_callback",
+                '1:1 HCB005 [manual] id_tap published by this module (its `__all__`): left as it is (it fails on JAX >= 0.8); remove it once no module imports it from here, or keep it on the compat runtime (`strategy = "compat"`)',
             ),
             options={
                 "reexports": (("mypkg.taps.id_tap", "jax.experimental.host_callback.id_tap"),),
@@ -81,10 +85,10 @@ from hcmigrate_compat.host_callback import id_tap
 from jax.experimental.host_callback import id_print as jax_print
 """,
             after="""\
-from hcmigrate_compat.host_callback import id_print as jax_print
+from jax.experimental.host_callback import id_print as jax_print
 """,
             diagnostics=(
-                "1:1 HCB005 [compat-fallback] jax_print renamed here and not used here: a name for other modules to import (remove it by hand if none does): pointed at hcmigrate_compat.host_callback",
+                '1:1 HCB005 [manual] jax_print renamed here and not used here: a name for other modules to import (remove it by hand if none does): left as it is (it fails on JAX >= 0.8); remove it once no module imports it from here, or keep it on the compat runtime (`strategy = "compat"`)',
             ),
         ),
         Example(
@@ -97,14 +101,14 @@ def run(code):
     exec(code, globals())
 """,
             after="""\
-from hcmigrate_compat.host_callback import id_print
+from jax.experimental.host_callback import id_print
 
 
 def run(code):
     exec(code, globals())
 """,
             diagnostics=(
-                "1:1 HCB005 [compat-fallback] id_print in the namespace this module hands out (`globals()`): pointed at hcmigrate_compat.host_callback",
+                '1:1 HCB005 [manual] id_print in the namespace this module hands out (`globals()`): left as it is (it fails on JAX >= 0.8); remove it once no module imports it from here, or keep it on the compat runtime (`strategy = "compat"`)',
             ),
         ),
     ),
@@ -139,10 +143,10 @@ LOGGERS = {"tap": taps.id_tap}
 STAR_IMPORT = Rule(
     code="HCB007",
     name="legacy-star-import",
-    level=Level.COMPAT_FALLBACK,
+    level=Level.MANUAL,
     legacy="from jax.experimental.host_callback import *  (a name from it still used)",
-    modern="from hcmigrate_compat.host_callback import *",
-    summary="Uses resolved through the star import are rewritten; if one is left, the star import is pointed at the compat runtime.",
+    modern="(left as it is while a name from it is used)",
+    summary="Uses resolved through the star import are rewritten; if one is left, the star import is left as it is.",
     examples=(
         Example(
             title="a name of the star import is still used (a call left for a human)",
@@ -154,14 +158,14 @@ def log(*args):
     return id_tap(*args)
 """,
             after="""\
-from hcmigrate_compat.host_callback import *
+from jax.experimental.host_callback import *
 
 
 def log(*args):
     return id_tap(*args)
 """,
             diagnostics=(
-                "1:1 HCB007 [compat-fallback] names of the star import are still used: pointed at hcmigrate_compat.host_callback",
+                "1:1 HCB007 [manual] names of the star import are still used: left as it is",
                 "5:12 HCB003 [manual] id_tap(...): `*` arguments cannot be bound statically; left alone",
             ),
         ),
@@ -312,17 +316,33 @@ def clean_up(site: ImportSite, ctx: ImportContext):
         for alias, bound in unused
         if _renames_a_function(original, alias) and not ctx.ever_used(original, bound)
     }
+    # Names only modules of this run take from here go with the import: the run rewrote
+    # their uses (a use it left for a human fails on current JAX either way). Names the
+    # module publishes stay for a human: importers outside the tree may take them.
     exported = [
         bound
         for _, bound in unused
-        if bound in ctx.exported_here or "*" in ctx.exported_here or bound in renamed
+        if bound in ctx.published_here or "*" in ctx.published_here or bound in renamed
     ]
+    handed_on = [  # (taken here by a module that hands it on: removing one link breaks it)
+        bound for _, bound in unused if bound in ctx.exported_here and ctx.passed_on.get(bound)
+    ]
+    if handed_on and not exported and legacy_aliases(original):
+        modules = sorted({m for bound in handed_on for m in ctx.passed_on[bound]})
+        ctx.report(
+            REEXPORT_KEPT,
+            original,
+            f"{', '.join(sorted(handed_on))} re-exported by {', '.join(modules)}: left as it is "
+            "(it fails on JAX >= 0.8); remove it and the re-exports by hand once their importers "
+            'are migrated, or keep it on the compat runtime (`strategy = "compat"`)',
+        )
+        return None
     if exported:
         # Other modules import these names from here: keep them importable.
         if legacy_aliases(original):
-            if all(bound in ctx.exported_here for bound in exported):
-                how = "imported from this module by other modules"
-            elif "*" in ctx.exported_here:
+            if all(bound in ctx.published_here for bound in exported):
+                how = "published by this module (its `__all__`)"
+            elif "*" in ctx.published_here:
                 how = "in the namespace this module hands out (`globals()`)"
             else:  # `from ...host_callback import id_print as jax_print`, unused here
                 how = (
@@ -332,15 +352,24 @@ def clean_up(site: ImportSite, ctx: ImportContext):
             ctx.report(
                 REEXPORT_KEPT,
                 original,
-                f"{', '.join(sorted(exported))} {how}: pointed at {COMPAT_MODULE}",
+                f"{', '.join(sorted(exported))} {how}: left as it is (it fails on JAX >= 0.8); "
+                "remove it once no module imports it from here, or keep it on the compat "
+                'runtime (`strategy = "compat"`)',
             )
-            return import_to_compat(original, updated)
+            return None
         return None
     drop = [alias for alias, _ in unused]
     if not drop:
         return None
-    names = [a.evaluated_name for a in drop]
-    ctx.report(UNUSED_IMPORT, original, f"unused import of {', '.join(names)} removed")
+    names = ", ".join(a.evaluated_name for a in drop)
+    if any(ctx.ever_used(original, bound) for _, bound in unused):
+        # (its uses became modern calls, with their own imports: say what happened)
+        message = f"import of {names} removed: its uses were rewritten"
+    elif any(bound in ctx.exported_here for _, bound in unused):
+        message = f"import of {names} removed: the modules of this run that took it from here were rewritten"
+    else:
+        message = f"unused import of {names} removed"
+    ctx.report(UNUSED_IMPORT, original, message)
     keep = _without(
         updated.names,
         [u for o, u in zip(original.names, updated.names) if any(o is d for d in drop)],
@@ -360,14 +389,12 @@ def clean_up(site: ImportSite, ctx: ImportContext):
 def _star(original: cst.ImportFrom, updated: cst.ImportFrom, ctx: ImportContext):
     if (
         ctx.star_names_still_used()
-        or "*" in ctx.exported_here
-        or not ctx.exported_here.isdisjoint(LEGACY_PUBLIC_NAMES)  # other modules take them
+        or "*" in ctx.published_here
+        or not ctx.published_here.isdisjoint(LEGACY_PUBLIC_NAMES)  # importers may take them
     ):
-        how = "still used" if ctx.star_names_still_used() else "imported from here by other modules"
-        ctx.report(
-            STAR_IMPORT, original, f"names of the star import are {how}: pointed at {COMPAT_MODULE}"
-        )
-        return updated.with_changes(module=parse(COMPAT_MODULE))
+        how = "still used" if ctx.star_names_still_used() else "published by this module"
+        ctx.report(STAR_IMPORT, original, f"names of the star import are {how}: left as it is")
+        return None
     ctx.report(UNUSED_IMPORT, original, "unused star import of host_callback removed")
     return cst.RemovalSentinel.REMOVE
 

@@ -1,10 +1,12 @@
 """JAX110: JAX's random numbers changed in 0.5.0 (`jax_threefry_partitionable` became the
-default): one note per module that calls into `jax.random`, naming the flag that restores
-the old stream. Nothing is rewritten: the new stream is what the project runs on from now.
+default): a note naming the flag that restores the old stream. Nothing is rewritten: the new
+stream is what the project runs on from now.
 
-Every module that calls into `jax.random` gets it: the pre-filter selects such files by the
-same rows (hcmigrate.removed_api_scan), and a module where only this note can apply has only
-its random calls parsed (docs/jax-removals.md).
+The rule notes the first random call of a module; a run says it once (hcmigrate.report
+.OncePerRun: on the first file with something else to migrate, or, where none has, once at
+the end), not once per module. The pre-filter selects such files by the same rows
+(hcmigrate.removed_api_scan), and a module where only this note can apply has only its random
+calls parsed (docs/jax-removals.md).
 """
 
 from __future__ import annotations
@@ -71,8 +73,8 @@ x = jax.random.normal(key, (3,))
 jax.debug.callback(_print_like_id_print, x, ordered=True)
 """,
             diagnostics=(
-                "2:1 HCB001 [fixed] unused import of host_callback removed",
-                '4:7 JAX110 [fixed-with-behaviour-note] this module draws random numbers: from JAX 0.5.0 they differ for the same key; jax.config.update("jax_threefry_partitionable", False) right after `import jax` restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable became True)',
+                "2:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
+                '4:7 JAX110 [fixed-with-behaviour-note] the project draws random numbers (said once a run): from JAX 0.5.0 they differ for the same key; jax.config.update("jax_threefry_partitionable", False) right after `import jax` restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable became True)',
                 "6:1 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),
@@ -87,7 +89,7 @@ def note(site: RemovedApiSite, ctx: RuleContext) -> None:
     ctx.report(
         RANDOM_STREAM,
         site.original,
-        f"this module draws random numbers: from JAX {site.row.removed_in} they differ for "
-        f"the same key; {site.row.advice}",
+        f"the project draws random numbers (said once a run): from JAX {site.row.removed_in} "
+        f"they differ for the same key; {site.row.advice}",
     )
     return None

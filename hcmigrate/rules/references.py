@@ -1,10 +1,11 @@
 """Legacy names used other than in a call we can rewrite.
 
 HCB403 `CallbackException`/`TapFunctionException` -> `jax.errors.JaxRuntimeError`.
-HCB502 a legacy function, `CallbackFlavor` or the module itself used as a value
-       (`functools.partial(hcb.id_tap, cb, device_index=i)`) -> the compat runtime.
-HCB501 a name that is not part of the legacy public API: reported (`outside_call_p`, `id_tap_dep_p`
-and `id_p` go to compat, which has them with legacy's rules).
+HCB502 a legacy function, `CallbackFlavor`, a private primitive (`outside_call_p`,
+       `id_tap_dep_p`, `id_p`) or the module itself used as a value
+       (`functools.partial(hcb.id_tap, cb, device_index=i)`): no native spelling, left as it
+       is for a hand port or the compat runtime chosen for the project (which has them all).
+HCB501 a name that is not part of the legacy public API: reported.
 HCB002 a name that may mean several things; HCB003 a call whose arguments cannot be bound.
 """
 
@@ -15,12 +16,12 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import (
     COMPAT_INTERNALS,
-    PATCHED_INTERNALS,
     LEGACY_ENUMS,
     LEGACY_EXCEPTIONS,
     LEGACY_FUNCTIONS,
     MODERN_EXCEPTION,
 )
+from hcmigrate.rules.compat_reasons import BATCHERS_TABLE, no_native_spelling
 from hcmigrate.rules.context import ReferenceSite, RuleContext, UnbindableSite
 from hcmigrate.rules.nodes import parse
 from hcmigrate.rules.spec import Example, LegacyReference, Rule, UnbindableCall, handles
@@ -119,7 +120,7 @@ except jax.errors.JaxRuntimeError as error:
     print("a tap failed:", error)
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:5 HCB401 [fixed-with-behaviour-note] barrier_wait() -> jax.effects_barrier(): after a callback failed on several devices (pmap) every later barrier raises that error again (legacy returned)",
                 "6:8 HCB403 [fixed-with-behaviour-note] CallbackException -> jax.errors.JaxRuntimeError: now raised at the jitted call, on CPU too, where legacy raised a RuntimeError this handler did not catch (it ran only through outfeed, from barrier_wait)",
             ),
@@ -153,11 +154,12 @@ HANDLERS = hcb._callback_handler_data
 )
 COMPAT_REFERENCE = Rule(
     code="HCB502",
-    name="legacy-reference-compat",
-    level=Level.COMPAT_FALLBACK,
+    name="legacy-reference-no-native-spelling",
+    level=Level.MANUAL,
     legacy="hcb.id_tap used as a value (functools.partial(hcb.id_tap, ...)), hcb.CallbackFlavor, hcb.id_tap_dep_p, the module as a value",
-    modern="hcb_compat.id_tap, hcb_compat.CallbackFlavor, hcb_compat.id_tap_dep_p, hcb_compat",
-    summary="Uses that are not plain calls keep legacy semantics through the compat runtime.",
+    modern="(left as it is: a hand port, or the compat strategy)",
+    summary="Uses that are not plain calls have no native spelling: left for a hand port or "
+    'the compat runtime chosen for the project (`strategy = "compat"`).',
     examples=(
         Example(
             title="a legacy function passed around as a value",
@@ -171,17 +173,16 @@ tap_to = functools.partial(hcb.id_tap, device_index=1)
             after="""\
 import functools
 
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 
 tap_to = functools.partial(hcb.id_tap, device_index=1)
 """,
             diagnostics=(
-                "3:1 HCB001 [fixed] unused import of host_callback removed",
-                "5:28 HCB502 [compat-fallback] id_tap used as a value: pointed at the compat runtime",
+                '5:28 HCB502 [manual] id_tap used as a value left as it is, no native spelling keeps legacy behaviour: only a call can be rewritten; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
         Example(
-            title="a module that patches the internals: all of it stays on the compat runtime",
+            title="a module that patches the internals: none of its sites has a native spelling",
             before="""\
 from jax.experimental import host_callback as hcb
 from jax.interpreters import ad
@@ -193,7 +194,7 @@ def f(x):
     return hcb.id_tap(print, x)
 """,
             after="""\
-from hcmigrate_compat import host_callback as hcb
+from jax.experimental import host_callback as hcb
 from jax.interpreters import ad
 
 RULE = ad.primitive_jvps[hcb.outside_call_p]
@@ -203,16 +204,12 @@ def f(x):
     return hcb.id_tap(print, x)
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
-                "4:26 HCB502 [compat-fallback] `outside_call_p` is a private primitive of the legacy implementation: pointed at the compat runtime's, which has legacy's rules (a bind with legacy's private parameters is not checked)",
-                "8:12 HCB102 [compat-fallback] id_tap kept on the compat runtime: this module patches host_callback internals (`outside_call_p`), which only the compat runtime keeps",
+                '4:26 HCB502 [manual] `outside_call_p`, a private primitive of the legacy implementation, left as it is, no native spelling keeps legacy behaviour: the native callbacks have no such primitive; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
+                '8:12 HCB102 [manual] id_tap left as it is, no native spelling keeps legacy behaviour: this module patches host_callback internals (`outside_call_p`), which the native callbacks do not have; port it by hand, or keep legacy semantics on the compat runtime (`strategy = "compat"` in [tool.hcmigrate], or `python -m compat` on the original)',
             ),
         ),
     ),
 )
-
-
-_BATCHERS_TABLE = "primitive_batchers"
 
 
 @handles(UnbindableCall(), reports=(UNBINDABLE,))
@@ -237,10 +234,9 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
             COMPAT_REFERENCE,
             node,
             f"`except {member}` never ran: legacy raised it only from barrier_wait, which this "
-            "try does not call; pointed at the compat runtime's class, so it still never runs "
-            "(delete the handler by hand)",
+            "try does not call; left as it is: delete the handler by hand",
         )
-        return ctx.compat(member)
+        return None
     if member in LEGACY_EXCEPTIONS:
         later = _later_handler_of_runtime_errors(node, ctx)
         if later is not None:  # (legacy on CPU ran that one; this one runs now)
@@ -264,30 +260,32 @@ def rewrite_reference(site: ReferenceSite, ctx: RuleContext) -> cst.BaseExpressi
             )
         return parse(ctx.dotted(MODERN_EXCEPTION))
     if member in COMPAT_INTERNALS:
-        message = f"`{member}` is a private primitive of the legacy implementation: pointed at the compat runtime's faithful copy"
-        if member in PATCHED_INTERNALS:  # (its rules are legacy's; its parameters private)
-            message = (
-                f"`{member}` is a private primitive of the legacy implementation: pointed at the "
-                "compat runtime's, which has legacy's rules (a bind with legacy's private "
-                "parameters is not checked)"
-            )
-        if ctx.module_names(_BATCHERS_TABLE):
+        what = f"`{member}`, a private primitive of the legacy implementation,"
+        if ctx.module_names(BATCHERS_TABLE):
             # (measured on jax 0.10.2: the public table is a proxy that cannot be read or
-            # written by primitive; the module fails there whatever runtime it taps on)
+            # written by primitive; the module fails there whatever runtime it taps on, so the
+            # compat runtime is no way forward)
             ctx.report(
                 COMPAT_REFERENCE,
                 node,
-                f"{message}; `{_BATCHERS_TABLE}[...]` cannot be indexed on current JAX: port "
-                "the batching rule by hand",
-                Level.MANUAL,
+                f"{what} left as it is: `{BATCHERS_TABLE}[...]` cannot be indexed on current "
+                "JAX, with the compat runtime or without: port the batching rule by hand",
             )
-        else:
-            ctx.report(COMPAT_REFERENCE, node, message)
-        return ctx.compat(member)
+        else:  # (the compat runtime has it, with legacy's rules: fixtures/fidelity/c07)
+            ctx.report(
+                COMPAT_REFERENCE,
+                node,
+                no_native_spelling(what, "the native callbacks have no such primitive"),
+            )
+        return None
     if member is None or member in LEGACY_FUNCTIONS or member in LEGACY_ENUMS:
         what = "the host_callback module" if member is None else member
-        ctx.report(COMPAT_REFERENCE, node, f"{what} used as a value: pointed at the compat runtime")
-        return ctx.compat(member)
+        ctx.report(
+            COMPAT_REFERENCE,
+            node,
+            no_native_spelling(f"{what} used as a value", "only a call can be rewritten"),
+        )
+        return None
     ctx.report(
         INTERNAL, node, f"`{member}` is not part of the legacy public API; port this by hand"
     )

@@ -77,7 +77,7 @@ def step(x):
     jax.debug.callback(_print_like_id_print, x, ordered=True)
 """,
             diagnostics=(
-                "1:1 HCB001 [fixed] unused import of host_callback removed",
+                "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "5:5 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
                 "5:1 HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.debug.callback); the target JAX is 0.1.67: raise the project's `jax` requirement, or migrate with --strategy compat",
             ),
