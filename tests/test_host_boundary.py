@@ -123,15 +123,6 @@ def test_scalar_conversions_of_one_element_arrays_print_what_legacy_printed(
     assert _run(sys.executable, migrated, tmp_path, "migrated") == legacy
 
 
-def test_the_scalar_conversion_is_written_on_the_compat_runtime_too():
-    """Its numpy 2 arrays refuse what legacy's numpy 1.26 took."""
-    code = migrate_source(
-        HEADER + "\n\ndef show(v, transforms):\n    print(int(v), transforms)\n\n\n"
-        "def step(x):\n    hcb.id_tap(show, x)\n"
-    ).code
-    assert "hcmigrate_compat" in code and "print(int(v.item()), transforms)" in code
-
-
 def test_a_host_function_that_only_sets_writeable_gets_owned_copies_natively(
     legacy_python, tmp_path
 ):
