@@ -341,14 +341,27 @@ class _Probe:
             return []
         found = []
         own = None
+        starred = _star_imported_stems(data)
         for stem in sorted(set(self.stems_re.findall(data))):
             for mod in self.by_stem[stem]:
-                if not self.names_re[mod].search(data):
+                # (a star import takes every name without spelling one: the file passes them
+                # on to its own star importers, chains of any depth)
+                if stem not in starred and not self.names_re[mod].search(data):
                     continue
                 own = module_name(path) if own is None else own
                 if own != mod:
                     found.append(mod)
         return found
+
+
+_STAR_IMPORT = re.compile(rb"from" + _GAP + rb"+([.\w]+)" + _GAP + rb"+import" + _GAP + rb"*\*")
+
+
+def _star_imported_stems(data: bytes) -> set[bytes]:
+    """The last part of each module the file star-imports (`from a.b import *`: b"b")."""
+    if b"*" not in data:
+        return set()
+    return {m.rpartition(b".")[2] for m in _STAR_IMPORT.findall(data)}
 
 
 def _named(names) -> list[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +61,7 @@ def build_run_model(scanned, targets) -> RunModel:
     `targets` (hcmigrate.discover.Target)."""
     model = ProjectModel()
     roots: set[Path] = set()
+    outer: set[Path] = set()
     index_of: dict[str, int] = {}
     texts: dict[int, str] = {}
 
@@ -80,6 +82,10 @@ def build_run_model(scanned, targets) -> RunModel:
         for _ in range(depth):
             root = root.parent
         roots.add(root)
+        # (and every folder above the module, after those: a namespace package's modules are
+        # imported by names longer than their packages give, a symlinked alias by another)
+        for folder in (path.absolute().parent, path.resolve().parent):
+            outer.update((folder, *folder.parents))
 
     seeds = scanned.candidates - scanned.removed_only  # (see hcmigrate.prefilter.ScanResult)
     for i in sorted(seeds):
@@ -133,14 +139,17 @@ def build_run_model(scanned, targets) -> RunModel:
             for n in range(1, name.count(".") + 1)
         }
 
+        located = _Locator(targets, roots, outer)
+
         def load(name: str) -> ModuleFacts | None:
-            for path in _module_paths(name, roots):
-                if path.is_file():
-                    found, facts, _ = read(path)
-                    return facts if found == name else None
-            return None
+            path = located.paths.get(name)
+            if path is None:
+                return None
+            found, facts, _ = read(path)
+            return facts if found == name else None
 
         model.loader = load
+        model.locator = located
 
     words = LEGACY_PUBLIC_NAMES | {LEGACY_MODULE.rpartition(".")[2]}
     words |= {name for r in scanned.reexports for name in r.names}
@@ -185,13 +194,43 @@ def takes_legacy_api(run: RunModel, scanned, targets) -> bool:
     return False
 
 
-def _module_paths(name: str, roots: set[Path]):
-    if not name or name.startswith("jax.") or name in ("jax", "numpy", "functools"):
-        return
-    parts = name.split(".")
-    for root in sorted(roots):
-        yield root.joinpath(*parts[:-1], parts[-1] + ".py")
-        yield root.joinpath(*parts, "__init__.py")
+class _Locator:
+    """Which module of the tree an imported dotted name stands for: a file at that name's place
+    under a folder above one of the run's modules (where Python would find it when that folder
+    is on its path), that is one of the run's files once symlinks are resolved; its module
+    name, from its real place among packages. `paths`: module name -> the file."""
+
+    def __init__(self, targets, roots: set[Path], outer: set[Path]):
+        self.targets = targets
+        # (the run's package roots first, then the folders above its modules, nearest first)
+        self.roots = [
+            *sorted(roots),
+            *sorted(outer - roots, key=lambda r: (-len(r.parts), str(r))),
+        ]
+        self.paths: dict[str, Path] = {}
+        self._real: set[str] | None = None
+
+    def __call__(self, name: str) -> str | None:
+        if not name or name.startswith("jax.") or name in ("jax", "numpy", "functools"):
+            return None
+        parts = name.split(".")
+        for root in self.roots:
+            for path in (
+                root.joinpath(*parts[:-1], parts[-1] + ".py"),
+                root.joinpath(*parts, "__init__.py"),
+            ):
+                if path.is_file() and (real := os.path.realpath(path)) in self._tree():
+                    found = module_name(real)
+                    self.paths.setdefault(found, Path(real))
+                    return found
+        return None
+
+    def _tree(self) -> set[str]:
+        if self._real is None:  # (once per run, when a name first needs it)
+            self._real = {
+                os.path.realpath(t.display) for t in self.targets if not t.notebook
+            }
+        return self._real
 
 
 @functools.lru_cache(maxsize=8)
