@@ -177,13 +177,29 @@ def _parse(data: bytes) -> ast.Module | None:
 
 
 def _tree_uses_api(tree: ast.Module) -> bool:
+    return _api_use(tree) != _NO_USE
+
+
+# What a module's code does with the API (_api_use): nothing; only a trigger's keyword, a
+# string naming host_callback (HCB009), a modern call; or it names the legacy module (an
+# import, an attribute): only those start the project model (hcmigrate.project_model.build).
+_NO_USE, _TRIGGER_ONLY, _NAMES_LEGACY = 0, 1, 2
+
+
+def _api_use(tree: ast.Module) -> int:
     # Most hits import the module at the top: found without walking the whole tree.
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)) and (
             _names_api(node) or any(_names_api(alias) for alias in node.names)
         ):
-            return True
-    return any(_names_api(node) for node in ast.walk(tree)) or _string_names_api(tree)
+            return _NAMES_LEGACY
+    found = _NO_USE
+    for node in ast.walk(tree):
+        if _names_api(node):
+            if isinstance(node, (ast.Attribute, ast.alias, ast.ImportFrom)):
+                return _NAMES_LEGACY
+            found = _TRIGGER_ONLY
+    return found if found or not _string_names_api(tree) else _TRIGGER_ONLY
 
 
 _LEGACY_WORD = re.compile(r"\bhost_callback\b")
@@ -224,6 +240,10 @@ class ScanResult:
     # legacy name): the project model, which answers host_callback's questions, does not
     # start from them (it reads one only if it imports a module that does).
     removed_only: set[int] = field(default_factory=set)
+    # Candidates whose code names the legacy module (an import, an attribute) or takes a name
+    # a re-exporter binds: the project model starts from these (a module that only mentions
+    # host_callback in a string, or holds a modern call's trigger, does not start it).
+    legacy: set[int] = field(default_factory=set)
 
 
 _READ_CHUNK = 1 << 18  # nearly every source file in one read; bigger ones in a few
@@ -257,7 +277,7 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 # Phase 1 outcome of one file (_UNPARSED: a candidate that Python's parser did not accept;
 # _REMOVED: a candidate of the JAX1xx rules alone, not parsed yet).
-_PASS, _CANDIDATE, _GENERATED, _UNPARSED, _REMOVED = 0, 1, 2, 3, 4
+_PASS, _CANDIDATE, _GENERATED, _UNPARSED, _REMOVED, _LEGACY = 0, 1, 2, 3, 4, 5
 
 
 def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
@@ -282,9 +302,10 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
     ):  # (other files go on: their error is reported)
         return _removed_api_outcome(data), {}
     tree = _parse(data)
-    if tree is not None and not _tree_uses_api(tree):
+    use = _NO_USE if tree is None else _api_use(tree)
+    if tree is not None and use == _NO_USE:
         return _removed_api_outcome(data), {}
-    outcome = _UNPARSED if tree is None else _CANDIDATE
+    outcome = _UNPARSED if tree is None else _LEGACY if use == _NAMES_LEGACY else _CANDIDATE
     if NEEDLE not in data or b"import" not in data:
         return outcome, {}
     if tree is None:  # not UTF-8 (a coding cookie) or does not parse: the lenient reading
@@ -449,6 +470,8 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
             if not res.candidates and on_first_candidate is not None:
                 on_first_candidate()
             res.candidates.add(i)
+            if outcome == _LEGACY:
+                res.legacy.add(i)
             if outcome == _UNPARSED or outcome == _REMOVED:
                 res.unparsed.add(i)
             if outcome == _REMOVED:
@@ -477,6 +500,7 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
         for i, found, bound in phase2(probe):
             res.reexport_hits.setdefault(i, []).extend(found)
             res.removed_only.discard(i)
+            res.legacy.add(i)
             if i not in res.candidates:
                 res.candidates.add(i)
                 res.unparsed.add(i)  # (phase 1 did not parse it)

@@ -87,7 +87,7 @@ def build_run_model(scanned, targets) -> RunModel:
         for folder in (path.absolute().parent, path.resolve().parent):
             outer.update((folder, *folder.parents))
 
-    seeds = scanned.candidates - scanned.removed_only  # (see hcmigrate.prefilter.ScanResult)
+    seeds = scanned.legacy  # (see hcmigrate.prefilter.ScanResult)
     for i in sorted(seeds):
         if not targets[i].notebook:
             path = Path(targets[i].path)
@@ -107,25 +107,30 @@ def build_run_model(scanned, targets) -> RunModel:
             for i, target in enumerate(targets)
             if i not in seeds and i not in scanned.generated and not target.notebook
         ]
+        index = _ImportIndex(targets, others)  # (one byte scan of the other files)
         wanted, seen = set(model.modules), set()
         model.followed = set(model.modules)
         for step in range(2):
             links = set()
-            for i in others:
+            for i in index.may_import(wanted):
                 if i in seen:
                     continue
                 path = Path(targets[i].path)
                 try:
-                    data = _imports_one_of(path, wanted, transforms_only=step > 0)
+                    found = _imports_one_of(path, wanted, transforms_only=step > 0)
                 except Exception:  # (RecursionError, MemoryError...): not a module to read
                     continue
-                if data is None:
+                if found is None:
                     continue
                 seen.add(i)
                 links.add(module_name(path))
-                if _TRANSFORM_WORDS.search(data):  # a program: it joins the run's modules
-                    _, facts, _ = read(path)
-                    if facts is not None and facts.applications:
+                tree, text, transforms = found
+                if transforms:  # a program: it joins the run's modules
+                    try:
+                        facts = facts_of(tree, module_name(path), path.name == "__init__.py")
+                    except Exception:  # (RecursionError...): the per-file step reports it
+                        continue
+                    if facts.applications:
                         model.add(facts)
             model.followed |= links
             wanted = links - set(model.modules)
@@ -263,21 +268,23 @@ def _may_import(statements: list[bytes], stems) -> bool:
     return False
 
 
-def _imports_one_of(path: Path, modules: set[str], transforms_only: bool) -> bytes | None:
-    """The file's bytes when it imports one of `modules` (by its own name, not a package
-    above it), else None; with `transforms_only`, only a file that names a transformation.
-    A few byte tests first: most files fail them."""
+def _imports_one_of(path: Path, modules: set[str], transforms_only: bool):
+    """(its ast, its text, does it name a transformation) when the file imports one of
+    `modules` (by its own name, not a package above it), else None; with `transforms_only`,
+    only a file that names a transformation. Its one parse (the model's facts reuse it)."""
     from hcmigrate.prefilter import import_statements, read_bytes
 
     data = read_bytes(path)
-    if data is None or not any(stem in data for stem, _ in _stems(modules)):
+    if data is None:
         return None
-    if transforms_only and not _TRANSFORM_WORDS.search(data):
+    transforms = bool(_TRANSFORM_WORDS.search(data))
+    if transforms_only and not transforms:
         return None
     if not _may_import(import_statements(data), _stems(modules)):
         return None
     try:
-        tree = ast.parse(data)
+        text = data.decode("utf-8-sig")
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     own = ModuleFacts(module_name(path), path.name == "__init__.py")
@@ -290,8 +297,47 @@ def _imports_one_of(path: Path, modules: set[str], transforms_only: bool) -> byt
         else:
             continue
         if not imported.isdisjoint(modules):
-            return data
+            return tree, text, transforms
     return None
+
+
+class _ImportIndex:
+    """Which of the tree's other files may import a module, from one read of each: the words
+    of its import statements (a superset: hcmigrate.prefilter's cheap reading) that are the
+    names of the tree's folders and modules, and whether it imports relatively."""
+
+    def __init__(self, targets, indices: list[int]):
+        from hcmigrate.prefilter import _FROM_MODULE, _import_words_superset, read_bytes
+
+        parts: set[bytes] = set()  # (the names a module of the tree can be imported by)
+        for target in targets:
+            path = Path(target.display)
+            parts.add(_encoded(path.stem))
+            parts.update(_encoded(part) for part in path.parent.parts)
+        self.words: dict[int, frozenset[bytes]] = {}
+        self.relative: set[int] = set()
+        for i in indices:
+            data = read_bytes(targets[i].display)
+            if data is None or b"import" not in data:
+                continue
+            words = parts.intersection(_import_words_superset(data))
+            if words:
+                self.words[i] = frozenset(words)
+            if b"." in data and any(m[:1] == b"." for m in _FROM_MODULE.findall(data)):
+                self.relative.add(i)
+
+    def may_import(self, modules: set[str]) -> list[int]:
+        """The files whose import words hold a module's last part, and its package's last
+        part too or a relative import (those `_imports_one_of` then reads exactly)."""
+        stems = _stems(modules)
+        return [
+            i
+            for i, words in self.words.items()
+            if any(
+                stem in words and (not parent or parent in words or i in self.relative)
+                for stem, parent in stems
+            )
+        ]
 
 
 def _unfollowed_importers(scanned, texts: dict[int, str], kept: set[str]):
