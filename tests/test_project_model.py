@@ -516,3 +516,30 @@ def test_star_chains_of_any_depth_keep_every_exporter_importable(
     # idempotent: a second run finds nothing left to do
     again = run_hcmigrate(["."], tree)
     assert again.exit_code == 0 and "rewrote" not in again.output, again.output
+
+
+def test_the_model_starts_only_from_modules_that_bind_the_legacy_api(tmp_path: Path):
+    from hcmigrate.discover import Target
+    from hcmigrate.prefilter import scan
+    from hcmigrate.project_model.build import build_run_model
+
+    files = {
+        # host_callback in a string only (HCB009 reports it): no binding, no model
+        "lib/strings.py": 'import importlib\n\nMOD = importlib.import_module("jax.experimental.'
+        'host_callback")\n\n\ndef f(x):\n    return x\n',
+        "lib/user.py": "import jax\n\nfrom lib import strings\n\njax.jit(strings.f)\n",
+        # a real binding, and a program that jits its function (split import, relative)
+        "app/taps.py": f"from {LEGACY.rsplit('.', 1)[0]} import host_callback as hcb\n\n\n"
+        "def step(x):\n    return hcb.id_tap(print, x)\n",
+        "app/prog.py": "import jax\n\nfrom .taps import (\n    step,\n)\n\njax.pmap(step)\n",
+        "app/plain.py": "from app import taps\n",  # imports it, applies nothing
+    }
+    _write(tmp_path, files)
+    paths = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    targets = [Target(p, False) for p in paths]
+    run = build_run_model(scan(paths), targets)
+    assert set(run.model.modules) == {"app.taps", "app.prog"}
+    assert {name.rsplit(".", 1)[0] for name in run.model.followed} >= {"app"}
+    assert not any(name.startswith("lib") for name in run.model.followed)
+    [(_, view)] = [(i, v) for i, v in run.views.items()]
+    assert [transform for _, transform, _ in view.runs_under] == ["pmap"]
