@@ -349,9 +349,11 @@ def _large_block_module(rng: random.Random, indent: str, where: str) -> str:
     for _ in range(rng.randint(20, 60)):
         choice = rng.choice(BLOCK_LINES) if rng.random() < 0.4 else BLOCK_LINES[0]
         if where == "class" and "hcb." in choice and "def" not in choice:
-            choice = f"def m{rng.randint(0, 10**6)}(self, x):\n" + "\n".join(
-                indent + line for line in choice.split("\n")
-            ) + f"\n{indent}return x"
+            choice = (
+                f"def m{rng.randint(0, 10**6)}(self, x):\n"
+                + "\n".join(indent + line for line in choice.split("\n"))
+                + f"\n{indent}return x"
+            )
         lines += [indent + line if line else line for line in choice.split("\n")]
     if where == "def":
         lines.append(indent + "return x")

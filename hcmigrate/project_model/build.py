@@ -232,9 +232,7 @@ class _Locator:
 
     def _tree(self) -> set[str]:
         if self._real is None:  # (once per run, when a name first needs it)
-            self._real = {
-                os.path.realpath(t.display) for t in self.targets if not t.notebook
-            }
+            self._real = {os.path.realpath(t.display) for t in self.targets if not t.notebook}
         return self._real
 
 
