@@ -21,6 +21,12 @@ What the codemod reads outside the legacy call sites, hence what is parsed (`nee
 Anything else in the module reaches the codemod only through the scope analysis (which sees
 the whole module) and `identifiers` (the names a fresh name must avoid).
 
+A needed region that is one large block (a def, class, `with`, or a loop or `if` without
+`else`, of LARGE_BLOCK statements or more: a generated module's one function of thousands of
+lines) is cut the same way inside: its block's statement lines are regions of their own,
+picked by the same rules, and the others are VerbatimStatements within the parsed block
+(`_block_plan`). Its first statement line goes with the header and is always parsed.
+
 `None` from `parse_needed` means "parse the whole module instead": every region is needed (one
 parse is then cheaper), or the module has a shape this does not handle (mixed line endings, no
 final line break, a grammar-changing `__future__` import, blocks indented two ways among the

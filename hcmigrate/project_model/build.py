@@ -1,9 +1,15 @@
 """Building the project model of a run, and each module's view of it.
 
-The model holds every candidate of the pre-filter and the modules that apply a transformation
-(jit, pmap, vmap, ...) and import one of them (a library module's function may be run on
-several devices by a module that never names host_callback); the other modules of the same
-tree are read when a question reaches them (an import chain, a call followed).
+The model holds every candidate of the pre-filter whose code binds the legacy API (names the
+legacy module, or takes a name a re-exporter binds: hcmigrate.prefilter.ScanResult.legacy; a
+module that only mentions host_callback in a string does not start it) and the modules that
+apply a transformation (jit, pmap, vmap, ...) and import one of them (a library module's
+function may be run on several devices by a module that never names host_callback); those
+importers are found from one read of the other files (`_ImportIndex`), and each is parsed
+once. The other modules of the same tree are read when a question reaches them (an import
+chain, a call followed), by the name the importing code uses: a namespace package's module or a
+folder reached through a symlink is the file found there, among the run's files once real
+paths are resolved (`_Locator`).
 """
 
 from __future__ import annotations
