@@ -32,7 +32,6 @@ import statistics
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -180,15 +179,27 @@ def build_trees(out: Path, site: Path) -> tuple[Path, Path]:
     return plain, planted
 
 
-def wall(cmd: list[str], repeat: int, env=None) -> float:
-    times = []
+_TIMED = (
+    "import resource, subprocess, sys, time; t = time.perf_counter(); rc = subprocess.run("
+    "sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode; "
+    "w = time.perf_counter() - t; u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(rc, w, u.ru_utime + u.ru_stime)"
+)
+
+
+def timed(cmd: list[str], repeat: int, env=None) -> tuple[float, float]:
+    """Medians of (wall seconds, CPU seconds of the command and every process it waited for)."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
-        proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        times.append(time.perf_counter() - t)
-        if proc.returncode not in (0, 1):
-            raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()[-2000:]}")
-    return statistics.median(times)
+        proc = subprocess.run(
+            [sys.executable, "-c", _TIMED, *cmd], capture_output=True, text=True, env=env
+        )
+        rc, w, cpu = proc.stdout.split()
+        if int(rc) not in (0, 1):
+            raise SystemExit(f"{' '.join(cmd)} failed with exit {rc}")
+        walls.append(float(w))
+        cpus.append(float(cpu))
+    return statistics.median(walls), statistics.median(cpus)
 
 
 _PARSE_PRINT = r"""
@@ -218,7 +229,8 @@ def bench_tree(out: Path, site: Path, repeat: int) -> None:
     hcm = [sys.executable, "-m", "hcmigrate", "--check", "-q", "--no-cache"]
     print(
         f"Trees: a copy of {site} ({len(list(plain.rglob('*.py'))):,} .py files); the same "
-        f"with {len(_planted())} planted modules. Wall seconds, medians of {repeat}.\n"
+        f"with {len(_planted())} planted modules. Medians of {repeat}: wall seconds, and CPU "
+        "seconds (user + system, the workers included) in brackets.\n"
     )
     print(
         "| tree | files | candidates | with a binding | grep | floor: grep + libcst parse/print "
@@ -227,16 +239,23 @@ def bench_tree(out: Path, site: Path, repeat: int) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, tree in (("planted", planted), ("no binding", plain)):
         found, files, bound = candidates_of(tree)
-        wall(hcm + ["-j1", str(tree)], 1, env)  # (bytecode, page cache)
-        grep = wall(["grep", "-rlF", "host_callback", str(tree)], repeat)
-        parse = wall([sys.executable, "-c", _PARSE_PRINT, *found], repeat)
-        serial = wall(hcm + ["-j1", str(tree)], repeat, env)
-        every = wall(hcm + [str(tree)], repeat, env)
-        floor = grep + parse
+        timed(hcm + ["-j1", str(tree)], 1, env)  # (bytecode, page cache)
+        grep = timed(["grep", "-rlF", "host_callback", str(tree)], repeat)
+        parse = timed([sys.executable, "-c", _PARSE_PRINT, *found], repeat)
+        serial = timed(hcm + ["-j1", str(tree)], repeat, env)
+        every = timed(hcm + [str(tree)], repeat, env)
+        floor = (grep[0] + parse[0], grep[1] + parse[1])
+
+        def both(pair):
+            return f"{pair[0]:.2f} ({pair[1]:.2f})"
+
+        def ratio(a, b):
+            return f"{a[0] / b[0]:.2f} ({a[1] / max(b[1], 1e-3):.2f})"
+
         print(
-            f"| {name} | {files:,} | {len(found)} | {bound} | {grep:.3f} | {floor:.2f} | "
-            f"{serial:.2f} | {serial / floor:.2f} | {every:.2f} | {every / floor:.2f} | "
-            f"{every / grep:.1f} |",
+            f"| {name} | {files:,} | {len(found)} | {bound} | {both(grep)} | {both(floor)} | "
+            f"{both(serial)} | {ratio(serial, floor)} | {both(every)} | {ratio(every, floor)} | "
+            f"{ratio(every, grep)} |",
             flush=True,
         )
 
