@@ -330,8 +330,10 @@ class _Probe:
         known: dict[str, dict[str, str]],
         candidates: frozenset[int],
         generated: frozenset[int],
+        folders: dict[str, str] | None = None,
     ):
         self.known = known  # every re-exporter so far (for new candidates' own bindings)
+        self.folders = folders or {}  # re-exporter -> the real folder of its file
         self.candidates = candidates  # already candidates: their bindings are known
         self.generated = generated  # skipped files, not looked at again
         self.by_stem: dict[bytes, list[str]] = {}
@@ -352,6 +354,21 @@ class _Probe:
             for mod, ns in exports.items()
         }
 
+    def _is_module(self, path: str | Path, spec: str, mod: str) -> bool:
+        """Does `from SPEC import *`, written in the file at `path`, import re-exporter `mod`
+        (of the same last part)? Resolved against the file's own package when relative; an
+        absolute name that is `mod` or ends like it (a namespace package's module is named
+        by the import); or `mod`'s file in the file's own folder (reached through an alias)."""
+        if spec.startswith("."):
+            level = len(spec) - len(spec.lstrip("."))
+            package = module_name(path).split(".")[:-1]
+            package = package[: len(package) - (level - 1)] if level > 1 else package
+            spec = ".".join([*package, spec.lstrip(".")])
+        if spec == mod or spec.endswith("." + mod) or mod.endswith("." + spec):
+            return True
+        folder = self.folders.get(mod)
+        return folder is not None and os.path.dirname(os.path.realpath(path)) == folder
+
     def hits(self, path: str | Path, data: bytes) -> list[str]:
         """Modules of this round whose stem the file imports and whose names it mentions."""
         # A cheap superset of the import-statement words rules out almost every file before
@@ -362,12 +379,14 @@ class _Probe:
             return []
         found = []
         own = None
-        starred = _star_imported_stems(data)
+        starred = _star_imported(data)
         for stem in sorted(set(self.stems_re.findall(data))):
             for mod in self.by_stem[stem]:
                 # (a star import takes every name without spelling one: the file passes them
                 # on to its own star importers, chains of any depth)
-                if stem not in starred and not self.names_re[mod].search(data):
+                if not self.names_re[mod].search(data) and not any(
+                    self._is_module(path, spec, mod) for spec in starred.get(stem, ())
+                ):
                     continue
                 own = module_name(path) if own is None else own
                 if own != mod:
@@ -378,11 +397,16 @@ class _Probe:
 _STAR_IMPORT = re.compile(rb"from" + _GAP + rb"+([.\w]+)" + _GAP + rb"+import" + _GAP + rb"*\*")
 
 
-def _star_imported_stems(data: bytes) -> set[bytes]:
-    """The last part of each module the file star-imports (`from a.b import *`: b"b")."""
-    if b"*" not in data:
-        return set()
-    return {m.rpartition(b".")[2] for m in _STAR_IMPORT.findall(data)}
+def _star_imported(data: bytes) -> dict[bytes, list[str]]:
+    """The modules the file star-imports, as written, by their last part (`from a.b import
+    *`: {b"b": ["a.b"]})."""
+    found: dict[bytes, list[str]] = {}
+    if b"*" in data:
+        for spec in _STAR_IMPORT.findall(data):
+            found.setdefault(spec.rpartition(b".")[2], []).append(
+                spec.decode("utf-8", "surrogateescape")
+            )
+    return found
 
 
 def _named(names) -> list[str]:
@@ -480,10 +504,12 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
                 pending[i] = bound
     # Phase 2: follow re-exports until a fixpoint.
     known: dict[str, dict[str, str]] = {}
+    folders: dict[str, str] = {}
     while pending:
         new_exports: dict[str, dict[str, str]] = {}
         for i, bound in pending.items():
             mod = module_name(paths[i])
+            folders.setdefault(mod, os.path.dirname(os.path.realpath(paths[i])))
             merged = {**known.get(mod, {}), **bound}
             if merged != known.get(mod):
                 new_exports[mod] = merged
@@ -494,7 +520,11 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
             res.reexports = [r for r in res.reexports if r.module != mod]
             res.reexports.append(ReExport(mod, frozenset(names), tuple(sorted(names.items()))))
         probe = _Probe(
-            new_exports, dict(known), frozenset(res.candidates), frozenset(res.generated)
+            new_exports,
+            dict(known),
+            frozenset(res.candidates),
+            frozenset(res.generated),
+            dict(folders),
         )
         pending = {}
         for i, found, bound in phase2(probe):

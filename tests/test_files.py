@@ -245,6 +245,11 @@ def test_prefilter_follows_star_imports_of_any_depth_and_marks_real_bindings(tmp
     write(pkg, "m3.py", "from p.m2 import *\n\nid_tap(print, 1)\n")
     write(pkg, "lookalike.py", "from p.other import *\nid_tap = 1\n")  # not a re-exporter
     write(pkg, "other.py", "x = 1\n")
+    # a star import of another package's module of the same name is no hit
+    write(pkg, "utils.py", "from jax.experimental.host_callback import *\n")
+    write(tmp_path / "elsewhere", "__init__.py", "")
+    write(tmp_path / "elsewhere", "utils.py", "x = 1\n")
+    write(tmp_path / "elsewhere", "user.py", "from .utils import *\n\nprint(x)\n")
     # host_callback only in a string, or a modern call's trigger: candidates, but no binding
     write(
         tmp_path,
@@ -260,10 +265,17 @@ def test_prefilter_follows_star_imports_of_any_depth_and_marks_real_bindings(tmp
         "p/m1.py",
         "p/m2.py",
         "p/m3.py",
+        "p/utils.py",
         "mention.py",
         "modern.py",
     }
-    assert {name[i] for i in res.legacy} == {"p/m0.py", "p/m1.py", "p/m2.py", "p/m3.py"}
+    assert {name[i] for i in res.legacy} == {
+        "p/m0.py",
+        "p/m1.py",
+        "p/m2.py",
+        "p/m3.py",
+        "p/utils.py",
+    }
 
 
 def test_reexport_importers_are_reported(tmp_path):
