@@ -177,13 +177,29 @@ def _parse(data: bytes) -> ast.Module | None:
 
 
 def _tree_uses_api(tree: ast.Module) -> bool:
+    return _api_use(tree) != _NO_USE
+
+
+# What a module's code does with the API (_api_use): nothing; only a trigger's keyword, a
+# string naming host_callback (HCB009), a modern call; or it names the legacy module (an
+# import, an attribute): only those start the project model (hcmigrate.project_model.build).
+_NO_USE, _TRIGGER_ONLY, _NAMES_LEGACY = 0, 1, 2
+
+
+def _api_use(tree: ast.Module) -> int:
     # Most hits import the module at the top: found without walking the whole tree.
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)) and (
             _names_api(node) or any(_names_api(alias) for alias in node.names)
         ):
-            return True
-    return any(_names_api(node) for node in ast.walk(tree)) or _string_names_api(tree)
+            return _NAMES_LEGACY
+    found = _NO_USE
+    for node in ast.walk(tree):
+        if _names_api(node):
+            if isinstance(node, (ast.Attribute, ast.alias, ast.ImportFrom)):
+                return _NAMES_LEGACY
+            found = _TRIGGER_ONLY
+    return found if found or not _string_names_api(tree) else _TRIGGER_ONLY
 
 
 _LEGACY_WORD = re.compile(r"\bhost_callback\b")
@@ -224,6 +240,10 @@ class ScanResult:
     # legacy name): the project model, which answers host_callback's questions, does not
     # start from them (it reads one only if it imports a module that does).
     removed_only: set[int] = field(default_factory=set)
+    # Candidates whose code names the legacy module (an import, an attribute) or takes a name
+    # a re-exporter binds: the project model starts from these (a module that only mentions
+    # host_callback in a string, or holds a modern call's trigger, does not start it).
+    legacy: set[int] = field(default_factory=set)
 
 
 _READ_CHUNK = 1 << 18  # nearly every source file in one read; bigger ones in a few
@@ -257,7 +277,7 @@ _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 # Phase 1 outcome of one file (_UNPARSED: a candidate that Python's parser did not accept;
 # _REMOVED: a candidate of the JAX1xx rules alone, not parsed yet).
-_PASS, _CANDIDATE, _GENERATED, _UNPARSED, _REMOVED = 0, 1, 2, 3, 4
+_PASS, _CANDIDATE, _GENERATED, _UNPARSED, _REMOVED, _LEGACY = 0, 1, 2, 3, 4, 5
 
 
 def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
@@ -282,9 +302,10 @@ def _phase1(path: str | Path, notebook: bool) -> tuple[int, dict[str, str]]:
     ):  # (other files go on: their error is reported)
         return _removed_api_outcome(data), {}
     tree = _parse(data)
-    if tree is not None and not _tree_uses_api(tree):
+    use = _NO_USE if tree is None else _api_use(tree)
+    if tree is not None and use == _NO_USE:
         return _removed_api_outcome(data), {}
-    outcome = _UNPARSED if tree is None else _CANDIDATE
+    outcome = _UNPARSED if tree is None else _LEGACY if use == _NAMES_LEGACY else _CANDIDATE
     if NEEDLE not in data or b"import" not in data:
         return outcome, {}
     if tree is None:  # not UTF-8 (a coding cookie) or does not parse: the lenient reading
@@ -309,8 +330,10 @@ class _Probe:
         known: dict[str, dict[str, str]],
         candidates: frozenset[int],
         generated: frozenset[int],
+        folders: dict[str, str] | None = None,
     ):
         self.known = known  # every re-exporter so far (for new candidates' own bindings)
+        self.folders = folders or {}  # re-exporter -> the real folder of its file
         self.candidates = candidates  # already candidates: their bindings are known
         self.generated = generated  # skipped files, not looked at again
         self.by_stem: dict[bytes, list[str]] = {}
@@ -331,6 +354,21 @@ class _Probe:
             for mod, ns in exports.items()
         }
 
+    def _is_module(self, path: str | Path, spec: str, mod: str) -> bool:
+        """Does `from SPEC import *`, written in the file at `path`, import re-exporter `mod`
+        (of the same last part)? Resolved against the file's own package when relative; an
+        absolute name that is `mod` or ends like it (a namespace package's module is named
+        by the import); or `mod`'s file in the file's own folder (reached through an alias)."""
+        if spec.startswith("."):
+            level = len(spec) - len(spec.lstrip("."))
+            package = module_name(path).split(".")[:-1]
+            package = package[: len(package) - (level - 1)] if level > 1 else package
+            spec = ".".join([*package, spec.lstrip(".")])
+        if spec == mod or spec.endswith("." + mod) or mod.endswith("." + spec):
+            return True
+        folder = self.folders.get(mod)
+        return folder is not None and os.path.dirname(os.path.realpath(path)) == folder
+
     def hits(self, path: str | Path, data: bytes) -> list[str]:
         """Modules of this round whose stem the file imports and whose names it mentions."""
         # A cheap superset of the import-statement words rules out almost every file before
@@ -341,14 +379,34 @@ class _Probe:
             return []
         found = []
         own = None
+        starred = _star_imported(data)
         for stem in sorted(set(self.stems_re.findall(data))):
             for mod in self.by_stem[stem]:
-                if not self.names_re[mod].search(data):
+                # (a star import takes every name without spelling one: the file passes them
+                # on to its own star importers, chains of any depth)
+                if not self.names_re[mod].search(data) and not any(
+                    self._is_module(path, spec, mod) for spec in starred.get(stem, ())
+                ):
                     continue
                 own = module_name(path) if own is None else own
                 if own != mod:
                     found.append(mod)
         return found
+
+
+_STAR_IMPORT = re.compile(rb"from" + _GAP + rb"+([.\w]+)" + _GAP + rb"+import" + _GAP + rb"*\*")
+
+
+def _star_imported(data: bytes) -> dict[bytes, list[str]]:
+    """The modules the file star-imports, as written, by their last part (`from a.b import
+    *`: {b"b": ["a.b"]})."""
+    found: dict[bytes, list[str]] = {}
+    if b"*" in data:
+        for spec in _STAR_IMPORT.findall(data):
+            found.setdefault(spec.rpartition(b".")[2], []).append(
+                spec.decode("utf-8", "surrogateescape")
+            )
+    return found
 
 
 def _named(names) -> list[str]:
@@ -436,6 +494,8 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
             if not res.candidates and on_first_candidate is not None:
                 on_first_candidate()
             res.candidates.add(i)
+            if outcome == _LEGACY:
+                res.legacy.add(i)
             if outcome == _UNPARSED or outcome == _REMOVED:
                 res.unparsed.add(i)
             if outcome == _REMOVED:
@@ -444,10 +504,12 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
                 pending[i] = bound
     # Phase 2: follow re-exports until a fixpoint.
     known: dict[str, dict[str, str]] = {}
+    folders: dict[str, str] = {}
     while pending:
         new_exports: dict[str, dict[str, str]] = {}
         for i, bound in pending.items():
             mod = module_name(paths[i])
+            folders.setdefault(mod, os.path.dirname(os.path.realpath(paths[i])))
             merged = {**known.get(mod, {}), **bound}
             if merged != known.get(mod):
                 new_exports[mod] = merged
@@ -458,12 +520,17 @@ def _scan(paths: list[str | Path], phase1, phase2, on_first_candidate) -> ScanRe
             res.reexports = [r for r in res.reexports if r.module != mod]
             res.reexports.append(ReExport(mod, frozenset(names), tuple(sorted(names.items()))))
         probe = _Probe(
-            new_exports, dict(known), frozenset(res.candidates), frozenset(res.generated)
+            new_exports,
+            dict(known),
+            frozenset(res.candidates),
+            frozenset(res.generated),
+            dict(folders),
         )
         pending = {}
         for i, found, bound in phase2(probe):
             res.reexport_hits.setdefault(i, []).extend(found)
             res.removed_only.discard(i)
+            res.legacy.add(i)
             if i not in res.candidates:
                 res.candidates.add(i)
                 res.unparsed.add(i)  # (phase 1 did not parse it)

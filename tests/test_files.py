@@ -236,6 +236,48 @@ def test_prefilter_follows_reexport_chains(tmp_path):
     assert {r.module for r in res.reexports} >= {"mypkg.taps", "mypkg"}
 
 
+def test_prefilter_follows_star_imports_of_any_depth_and_marks_real_bindings(tmp_path):
+    pkg = tmp_path / "p"
+    write(pkg, "__init__.py", "")
+    write(pkg, "m0.py", "from jax.experimental.host_callback import *\n")
+    write(pkg, "m1.py", "from p.m0 import *\n")  # names nothing: passes them all on
+    write(pkg, "m2.py", "from .m1 import *\n")  # (relative)
+    write(pkg, "m3.py", "from p.m2 import *\n\nid_tap(print, 1)\n")
+    write(pkg, "lookalike.py", "from p.other import *\nid_tap = 1\n")  # not a re-exporter
+    write(pkg, "other.py", "x = 1\n")
+    # a star import of another package's module of the same name is no hit
+    write(pkg, "utils.py", "from jax.experimental.host_callback import *\n")
+    write(tmp_path / "elsewhere", "__init__.py", "")
+    write(tmp_path / "elsewhere", "utils.py", "x = 1\n")
+    write(tmp_path / "elsewhere", "user.py", "from .utils import *\n\nprint(x)\n")
+    # host_callback only in a string, or a modern call's trigger: candidates, but no binding
+    write(
+        tmp_path,
+        "mention.py",
+        'import importlib\nimportlib.import_module("jax.experimental.host_callback")\n',
+    )
+    write(tmp_path, "modern.py", "import jax\njax.pure_callback(f, x, y, vectorized=True)\n")
+    paths = sorted(p for p in tmp_path.rglob("*.py"))
+    res = scan(paths)
+    name = {i: paths[i].relative_to(tmp_path).as_posix() for i in range(len(paths))}
+    assert {name[i] for i in res.candidates} == {
+        "p/m0.py",
+        "p/m1.py",
+        "p/m2.py",
+        "p/m3.py",
+        "p/utils.py",
+        "mention.py",
+        "modern.py",
+    }
+    assert {name[i] for i in res.legacy} == {
+        "p/m0.py",
+        "p/m1.py",
+        "p/m2.py",
+        "p/m3.py",
+        "p/utils.py",
+    }
+
+
 def test_reexport_importers_are_reported(tmp_path):
     pkg = tmp_path / "mypkg"
     write(pkg, "__init__.py", "")

@@ -305,3 +305,83 @@ def test_a_layout_libcst_cannot_print_back_is_refused_not_altered(tmp_path):
     path.write_text(source)
     result = run(["layout.py"], tmp_path)
     assert result.exit_code == 2 and "layout.py:3" in result.output and path.read_text() == source
+
+
+# ---------------------------------------------------------------------------- large blocks
+BLOCK_LINES = [
+    "x = jnp.sin(x) * 2 + 1",
+    "x = hcb.id_tap(_show, x + 1)  # tap",
+    "hcb.id_print(x, what='step')",
+    "# a comment line",
+    "",
+    "y = [\n    x,\n  x]",
+    "if x is None:\n    x = 0\n    # inside the if",
+    "def inner(v, transforms):\n    print('inner', v)",
+    "x = hcb.id_tap(inner, x)",
+    "a = 1; b = 2",
+    "with ctx():\n    x = hcb.id_tap(_show, x)\n    x = x + 1",
+    "s = '''\n    # not a comment\n'''",
+]
+
+
+def _large_block_module(rng: random.Random, indent: str, where: str) -> str:
+    """A module whose one function (or class, or `with` block) holds many statements, a few
+    of which use the legacy API."""
+    lines = [
+        "import jax",
+        "import jax.numpy as jnp",
+        "from jax.experimental import host_callback as hcb",
+        "",
+        "",
+        "def _show(v, transforms):",
+        indent + "print(v)",
+        "",
+        "",
+    ]
+    head = {
+        "def": "@jax.jit\ndef run(x):",
+        "class": "class Steps:",
+        "with": "with jax.disable_jit():",
+    }[where]
+    lines += head.splitlines()
+    if where == "with":
+        lines.append(indent + "x = jnp.ones(3)")
+    for _ in range(rng.randint(20, 60)):
+        choice = rng.choice(BLOCK_LINES) if rng.random() < 0.4 else BLOCK_LINES[0]
+        if where == "class" and "hcb." in choice and "def" not in choice:
+            choice = (
+                f"def m{rng.randint(0, 10**6)}(self, x):\n"
+                + "\n".join(indent + line for line in choice.split("\n"))
+                + f"\n{indent}return x"
+            )
+        lines += [indent + line if line else line for line in choice.split("\n")]
+    if where == "def":
+        lines.append(indent + "return x")
+    lines += rng.choice([[], [indent + "# the block's footer"], ["# the module's footer", ""]])
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("where", ["def", "class", "with"])
+def test_large_blocks_are_cut_and_migrate_exactly_as_a_whole_parse(where, monkeypatch):
+    rng = random.Random(where)
+    cut = 0
+    for round in range(12):
+        source = _large_block_module(rng, rng.choice(["    ", "  ", "\t"]), where)
+        tree = ast.parse(source)
+        scopes = ScopeAnalysis(source, tree)
+        partial = parse_needed(
+            source,
+            tree,
+            scopes.line_starts,
+            parsing.seed_words(source, scopes, {}, registry().words),
+        )
+        if partial is not None:
+            assert partial.module.code == source, source
+            block = partial.module.body[-1].body.body
+            cut += any(isinstance(s, VerbatimStatement) for s in block)
+        for options in (Options(), Options(strategy="compat")):
+            result = migrate_source(source, options)
+            assert (result.code, [str(d) for d in result.diagnostics]) == _migrate_whole(
+                source, options, monkeypatch
+            ), source
+    assert cut >= 6  # (the block really was cut in most rounds)

@@ -451,3 +451,94 @@ def test_a_module_another_runs_in_a_sharded_jit_gets_ordered_io_callbacks(
         report
     )
     assert "jax.debug" not in (tmp_path / "migrated" / "mesh" / "decode.py").read_text()
+
+
+# Star imports passed on through modules: chains of any depth, a namespace package (no
+# `__init__.py`) and a package folder reached through a symlinked alias. Each `c` module's
+# run() calls the names the chain brought it. Keys ending in "/" are folders made without an
+# `__init__.py`; "alias -> target" is a symlink.
+STAR_CHAINS = {
+    # three star hops, the middle one relative
+    "deep/__init__.py": "",
+    "deep/m0.py": f"from {LEGACY} import id_print, id_tap\n",
+    "deep/m1.py": "from deep.m0 import *\n",
+    "deep/m2.py": "from .m1 import *\n",
+    "deep/c.py": "from deep.m2 import *\nfrom shared import jit_run\n\n\n"
+    "def run():\n    jit_run(lambda x: id_print(id_tap(lambda v, t: print('deep', v), x)))\n",
+    # a namespace package: its modules' names come from the imports, not from packages
+    "ns/m0.py": f"from {LEGACY} import id_tap\n",
+    "ns/m1.py": "from ns.m0 import *\n",
+    "ns/c.py": "from ns.m1 import *\nfrom shared import jit_run\n\n\n"
+    "def run():\n    jit_run(lambda x: id_tap(lambda v, t: print('ns', v), x))\n",
+    # a folder reached by two paths: `alias` is a symlink to `real/linked`
+    "real/__init__.py": "",
+    "real/linked/__init__.py": "",
+    "real/linked/m0.py": f"from {LEGACY} import id_tap\n",
+    "real/linked/m1.py": "from alias.m0 import *\n",
+    "real/linked/c.py": "from real.linked.m1 import *\nfrom shared import jit_run\n\n\n"
+    "def run():\n    jit_run(lambda x: id_tap(lambda v, t: print('linked', v), x))\n",
+}
+STAR_MAIN = """\
+import importlib
+import sys
+
+for module in sys.argv[1:]:
+    importlib.import_module(module).run()
+"""
+STAR_RUNS = ["deep.c", "ns.c", "real.linked.c"]
+
+
+def test_star_chains_of_any_depth_keep_every_exporter_importable(
+    legacy_python: Path, tmp_path: Path
+):
+    for version, star in (("original", False), ("migrated", True)):
+        root = tmp_path / version
+        for rel, text in {**STAR_CHAINS, "shared.py": SHARED, "main.py": STAR_MAIN}.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        (root / "alias").symlink_to(root / "real" / "linked", target_is_directory=True)
+        if star:  # (legacy star imports bind no deprecated name on 0.4.30: only migrated)
+            (root / "deep/m0.py").write_text(f"from {LEGACY} import *\n")
+    legacy = _run(legacy_python, tmp_path / "original", "main.py", *STAR_RUNS)
+    assert [line.split()[0] for line in legacy.splitlines() if line[0].isalpha()] == [
+        "deep",
+        "ns",
+        "linked",
+    ]
+    tree = tmp_path / "migrated"
+    result = run_hcmigrate(["."], tree)
+    assert result.exit_code == 0, result.output
+    assert "HCB006" not in result.output and "unused" not in result.output, result.output
+    for exporter in ("deep/m0.py", "ns/m0.py", "real/linked/m0.py"):
+        assert "hcmigrate_compat" in (tree / exporter).read_text(), exporter
+    assert _run(sys.executable, tree, "main.py", *STAR_RUNS) == legacy
+    # idempotent: a second run finds nothing left to do
+    again = run_hcmigrate(["."], tree)
+    assert again.exit_code == 0 and "rewrote" not in again.output, again.output
+
+
+def test_the_model_starts_only_from_modules_that_bind_the_legacy_api(tmp_path: Path):
+    from hcmigrate.discover import Target
+    from hcmigrate.prefilter import scan
+    from hcmigrate.project_model.build import build_run_model
+
+    files = {
+        # host_callback in a string only (HCB009 reports it): no binding, no model
+        "lib/strings.py": 'import importlib\n\nMOD = importlib.import_module("jax.experimental.'
+        'host_callback")\n\n\ndef f(x):\n    return x\n',
+        "lib/user.py": "import jax\n\nfrom lib import strings\n\njax.jit(strings.f)\n",
+        # a real binding, and a program that jits its function (split import, relative)
+        "app/taps.py": f"from {LEGACY.rsplit('.', 1)[0]} import host_callback as hcb\n\n\n"
+        "def step(x):\n    return hcb.id_tap(print, x)\n",
+        "app/prog.py": "import jax\n\nfrom .taps import (\n    step,\n)\n\njax.pmap(step)\n",
+        "app/plain.py": "from app import taps\n",  # imports it, applies nothing
+    }
+    _write(tmp_path, files)
+    paths = sorted(str(p) for p in tmp_path.rglob("*.py"))
+    targets = [Target(p, False) for p in paths]
+    run = build_run_model(scan(paths), targets)
+    assert set(run.model.modules) == {"app.taps", "app.prog"}
+    assert {name.rsplit(".", 1)[0] for name in run.model.followed} >= {"app"}
+    assert not any(name.startswith("lib") for name in run.model.followed)
+    [(_, view)] = [(i, v) for i, v in run.views.items()]
+    assert [transform for _, transform, _ in view.runs_under] == ["pmap"]

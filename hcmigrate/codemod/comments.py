@@ -35,9 +35,12 @@ def comments_in(node: cst.CSTNode) -> list[cst.Comment]:
 def comments_lost(before: cst.CSTNode, after: list[cst.CSTNode]) -> list[cst.Comment]:
     """The comments of `before` that none of the nodes `after` holds (each text counted as
     often as it occurs), in order; lint pragmas spoke of their line and are not kept."""
+    own = comments_in(before)
+    if not own:  # (most sites: no walk of what replaced them)
+        return []
     left = Counter(c.value for node in after for c in comments_in(node))
     lost = []
-    for comment in comments_in(before):
+    for comment in own:
         if left[comment.value] > 0:
             left[comment.value] -= 1
         elif not _LINT_PRAGMA.match(comment.value):

@@ -489,7 +489,12 @@ def takes_arrays_as_they_come(resolver, func: cst.BaseExpression) -> bool:
     if isinstance(func, cst.Name):
         fdef = resolver.function_def(func)
         if fdef is not None and not fdef.decorators:
-            return converts_its_arguments(fdef.params, fdef.body, agnostic)
+            # (one answer per def, kept by the module's resolver: a module may tap with the
+            # same function thousands of times)
+            known = resolver.__dict__.setdefault("_converts_its_arguments", {})
+            if fdef not in known:
+                known[fdef] = converts_its_arguments(fdef.params, fdef.body, agnostic)
+            return known[fdef]
     return False
 
 

@@ -21,6 +21,12 @@ What the codemod reads outside the legacy call sites, hence what is parsed (`nee
 Anything else in the module reaches the codemod only through the scope analysis (which sees
 the whole module) and `identifiers` (the names a fresh name must avoid).
 
+A needed region that is one large block (a def, class, `with`, or a loop or `if` without
+`else`, of LARGE_BLOCK statements or more: a generated module's one function of thousands of
+lines) is cut the same way inside: its block's statement lines are regions of their own,
+picked by the same rules, and the others are VerbatimStatements within the parsed block
+(`_block_plan`). Its first statement line goes with the header and is always parsed.
+
 `None` from `parse_needed` means "parse the whole module instead": every region is needed (one
 parse is then cheaper), or the module has a shape this does not handle (mixed line endings, no
 final line break, a grammar-changing `__future__` import, blocks indented two ways among the
@@ -74,9 +80,18 @@ def top_level_regions(text: str, tree: ast.Module, starts: list[int]) -> list[Re
     comment and blank lines belong to the statement below them, except indented comment
     lines right after a block (libcst keeps them in the block's footer) and the lines after
     the last statement (the module's footer, here part of the last region)."""
+    regions = _statement_regions(text, tree.body, starts)
+    if regions:
+        regions[0].start, regions[-1].end = 0, len(text)
+    return regions
+
+
+def _statement_regions(text: str, statements: list[ast.stmt], starts: list[int]) -> list[Region]:
+    """One region per statement line of a block, as top_level_regions (the first one starting
+    at its first line, the last one ending after its block's footer)."""
     regions: list[Region] = []
     last_line = 0
-    for statement in tree.body:
+    for statement in statements:
         first = _first_line(statement)
         if regions and first <= last_line:  # `a = 1; b = 2`: one statement line for libcst
             regions[-1].statements.append(statement)
@@ -86,7 +101,8 @@ def top_level_regions(text: str, tree: ast.Module, starts: list[int]) -> list[Re
     for previous, region in zip(regions, regions[1:]):
         previous.end = region.start = _after_block_footer(text, previous.statements[-1], starts)
     if regions:
-        regions[-1].end = len(text)
+        regions[0].start = starts[_first_line(regions[0].statements[0]) - 1]
+        regions[-1].end = _after_block_footer(text, regions[-1].statements[-1], starts)
     return regions
 
 
@@ -183,10 +199,13 @@ def parse_needed(
         needed = needed_regions(text, regions, tuple(seeds))
     else:
         needed = _regions_holding(regions, sorted(sites))
-    if len(needed) == len(regions):
+    seeds = tuple(seeds)
+    if len(needed) == len(regions) and not any(
+        _large_block(regions[index].statements) for index in needed
+    ):
         return None  # (one parse of the whole is cheaper than one per region)
     try:
-        return _build(text, tree, starts, regions, needed, newline)
+        return _build(text, tree, starts, regions, needed, newline, seeds, sites)
     except cst.ParserSyntaxError:
         return None  # (a part libcst rejects: the whole-module parse reports it)
 
@@ -198,6 +217,8 @@ def _build(
     regions: list[Region],
     needed: set[int],
     newline: str,
+    seeds: tuple[str, ...] = (),
+    sites: Iterable[int] | None = None,
 ) -> PartialModule | None:
     body: list[cst.BaseStatement] = []
     header: Sequence[cst.EmptyLine] = ()
@@ -215,10 +236,19 @@ def _build(
             body.append(VerbatimStatement(chunk))
             verbatim.extend(region.statements)
             continue
-        snippet = cst.parse_module(chunk)
+        inner = _block_plan(text, region, starts, seeds, sites)
+        if inner is None:
+            snippet = cst.parse_module(chunk)
+        else:
+            snippet = cst.parse_module(inner.skeleton)
         if len(snippet.body) != 1 or (snippet.footer and index != last):
             return None
         statement = snippet.body[0]
+        if inner is not None:
+            statement = inner.splice(statement, text)
+            if statement is None:
+                return None
+            verbatim.extend(inner.verbatim)
         if index == 0:
             header = snippet.header  # the file's top lines, as a whole-module parse has them
         elif snippet.header:  # lines above a later statement are its leading lines
@@ -241,6 +271,84 @@ def _build(
         has_trailing_newline=True,
     )
     return PartialModule(module, verbatim)
+
+
+# A block of fewer statements is parsed whole: cutting it costs more than it saves.
+LARGE_BLOCK = 16
+# The statements whose one block may be cut (an `else`, `except`... holds more blocks).
+_ONE_BLOCK = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.AsyncWith)
+
+
+def _one_block(statement: ast.stmt) -> list[ast.stmt] | None:
+    if isinstance(statement, _ONE_BLOCK) or (
+        isinstance(statement, (ast.For, ast.AsyncFor, ast.While, ast.If)) and not statement.orelse
+    ):
+        return statement.body
+    return None
+
+
+def _large_block(statements: list[ast.stmt]) -> bool:
+    block = _one_block(statements[0]) if len(statements) == 1 else None
+    return block is not None and len(block) >= LARGE_BLOCK
+
+
+@dataclass
+class _BlockPlan:
+    """A compound statement parsed with only the statements of its block the codemod needs
+    (found as among top-level regions): `skeleton` is its text without the others, which
+    `splice` puts back into the parsed block as VerbatimStatements."""
+
+    skeleton: str
+    parts: list  # per statement line of the block: its text (left unparsed) or None (parsed)
+    verbatim: list[ast.stmt]
+
+    def splice(self, statement: cst.CSTNode, text: str) -> cst.CSTNode | None:
+        block = getattr(statement, "body", None)
+        if not isinstance(block, cst.IndentedBlock):
+            return None
+        parsed = iter(block.body)
+        body = []
+        for part in self.parts:
+            body.append(next(parsed, None) if part is None else VerbatimStatement(part))
+        if body[-1] is None or next(parsed, None) is not None or None in body:
+            return None  # (libcst saw other statements than the ast did)
+        return statement.with_changes(body=block.with_changes(body=body))
+
+
+def _block_plan(
+    text: str,
+    region: Region,
+    starts: list[int],
+    seeds: tuple[str, ...],
+    sites: Iterable[int] | None,
+) -> _BlockPlan | None:
+    """How to parse the region's one compound statement with only the statements of its block
+    the codemod needs (None: parse it whole). The block's first statement line is always
+    parsed (the header and the lines above it go with it)."""
+    if not _large_block(region.statements):
+        return None
+    inner = _statement_regions(text, _one_block(region.statements[0]), starts)
+    if any(_own_line_indent(text, part.statements[0], starts) is None for part in inner):
+        return None  # (`if x: a; b`: a block on its header's line is not cut)
+    inner[0].start = region.start
+    tail = text[inner[-1].end : region.end]  # (the block's footer, the module's at its end)
+    if sites is None:
+        needed = needed_regions(text, inner, seeds)
+    else:
+        needed = _regions_holding(inner, sorted(sites))
+    needed.add(0)
+    if len(needed) * 10 > len(inner) * 9:
+        return None  # (nearly all of it is needed: one parse is cheaper)
+    parts, verbatim, kept = [], [], []
+    for index, part in enumerate(inner):
+        chunk = text[part.start : part.end]
+        if index in needed:
+            parts.append(None)
+            kept.append(chunk)
+        else:
+            parts.append(chunk)
+            verbatim.extend(part.statements)
+    return _BlockPlan("".join(kept) + tail, parts, verbatim)
 
 
 def needed_regions(text: str, regions: list[Region], seeds: tuple[str, ...]) -> set[int]:

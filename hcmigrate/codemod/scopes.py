@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 IMPORT, LOCAL, BUILTIN = "import", "local", "builtin"
 
@@ -41,7 +41,11 @@ class Binding:
     statement: int | None = None  # imports: offset of the import statement
     from_import: bool = False  # bound by `from M import name` (not `import M.name as x`)
     is_def: bool = False
-    accesses: list[int] = field(default_factory=list)  # offsets of the root names of the uses
+
+    @property
+    def accesses(self) -> list[int]:
+        """Offsets of the root names of the uses that may see this binding."""
+        return [at for at, limit in self.scope.uses.get(self.key, ()) if self.offset < limit]
 
     def qualified(self, full_name: str) -> QualifiedName | None:
         if self.kind == IMPORT:
@@ -52,6 +56,14 @@ class Binding:
             return None
         prefix = self.scope.prefix
         return QualifiedName(f"{prefix}.{full_name}" if prefix else full_name, LOCAL)
+
+
+_ALL = float("inf")
+
+
+def _seen(bindings: list, limit: float) -> list:
+    """The bindings a use sees: those bound before `limit` (every one, for _ALL)."""
+    return bindings if limit == _ALL else [b for b in bindings if b.offset < limit]
 
 
 class _Builtin:
@@ -69,7 +81,7 @@ class _Builtin:
 
 
 class Scope:
-    __slots__ = ("kind", "parent", "prefix", "bindings", "overrides")
+    __slots__ = ("kind", "parent", "prefix", "bindings", "overrides", "uses")
 
     def __init__(self, kind: str, parent: "Scope | None", prefix: str):
         self.kind = kind  # "module", "class", "function", "lambda", "comprehension"
@@ -77,6 +89,10 @@ class Scope:
         self.prefix = prefix
         self.bindings: dict[str, list[Binding]] = {}
         self.overrides: dict[str, str] = {}  # name -> "global" / "nonlocal"
+        # name -> (offset of a use, the bindings of the name here that it may see: those bound
+        # before that offset). Kept as a limit, not a list per use: a name bound thousands
+        # of times in one function (`x = f(x)` line after line) would cost the square.
+        self.uses: dict[str, list[tuple[int, float]]] = {}
 
     def bind(self, binding: Binding) -> None:
         self.bindings.setdefault(binding.key, []).append(binding)
@@ -141,7 +157,9 @@ class ScopeAnalysis:
         # the modules of `from M import *` (".m" for a relative one), in the order written: a
         # name nothing binds statically may be bound by one of them
         self.star_imports: list[str] = []
-        self._referents: dict[int, tuple[str, list]] = {}  # use offset -> (name it uses, bindings)
+        # use offset -> (name it uses, its bindings in one scope, the offset they are bound
+        # before: the bindings the use may see, `_seen`)
+        self._referents: dict[int, tuple[str, list, float]] = {}
         self.tree = tree or ast.parse(text)  # (also read by the layout and module-end rules)
         _Walk(self).body(self.tree.body, self.module)
 
@@ -168,7 +186,7 @@ class ScopeAnalysis:
             return set()
         used = self._referents.get(root_offset)
         if used is not None and used[0] == full_name:
-            bindings = used[1]
+            bindings = _seen(used[1], used[2])
         else:
             bindings = []
             prefix = full_name
@@ -388,6 +406,7 @@ class _Walk:
             )
 
     def _resolve_accesses(self) -> None:
+        firsts: dict[int, int] = {}  # id of a scope's binding list -> its first offset
         for access in self._accesses:
             scope = access.scope
             # The use is of the longest dotted prefix bound in its scope (`a.b.c` after `import a.b.c`).
@@ -399,15 +418,16 @@ class _Walk:
                     break
             # A use does not see a binding made later in its own scope (unless nothing earlier);
             # a comprehension binds its targets before its element runs, written before them.
-            earlier = [
-                b
-                for b in candidates
-                if b.scope is not scope or b.offset < access.offset or scope.kind == "comprehension"
-            ]
-            if not earlier and candidates and scope.parent is not None:
-                earlier = (scope._visible_parent() or scope.parent).resolve(key)
-            for binding in earlier:
-                if binding.kind != BUILTIN:
-                    binding.accesses.append(access.offset)
-            self._referents[access.offset] = (key, earlier)
+            # (The bindings of one list share a scope.)
+            limit = _ALL
+            if candidates and candidates[0].scope is scope and scope.kind != "comprehension":
+                limit = access.offset
+                first = firsts.get(id(candidates))
+                if first is None:
+                    first = firsts[id(candidates)] = min(b.offset for b in candidates)
+                if first >= limit and scope.parent is not None:
+                    candidates, limit = (scope._visible_parent() or scope.parent).resolve(key), _ALL
+            if candidates and candidates[0].kind != BUILTIN:
+                candidates[0].scope.uses.setdefault(key, []).append((access.offset, limit))
+            self._referents[access.offset] = (key, candidates, limit)
         self._accesses = []

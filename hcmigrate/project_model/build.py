@@ -1,15 +1,22 @@
 """Building the project model of a run, and each module's view of it.
 
-The model holds every candidate of the pre-filter and the modules that apply a transformation
-(jit, pmap, vmap, ...) and import one of them (a library module's function may be run on
-several devices by a module that never names host_callback); the other modules of the same
-tree are read when a question reaches them (an import chain, a call followed).
+The model holds every candidate of the pre-filter whose code binds the legacy API (names the
+legacy module, or takes a name a re-exporter binds: hcmigrate.prefilter.ScanResult.legacy; a
+module that only mentions host_callback in a string does not start it) and the modules that
+apply a transformation (jit, pmap, vmap, ...) and import one of them (a library module's
+function may be run on several devices by a module that never names host_callback); those
+importers are found from one read of the other files (`_ImportIndex`), and each is parsed
+once. The other modules of the same tree are read when a question reaches them (an import
+chain, a call followed), by the name the importing code uses: a namespace package's module or a
+folder reached through a symlink is the file found there, among the run's files once real
+paths are resolved (`_Locator`).
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +67,7 @@ def build_run_model(scanned, targets) -> RunModel:
     `targets` (hcmigrate.discover.Target)."""
     model = ProjectModel()
     roots: set[Path] = set()
+    outer: set[Path] = set()
     index_of: dict[str, int] = {}
     texts: dict[int, str] = {}
 
@@ -80,8 +88,12 @@ def build_run_model(scanned, targets) -> RunModel:
         for _ in range(depth):
             root = root.parent
         roots.add(root)
+        # (and every folder above the module, after those: a namespace package's modules are
+        # imported by names longer than their packages give, a symlinked alias by another)
+        for folder in (path.absolute().parent, path.resolve().parent):
+            outer.update((folder, *folder.parents))
 
-    seeds = scanned.candidates - scanned.removed_only  # (see hcmigrate.prefilter.ScanResult)
+    seeds = scanned.legacy  # (see hcmigrate.prefilter.ScanResult)
     for i in sorted(seeds):
         if not targets[i].notebook:
             path = Path(targets[i].path)
@@ -101,25 +113,30 @@ def build_run_model(scanned, targets) -> RunModel:
             for i, target in enumerate(targets)
             if i not in seeds and i not in scanned.generated and not target.notebook
         ]
+        index = _ImportIndex(targets, others)  # (one byte scan of the other files)
         wanted, seen = set(model.modules), set()
         model.followed = set(model.modules)
         for step in range(2):
             links = set()
-            for i in others:
+            for i in index.may_import(wanted):
                 if i in seen:
                     continue
                 path = Path(targets[i].path)
                 try:
-                    data = _imports_one_of(path, wanted, transforms_only=step > 0)
+                    found = _imports_one_of(path, wanted, transforms_only=step > 0)
                 except Exception:  # (RecursionError, MemoryError...): not a module to read
                     continue
-                if data is None:
+                if found is None:
                     continue
                 seen.add(i)
                 links.add(module_name(path))
-                if _TRANSFORM_WORDS.search(data):  # a program: it joins the run's modules
-                    _, facts, _ = read(path)
-                    if facts is not None and facts.applications:
+                tree, text, transforms = found
+                if transforms:  # a program: it joins the run's modules
+                    try:
+                        facts = facts_of(tree, module_name(path), path.name == "__init__.py")
+                    except Exception:  # (RecursionError...): the per-file step reports it
+                        continue
+                    if facts.applications:
                         model.add(facts)
             model.followed |= links
             wanted = links - set(model.modules)
@@ -133,14 +150,17 @@ def build_run_model(scanned, targets) -> RunModel:
             for n in range(1, name.count(".") + 1)
         }
 
+        located = _Locator(targets, roots, outer)
+
         def load(name: str) -> ModuleFacts | None:
-            for path in _module_paths(name, roots):
-                if path.is_file():
-                    found, facts, _ = read(path)
-                    return facts if found == name else None
-            return None
+            path = located.paths.get(name)
+            if path is None:
+                return None
+            found, facts, _ = read(path)
+            return facts if found == name else None
 
         model.loader = load
+        model.locator = located
 
     words = LEGACY_PUBLIC_NAMES | {LEGACY_MODULE.rpartition(".")[2]}
     words |= {name for r in scanned.reexports for name in r.names}
@@ -185,13 +205,41 @@ def takes_legacy_api(run: RunModel, scanned, targets) -> bool:
     return False
 
 
-def _module_paths(name: str, roots: set[Path]):
-    if not name or name.startswith("jax.") or name in ("jax", "numpy", "functools"):
-        return
-    parts = name.split(".")
-    for root in sorted(roots):
-        yield root.joinpath(*parts[:-1], parts[-1] + ".py")
-        yield root.joinpath(*parts, "__init__.py")
+class _Locator:
+    """Which module of the tree an imported dotted name stands for: a file at that name's place
+    under a folder above one of the run's modules (where Python would find it when that folder
+    is on its path), that is one of the run's files once symlinks are resolved; its module
+    name, from its real place among packages. `paths`: module name -> the file."""
+
+    def __init__(self, targets, roots: set[Path], outer: set[Path]):
+        self.targets = targets
+        # (the run's package roots first, then the folders above its modules, nearest first)
+        self.roots = [
+            *sorted(roots),
+            *sorted(outer - roots, key=lambda r: (-len(r.parts), str(r))),
+        ]
+        self.paths: dict[str, Path] = {}
+        self._real: set[str] | None = None
+
+    def __call__(self, name: str) -> str | None:
+        if not name or name.startswith("jax.") or name in ("jax", "numpy", "functools"):
+            return None
+        parts = name.split(".")
+        for root in self.roots:
+            for path in (
+                root.joinpath(*parts[:-1], parts[-1] + ".py"),
+                root.joinpath(*parts, "__init__.py"),
+            ):
+                if path.is_file() and (real := os.path.realpath(path)) in self._tree():
+                    found = module_name(real)
+                    self.paths.setdefault(found, Path(real))
+                    return found
+        return None
+
+    def _tree(self) -> set[str]:
+        if self._real is None:  # (once per run, when a name first needs it)
+            self._real = {os.path.realpath(t.display) for t in self.targets if not t.notebook}
+        return self._real
 
 
 @functools.lru_cache(maxsize=8)
@@ -224,21 +272,23 @@ def _may_import(statements: list[bytes], stems) -> bool:
     return False
 
 
-def _imports_one_of(path: Path, modules: set[str], transforms_only: bool) -> bytes | None:
-    """The file's bytes when it imports one of `modules` (by its own name, not a package
-    above it), else None; with `transforms_only`, only a file that names a transformation.
-    A few byte tests first: most files fail them."""
+def _imports_one_of(path: Path, modules: set[str], transforms_only: bool):
+    """(its ast, its text, does it name a transformation) when the file imports one of
+    `modules` (by its own name, not a package above it), else None; with `transforms_only`,
+    only a file that names a transformation. Its one parse (the model's facts reuse it)."""
     from hcmigrate.prefilter import import_statements, read_bytes
 
     data = read_bytes(path)
-    if data is None or not any(stem in data for stem, _ in _stems(modules)):
+    if data is None:
         return None
-    if transforms_only and not _TRANSFORM_WORDS.search(data):
+    transforms = bool(_TRANSFORM_WORDS.search(data))
+    if transforms_only and not transforms:
         return None
     if not _may_import(import_statements(data), _stems(modules)):
         return None
     try:
-        tree = ast.parse(data)
+        text = data.decode("utf-8-sig")
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     own = ModuleFacts(module_name(path), path.name == "__init__.py")
@@ -251,8 +301,47 @@ def _imports_one_of(path: Path, modules: set[str], transforms_only: bool) -> byt
         else:
             continue
         if not imported.isdisjoint(modules):
-            return data
+            return tree, text, transforms
     return None
+
+
+class _ImportIndex:
+    """Which of the tree's other files may import a module, from one read of each: the words
+    of its import statements (a superset: hcmigrate.prefilter's cheap reading) that are the
+    names of the tree's folders and modules, and whether it imports relatively."""
+
+    def __init__(self, targets, indices: list[int]):
+        from hcmigrate.prefilter import _FROM_MODULE, _import_words_superset, read_bytes
+
+        parts: set[bytes] = set()  # (the names a module of the tree can be imported by)
+        for target in targets:
+            path = Path(target.display)
+            parts.add(_encoded(path.stem))
+            parts.update(_encoded(part) for part in path.parent.parts)
+        self.words: dict[int, frozenset[bytes]] = {}
+        self.relative: set[int] = set()
+        for i in indices:
+            data = read_bytes(targets[i].display)
+            if data is None or b"import" not in data:
+                continue
+            words = parts.intersection(_import_words_superset(data))
+            if words:
+                self.words[i] = frozenset(words)
+            if b"." in data and any(m[:1] == b"." for m in _FROM_MODULE.findall(data)):
+                self.relative.add(i)
+
+    def may_import(self, modules: set[str]) -> list[int]:
+        """The files whose import words hold a module's last part, and its package's last
+        part too or a relative import (those `_imports_one_of` then reads exactly)."""
+        stems = _stems(modules)
+        return [
+            i
+            for i, words in self.words.items()
+            if any(
+                stem in words and (not parent or parent in words or i in self.relative)
+                for stem, parent in stems
+            )
+        ]
 
 
 def _unfollowed_importers(scanned, texts: dict[int, str], kept: set[str]):

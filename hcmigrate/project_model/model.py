@@ -39,7 +39,12 @@ class ProjectModel:
     # Reads another module of the tree when a question needs it (None: not in the tree), so
     # the model holds what the run's modules reach, not every module they import.
     loader: Callable[[str], ModuleFacts | None] | None = None
+    # The module name of the tree's file that an imported name stands for, when they differ
+    # (a namespace package's `p.m`, whose file is module `m` by its packages; a folder
+    # reached through a symlinked alias): None when no file of the tree is that module.
+    locator: Callable[[str], str | None] | None = None
     _loaded: dict[str, ModuleFacts | None] = field(default_factory=dict)
+    _located: dict[str, str | None] = field(default_factory=dict)
     # The modules a followed call may lead into and be read for (the run's modules, and the
     # modules of the tree that import one of them): a function of another module cannot call
     # theirs, since it does not import them.
@@ -54,13 +59,25 @@ class ProjectModel:
         """The facts of module `name`, read when first asked (None: not in the tree). While
         calls are followed, only the modules of `followed` are read."""
         facts = self.modules.get(name)
-        if self._following and name not in self.followed and name not in self._loaded:
+        if facts is not None or not name:
             return facts
-        if facts is None and self.loader is not None and name:
+        name = self._canonical(name)
+        if name is None or name in self.modules:
+            return self.modules.get(name) if name else None
+        if self._following and name not in self.followed and name not in self._loaded:
+            return None
+        if self.loader is not None:
             if name not in self._loaded:
                 self._loaded[name] = self.loader(name)
-            facts = self._loaded[name]
-        return facts
+            return self._loaded[name]
+        return None
+
+    def _canonical(self, name: str) -> str | None:
+        if self.locator is None or name in self._loaded:
+            return name
+        if name not in self._located:
+            self._located[name] = self.locator(name)
+        return self._located[name]
 
     # ------------------------------------------------------------ names
     def resolve(self, module: str, name: str, trail: list | None = None) -> Value:
@@ -75,12 +92,13 @@ class ProjectModel:
         return value
 
     def _lookup(self, module: str, name: str, trail, seen: set, own: str) -> Value:
-        if (module, name) in seen:
-            return None  # a cycle: nothing binds it
-        seen.add((module, name))
         facts = self.module(module)
         if facts is None:
             return None
+        module = facts.name  # (the module's own name, however it was imported)
+        if (module, name) in seen:
+            return None  # a cycle: nothing binds it
+        seen.add((module, name))
         binding = facts.bindings.get(name)
         value: Value = None
         if binding is None:
