@@ -182,29 +182,6 @@ def build_run_model(scanned, targets) -> RunModel:
     return RunModel(model, views, {i: name for name, i in index_of.items()}, importers)
 
 
-def takes_legacy_api(run: RunModel, scanned, targets) -> bool:
-    """Does a module of the run use host_callback (the native rewrite then writes the modern
-    API, and the run raises the project's JAX floor for it: hcmigrate.projects.floors)? Its code
-    names the legacy module, or takes a legacy name another module re-exports; a notebook
-    candidate that spells it counts too (notebooks are not in the model)."""
-    word = LEGACY_MODULE.rpartition(".")[2]
-    for i, name in run.names.items():
-        facts = run.model.modules.get(name)
-        if run.views[i].reexports or (
-            facts is not None
-            and (word in facts.imported or any(word in use.split(".") for use in facts.uses))
-        ):
-            return True
-    for i in scanned.candidates:
-        if targets[i].notebook:
-            try:
-                if word.encode() in read_regular(Path(targets[i].path)):
-                    return True
-            except (FileError, OSError):
-                continue
-    return False
-
-
 class _Locator:
     """Which module of the tree an imported dotted name stands for: a file at that name's place
     under a folder above one of the run's modules (where Python would find it when that folder
