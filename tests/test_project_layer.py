@@ -403,12 +403,13 @@ def test_a_cap_below_what_the_written_code_needs_is_named(tmp_path):
     _write(tmp_path, files)
     res = run(["--no-cache", "--check", "."], tmp_path)
     assert (tmp_path / "pyproject.toml").read_text() == files["pyproject.toml"]
+    # (the run wrote none of the code: told as a note, not the run's manual work)
     assert (
-        "pyproject.toml: HCB008 [manual] `jax<0.4.20` caps jax below 0.4.26, which "
+        "pyproject.toml: note: `jax<0.4.20` caps jax below 0.4.26, which "
         "p/step.py:5 uses jax.numpy.trapezoid (JAX >= 0.4.26): the project's JAX floor is not "
         "raised"
     ) in res.output, res.output
-    assert res.exit_code == 1
+    assert res.exit_code == 0
 
 
 UNREAD = [

@@ -156,6 +156,12 @@ def plan_metadata(
     prefilter = _needs_prefilter() if by_project else None
     for project, owned in by_project.items():
         done = _plan_project(project, owned, prefilter, raise_floor)
+        if not any(f.facts is not None for f in owned):
+            # (the run wrote none of this project's code: what its metadata cannot say is
+            # told, not left as the run's manual work; its edits are still made, which
+            # completes a run interrupted before them)
+            done.notes += [line.replace("HCB008 [manual] ", "note: ") for line in done.findings]
+            done.findings = []
         if done.edits or done.findings or done.notes or done.refused:
             plan.projects.append(done)
     return plan
@@ -234,7 +240,7 @@ def _plan_project(
                     )
                 )
     declared = declared_jax_floor(project.root)
-    if declared is None and why is not None:
+    if declared is None and why is not None and not out.findings:
         need_text = _dotted(map(str, need))
         listed = (
             "lists jax without a floor"
