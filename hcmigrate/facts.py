@@ -175,8 +175,11 @@ NATIVE_SINCE = {
     "jax.experimental.io_callback": (0, 4, 6),  # (ordered= from the first)
     "jax.ShapeDtypeStruct": (0, 3, 13),
     "jax.dtypes.canonicalize_dtype": (0, 3, 13),
-    # (JAX104 writes it for jax.random.PRNGKeyArray / KeyArray: the raised floor counts it)
-    "jax.Array": (0, 3, 25),
+    # (JAX104 writes it for jax.random.PRNGKeyArray / KeyArray and jnp.DeviceArray: the raised
+    # floor counts it; and JAX105's `jax.extend.linear_util` for jax.linear_util, first read in
+    # 0.4.16: 0.4.14 lacks it, 0.4.15 has no sdist to read)
+    "jax.Array": (0, 3, 18),
+    "jax.extend.linear_util": (0, 4, 16),
 }
 # The first JAX whose host_callback is a stub that raises NotImplementedError at each call
 # (measured on jax 0.4.35 and 0.5.0 with the legacy program of docs/compat.md; 0.4.34 still

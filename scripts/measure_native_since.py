@@ -18,7 +18,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-RELEASES = ["0.3.13", "0.3.17", "0.3.25", "0.4.1", "0.4.6", "0.4.10", "0.4.13", "0.4.16"]
+RELEASES = ["0.3.13", "0.3.17", "0.3.18", "0.3.20", "0.3.25", "0.4.1", "0.4.6", "0.4.10"]
+RELEASES += ["0.4.13", "0.4.14", "0.4.16"]  # (0.4.15 has no sdist to read)
 RELEASES += [f"0.4.{n}" for n in range(20, 36)]
 # (construct, file of the release, pattern that is there once the construct is)
 PROBES = [
@@ -35,6 +36,8 @@ PROBES = [
     ("pure_callback (vmap_method=)", "jax/_src/callback.py", r"vmap_method"),
     # (JAX104 writes it for jax.random.PRNGKeyArray/KeyArray: the floor counts it, issue 34)
     ("jax.Array", "jax/__init__.py", r"from jax\._src\.basearray import Array as Array"),
+    # (JAX105 writes `from jax.extend import linear_util` for the removed jax.linear_util)
+    ("jax.extend.linear_util", "jax/extend/linear_util.py", r"\bwrap_init\b"),
 ]
 
 

@@ -526,7 +526,7 @@ def test_a_test_importing_the_compat_runtime_declares_nothing(tmp_path):
 
 
 def test_a_prng_key_array_rewritten_to_jax_array_counts_for_the_floor(tmp_path):
-    """JAX104 writes jax.Array (first in jax 0.3.25, measured by
+    """JAX104 writes jax.Array (first in jax 0.3.18, measured by
     scripts/measure_native_since.py): a project declaring jax>=0.3.13 gets its floor raised."""
     files = {
         "requirements.txt": "jax>=0.3.13\n",
@@ -536,8 +536,8 @@ def test_a_prng_key_array_rewritten_to_jax_array_counts_for_the_floor(tmp_path):
     _write(tmp_path, files)
     res = run(["--no-cache", "."], tmp_path)
     assert "jax.Array" in (tmp_path / "keys.py").read_text(), res.output
-    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.3.25\n", res.output
-    assert "keys.py:4 uses jax.Array (JAX >= 0.3.25)" in res.output
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.3.18\n", res.output
+    assert "keys.py:4 uses jax.Array (JAX >= 0.3.18)" in res.output
 
 
 def test_a_version_switch_raises_no_floor_for_its_old_jax_branch(tmp_path):
@@ -599,3 +599,16 @@ def test_code_that_needs_a_jax_the_metadata_does_not_name_gets_a_note(tmp_path, 
         f"p/step.py:7: note: uses jax.numpy.trapezoid, which needs JAX >= 0.4.26; the project "
         f"{said}: say `jax>=0.4.26` where it names jax"
     ) in res.output, res.output
+
+
+def test_an_extend_import_written_for_a_removed_module_counts_for_the_floor(tmp_path):
+    """(netket) JAX105 writes `from jax.extend import linear_util` for jax.linear_util: the
+    package then needs JAX 0.4.16 (measured), and its floor says so."""
+    files = {
+        "requirements.txt": "jax>=0.3.16\n",
+        "scan.py": "import jax.linear_util as lu\n\n\ndef wrap(f):\n    return lu.wrap_init(f)\n",
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert "jax.extend" in (tmp_path / "scan.py").read_text(), res.output
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.16\n", res.output
