@@ -612,3 +612,33 @@ def test_an_extend_import_written_for_a_removed_module_counts_for_the_floor(tmp_
     res = run(["--no-cache", "."], tmp_path)
     assert "jax.extend" in (tmp_path / "scan.py").read_text(), res.output
     assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.16\n", res.output
+
+
+def test_a_lock_beside_an_edited_pyproject_is_named_with_its_command(tmp_path):
+    """(jax-tqdm) poetry.lock records pyproject's content hash: the run says how to update it
+    (hcmigrate never edits a lock)."""
+    files = {
+        "pyproject.toml": '[tool.poetry]\nname = "p"\n\n[tool.poetry.dependencies]\njax = ">=0.3.5"\n',
+        "poetry.lock": "# a lock\n",
+        "p/__init__.py": "",
+        "p/step.py": CODE,
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "poetry.lock").read_text() == "# a lock\n"
+    assert (
+        "poetry.lock: note: pyproject.toml's requirements changed: run `poetry lock --no-update` "
+        "to bring the lock up to date"
+    ) in res.output, res.output
+
+
+def test_a_url_requirement_has_no_floor_to_raise(tmp_path):
+    """(paxml, saxml) `jax @ git+...` tracks a branch: nothing to raise, nothing refused."""
+    files = {
+        "requirements.in": "jax @ git+https://example.invalid/jax\nnumpy>=1.20\n",
+        "step.py": CODE,
+    }
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "requirements.in").read_text() == files["requirements.in"]
+    assert "not a specifier" not in res.output, res.output

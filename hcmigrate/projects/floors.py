@@ -189,6 +189,8 @@ def raised_requirement(requirement: str, needs: dict[str, str]) -> str:
     if need is None or m is None:
         return requirement
     spec = m.group("spec")
+    if spec.lstrip().startswith("@"):  # (a URL: no version floor to raise, `jax @ git+...`)
+        return requirement
     new_spec = _raised_spec(spec, need)
     return requirement[: m.start("spec")] + new_spec + requirement[m.end("spec") :]
 

@@ -270,7 +270,22 @@ def _plan_project(
                 lambda written, d=declaration: d.message(written)
             )
     out.refused = _refusal(project, out)
+    for lock, command in _LOCKS:
+        edited = project.root / "pyproject.toml" in out.edits
+        if edited and out.refused is None and (project.root / lock).is_file():
+            out.notes.append(
+                f"{shown_path(project.root / lock)}: note: pyproject.toml's requirements "
+                f"changed: run `{command}` to bring the lock up to date"
+            )
     return out
+
+
+# Lock files beside a pyproject whose requirements an edit changes, and what updates each.
+_LOCKS = (
+    ("poetry.lock", "poetry lock --no-update"),
+    ("uv.lock", "uv lock"),
+    ("pdm.lock", "pdm lock --update-reuse"),
+)
 
 
 def _lists_jax(root: Path) -> bool:
