@@ -7,6 +7,8 @@ and current JAX against its golden trace."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import pytest
 
 from hcmigrate.api import migrate_source
@@ -160,3 +162,31 @@ def log(x):
     result = migrate_source(source)
     assert "hcb.id_tap" not in result.code and "HCB014" not in {d.code for d in result.diagnostics}
     assert "HCB004" in {d.code for d in result.diagnostics}
+
+
+def test_a_removed_api_in_a_branch_for_old_jax_is_left_as_it_is(legacy_python, tmp_path):
+    """(BrainPy) `else: jnp.trapz` under `if jax.__version_info__ >= (0, 4, 26):` runs on JAX
+    that still has trapz: the JAX1xx rules leave it (rewritten, the old branch broke), and the
+    same name outside the branch is still rewritten. The program prints the same on jax 0.4.30
+    and on current JAX."""
+    from hcmigrate.api import migrate_source
+
+    src = (
+        "import jax\nimport jax.numpy as jnp\n\n"
+        "if jax.__version_info__ >= (0, 4, 26):\n    integrate = jnp.trapezoid\n"
+        "else:\n    integrate = jnp.trapz\n\n"
+        "print(float(integrate(jnp.arange(4.0))), jax.tree_map(abs, [-1]))\n"
+    )
+    code = migrate_source(src).code
+    assert "else:\n    integrate = jnp.trapz\n" in code
+    assert "jax.tree.map(abs, [-1])" in code
+    (tmp_path / "old.py").write_text(src)
+    (tmp_path / "new.py").write_text(code)
+    legacy = subprocess.run(
+        [str(legacy_python), "old.py"], cwd=tmp_path, capture_output=True, text=True
+    )
+    current = subprocess.run(
+        [sys.executable, "new.py"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert legacy.returncode == 0 and current.returncode == 0, legacy.stderr + current.stderr
+    assert legacy.stdout == current.stdout == "4.5 [1]\n"

@@ -42,7 +42,7 @@ from hcmigrate.codemod.parsing import (
     printed_back_error,
 )
 from hcmigrate.codemod.plan import make_plan
-from hcmigrate.codemod.version_guards import in_kept_branch, kept_branches
+from hcmigrate.codemod.version_guards import in_kept_branch, in_legacy_branch, kept_branches
 from hcmigrate.codemod.rewrite import Rewriter
 from hcmigrate.codemod.scopes import ScopeAnalysis
 from hcmigrate.codemod.usage import Usage
@@ -269,7 +269,11 @@ def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:
             *(call for call in index.calls if ctx.dispatch.may_be_modern_call(call)),
             *(ctx.plan.defs[key] for key in ctx.plan.def_drops),
             *ctx.plan.scalar_items.values(),
-            *(removed.hot_nodes() if removed is not None else ()),
+            *(
+                node
+                for node in (removed.hot_nodes() if removed is not None else ())
+                if not in_legacy_branch(index, node)  # (old JAX has its old APIs)
+            ),
         ]
         # (a branch for old JAX that holds host_callback code is left as it is, whole:
         # hcmigrate.codemod.version_guards)

@@ -105,6 +105,15 @@ def in_kept_branch(index, node) -> bool:
     return any(branch.holds(position[0]) for branch in kept)
 
 
+def in_legacy_branch(index, node) -> bool:
+    """Does `node` stand in any branch that runs only below a JAX version the module tests?
+    A removed JAX API there is what that old JAX has: the JAX1xx rules leave it (rewriting it
+    broke the branch the project keeps for old JAX: BrainPy's `else: jnp.trapz`)."""
+    branches = legacy_branches(index.text)
+    position = index.start(node) if branches else None
+    return position is not None and any(b.holds(position[0]) for b in branches)
+
+
 # the kept branches of each node index, found once (an index lives as long as its migration)
 _KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
