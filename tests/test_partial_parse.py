@@ -169,7 +169,8 @@ def test_partial_parse_migrates_real_modules_exactly_as_a_whole_parse(monkeypatc
                 source, options, monkeypatch
             ), path
             assert result.code != source  # (really migrated)
-    assert partial_used >= 12  # (the others mix indentation styles with the spliced code)
+    # (the others mix indentation styles with the spliced code, or need the whole module)
+    assert partial_used >= 10
 
 
 def test_untouched_statements_are_copied_byte_for_byte(monkeypatch):

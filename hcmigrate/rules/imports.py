@@ -395,7 +395,13 @@ def _star(original: cst.ImportFrom, updated: cst.ImportFrom, ctx: ImportContext)
         how = "still used" if ctx.star_names_still_used() else "published by this module"
         ctx.report(STAR_IMPORT, original, f"names of the star import are {how}: left as it is")
         return None
-    ctx.report(UNUSED_IMPORT, original, "unused star import of host_callback removed")
+    said = (
+        "star import of host_callback removed: the modules of this run that took names from "
+        "here were rewritten"
+        if ctx.exported_here
+        else "unused star import of host_callback removed"
+    )
+    ctx.report(UNUSED_IMPORT, original, said)
     return cst.RemovalSentinel.REMOVE
 
 
