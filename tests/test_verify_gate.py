@@ -588,3 +588,30 @@ def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_pa
         "--exclude-newer): tqdm==4.66.4"
     ) in res.stdout, res.stdout
     assert "ok   tests/test_progress.py::test_tqdm_of_the_era: passed" in res.stdout
+
+
+def test_older_reference_jax_releases_have_their_own_upload_date(tmp_path, monkeypatch):
+    """`--reference-jax 0.4.25` (the last JAX whose host_callback does not warn, for a suite
+    under `filterwarnings = error`: blackjax 1.1.0) and 0.4.23 get the bound of their own
+    release: an unpinned tqdm resolves to that day's release, not to pip's newest."""
+    from hcmigrate.verify.era import as_of_era
+
+    uv_env = tmp_path / "uv-venv"
+    subprocess.run([sys.executable, "-m", "venv", str(uv_env)], check=True)
+    install = subprocess.run(
+        [str(uv_env / "bin" / "python"), "-m", "pip", "install", "-q", "uv"],
+        capture_output=True,
+        text=True,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    monkeypatch.setenv("PATH", f"{uv_env / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    for jax_version, numpy, date, tqdm in [
+        ("0.4.25", "1.26.4", "2024-02-26", "4.66.2"),  # (4.66.3 came in May 2024)
+        ("0.4.23", "1.24.4", "2023-12-15", "4.66.1"),  # (4.66.2 came in February 2024)
+    ]:
+        notes: list[str] = []
+        assert as_of_era(["tqdm"], jax_version, numpy, notes) == [f"tqdm=={tqdm}"], notes
+        assert notes == [
+            f"project dependencies resolved as of {date}, the release of jax {jax_version} "
+            f"(uv --exclude-newer): tqdm=={tqdm}"
+        ]

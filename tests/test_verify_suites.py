@@ -8,6 +8,7 @@ on both sides compared by reason, and tests that pytest collects from notebooks.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -241,6 +242,47 @@ def test_the_reference_warns_like_a_plain_legacy_run(legacy_python, tmp_path):
     ref = json.loads((keep / "reference.json").read_text())
     [test] = ref["tests"]
     assert test["outcome"] == "failed" and "DeprecationWarning" in test["message"], test
+
+
+def test_installed_modules_load_from_the_bytecode_pip_wrote(tmp_path):
+    """A dependency whose source warns when compiled (jaxopt 0.8.3's invalid escape sequences)
+    imports cleanly in a plain run, which reads its precompiled bytecode. Under `filterwarnings
+    = error` the sides must read that bytecode too: compiled afresh into a folder of verify's
+    own, the warning became a SyntaxError and no reference test ran (blackjax 1.1.0)."""
+    deps = write_package(
+        tmp_path / "deps",
+        {"olddep.py": 'def scale(x):\n    """Scale x \\m by two."""\n    return x * 2\n'},
+    )
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(deps)], capture_output=True)
+    strict = [sys.executable, "-W", "error:invalid escape sequence", "-c", "import olddep"]
+    plain = subprocess.run(strict, capture_output=True, text=True, env={"PYTHONPATH": str(deps)})
+    assert plain.returncode == 0, plain.stderr
+    fresh = {"PYTHONPATH": str(deps), "PYTHONPYCACHEPREFIX": str(tmp_path / "elsewhere")}
+    compiled = subprocess.run(strict, capture_output=True, text=True, env=fresh)
+    assert "invalid escape sequence" in compiled.stderr  # (what a fresh compile meets)
+    pkg = write_package(
+        tmp_path / "proj",
+        {
+            "pytest.ini": "[pytest]\nfilterwarnings =\n    error:invalid escape sequence\n",
+            "lib/__init__.py": "",
+            "lib/core.py": TAPPING_MODULE,
+            "tests/test_core.py": """\
+                import jax.numpy as jnp
+                import olddep
+                from lib import core
+
+
+                def test_doubled():
+                    assert float(core.doubled(jnp.float32(olddep.scale(1.0)))) == 4.0
+                """,
+        },
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
+    env["PYTHONPATH"] = str(deps)
+    res = hcmigrate_verify(pkg, "--pytest", "tests", env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "EQUIVALENT: 1 test(s) (1 passed)" in res.stdout, res.stdout
+    assert not list(pkg.rglob("*.pyc"))  # (still nothing written into the original's folder)
 
 
 def test_failures_on_both_sides_are_compared_by_reason(legacy_python, tmp_path):

@@ -106,12 +106,13 @@ def _side_env(
                 "install_compat": side.install_compat,
             }
         )
-        # Bytecode, and pytest's rewritten test and plugin modules, go to a cache folder of their
-        # own (PYTHONPYCACHEPREFIX, the environment's if it sets one), never next to the sources:
-        # nothing is written into the original's folder, and the side's processes (xdist
-        # workers) and later runs reuse what one compiled instead of rewriting it again.
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env["PYTHONPYCACHEPREFIX"] = env.get("PYTHONPYCACHEPREFIX") or pycache_dir()
+        # No bytecode is written (nothing goes into the original's folder), and none of our own
+        # folder is read instead of the environment's: with a PYTHONPYCACHEPREFIX every installed
+        # module would be compiled afresh, and its compile-time warnings (jaxopt 0.8.3's invalid
+        # escape sequences) fail the import under `filterwarnings = error`, where a plain run
+        # reads the bytecode pip wrote. A prefix the environment sets is the user's and kept.
+        if not env.get("PYTHONPYCACHEPREFIX"):
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
         if select_file is not None:
             env["HCMIGRATE_VERIFY_SELECT"] = str(select_file)
         else:
