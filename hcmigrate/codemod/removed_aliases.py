@@ -24,6 +24,7 @@ import weakref
 from dataclasses import dataclass
 
 from hcmigrate.codemod.scopes import IMPORT, LOCAL, ScopeAnalysis
+from hcmigrate.project_model.module_facts import dotted
 
 # The constructors whose keywords become attributes of the value they build.
 _NAMESPACES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
@@ -79,13 +80,13 @@ class ValueAliases:
         return found if found in self._functions else None
 
     def _qualified(self, node: ast.AST) -> str | None:
-        dotted = _dotted(node)
-        if dotted is None:
+        spelled = dotted(node)
+        if spelled is None:
             return None
         root = node
         while isinstance(root, ast.Attribute):
             root = root.value
-        names = self._scopes.qualified_names(self._scopes.offset(root), dotted)
+        names = self._scopes.qualified_names(self._scopes.offset(root), spelled)
         if len(names) != 1:
             return None
         (name,) = names
@@ -323,17 +324,6 @@ def exports_of(scopes: ScopeAnalysis, aliases: ValueAliases) -> dict[str, str]:
                     if key not in aliases.rebound_attributes:
                         found[f"{name}.{key}"] = bound.qualified
     return found
-
-
-def _dotted(node: ast.AST) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _parameters(scopes: ScopeAnalysis, args: ast.arguments) -> dict[object, int]:

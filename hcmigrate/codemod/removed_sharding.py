@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from hcmigrate.codemod.scopes import IMPORT, LOCAL, ScopeAnalysis
+from hcmigrate.project_model.module_facts import dotted
 
 NAME = "jax.sharding.PositionalSharding"
 CONSTRUCT, RESHAPE, REPLICATE = "construct", "reshape", "replicate"
@@ -62,14 +63,13 @@ class ShardingUses:
             self._read()
 
     def _qualified(self, node: ast.AST) -> str | None:
-        parts = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        spelled = dotted(node)
+        if spelled is None:
             return None
-        dotted = ".".join([node.id, *reversed(parts)])
-        names = self._scopes.qualified_names(self._scopes.offset(node), dotted)
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        names = self._scopes.qualified_names(self._scopes.offset(root), spelled)
         if len(names) != 1:
             return None
         (name,) = names
