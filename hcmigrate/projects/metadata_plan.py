@@ -157,11 +157,13 @@ def plan_metadata(
     for project, owned in by_project.items():
         done = _plan_project(project, owned, prefilter, raise_floor)
         if not any(f.facts is not None for f in owned):
-            # (the run wrote none of this project's code: what its metadata cannot say is
+            # (the run wrote none of this project's code: a floor its metadata cannot say is
             # told, not left as the run's manual work; its edits are still made, which
-            # completes a run interrupted before them)
-            done.notes += [line.replace("HCB008 [manual] ", "note: ") for line in done.findings]
-            done.findings = []
+            # completes a run interrupted before them. A compat runtime the code imports and
+            # the metadata does not declare stays a finding until it is declared.)
+            floors = [line for line in done.findings if "HCB008 [manual] " in line]
+            done.notes += [line.replace("HCB008 [manual] ", "note: ") for line in floors]
+            done.findings = [line for line in done.findings if line not in floors]
         if done.edits or done.findings or done.notes or done.refused:
             plan.projects.append(done)
     return plan
