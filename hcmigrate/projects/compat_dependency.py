@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hcmigrate.files import read_regular
+from hcmigrate.projects.ownership import read_metadata
 from hcmigrate.verify.project_deps import compiled_from, requirements_file_of
 
 DISTRIBUTION = "hcmigrate-compat"
@@ -140,16 +140,6 @@ def _variants(root: Path, edited: Path, read) -> list[Declaration]:
         if found.path != edited and all(found.path != d.path for d in out):
             out.append(found)
     return out
-
-
-def read_metadata(path: Path) -> str | None:
-    """The text of a metadata file (a regular UTF-8 file); None where there is none, or it
-    cannot be read (hcmigrate.projects.floors reads the same files)."""
-    try:
-        # (a byte-order mark is no part of the text: the write puts it back, files.SourceFile)
-        return read_regular(path).decode("utf-8-sig") if path.is_file() else None
-    except Exception:  # (unreadable: not a declaration this run can edit)
-        return None
 
 
 def _pyproject(root: Path, read=None) -> Declaration | None:

@@ -15,7 +15,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
-from hcmigrate.projects.ownership import REQUIREMENT_PATTERNS
+from hcmigrate.projects.ownership import REQUIREMENT_PATTERNS, read_metadata
 
 _CONSTRAINT_LINE = re.compile(r"^\s*(?:-c|--constraint)(?:\s+|=)(?P<file>\S+)")
 
@@ -31,13 +31,6 @@ class Cap:
             return SpecifierSet(self.specifier).contains(version, prereleases=True)
         except InvalidSpecifier:
             return True
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8-sig") if path.is_file() else None
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def _jax_caps_in(requirements: list[str], path: Path) -> list[Cap]:
@@ -58,7 +51,7 @@ def jax_caps(root: Path) -> list[Cap]:
     seen: set[Path] = set()
     for pattern in REQUIREMENT_PATTERNS:
         for req_file in sorted(root.glob(pattern)):
-            text = _read(req_file) or ""
+            text = read_metadata(req_file) or ""
             for line in text.splitlines():
                 m = _CONSTRAINT_LINE.match(line)
                 if m is None:
@@ -67,12 +60,12 @@ def jax_caps(root: Path) -> list[Cap]:
                 if constraints in seen:
                     continue
                 seen.add(constraints)
-                body = _read(constraints) or ""
+                body = read_metadata(constraints) or ""
                 caps += _jax_caps_in(
                     [ln for ln in body.splitlines() if ln.strip() and not ln.startswith("-")],
                     constraints,
                 )
-    text = _read(root / "pyproject.toml")
+    text = read_metadata(root / "pyproject.toml")
     if text is not None:
         try:
             tool = tomllib.loads(text).get("tool") or {}

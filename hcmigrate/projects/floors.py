@@ -29,7 +29,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from hcmigrate.projects.compat_dependency import read_metadata
+from hcmigrate.projects.ownership import read_metadata
 from hcmigrate.facts import NATIVE_OUTPUT_SINCE, release_requires
 from hcmigrate.verify.project_deps import (
     compiled_from,

@@ -16,6 +16,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hcmigrate.files import read_regular
+
 PACKAGING_FILES = ("pyproject.toml", "setup.py", "setup.cfg")
 REQUIREMENT_PATTERNS = ("requirements*.txt", "requirements*.in")
 VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
@@ -24,6 +26,16 @@ VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
 _PACKAGING_TABLES = ("build-system", "project")
 _PACKAGING_TOOLS = ("poetry", "flit", "pdm", "hatch", "setuptools", "uv")
 _MAX_READ = 4 * 1024 * 1024
+
+
+def read_metadata(path: Path) -> str | None:
+    """The text of a metadata file (a regular UTF-8 file); None where there is none, or it
+    cannot be read (every reader of the layer)."""
+    try:
+        # (a byte-order mark is no part of the text: the write puts it back, files.SourceFile)
+        return read_regular(path).decode("utf-8-sig") if path.is_file() else None
+    except Exception:  # (unreadable: not a declaration this run can edit)
+        return None
 
 
 @dataclass(eq=False)

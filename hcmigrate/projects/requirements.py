@@ -38,7 +38,7 @@ def unread_jax_declarations(root: Path) -> list[tuple[Path, str]]:
     import ast
     import tomllib
 
-    from hcmigrate.projects.compat_dependency import read_metadata
+    from hcmigrate.projects.ownership import read_metadata
     from hcmigrate.verify.project_deps import requirements_file_of, setup_py_declarations
 
     out: list[tuple[Path, str]] = []

@@ -22,7 +22,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from hcmigrate.projects.ownership import Project
+from hcmigrate.projects.ownership import Project, read_metadata
 
 CODE, TESTS, DOCS = "code", "tests", "docs"
 TEST_FOLDERS = frozenset({"tests", "test", "testing", "unittests", "unit_tests"})
@@ -104,17 +104,10 @@ def _shipped(project: Project) -> tuple[frozenset, frozenset] | None:
     return frozenset(packages), frozenset(modules - _NOT_SHIPPED_MODULES)
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8-sig") if path.is_file() else None
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
 def _listed_packages(root: Path) -> list[str]:
     """Top-level package names the metadata lists literally (none: found from the tree)."""
     out: list[str] = []
-    text = _read(root / "pyproject.toml")
+    text = read_metadata(root / "pyproject.toml")
     if text is not None:
         try:
             data = tomllib.loads(text)
@@ -135,7 +128,7 @@ def _listed_packages(root: Path) -> list[str]:
         )
         if isinstance(wheel, dict) and isinstance(wheel.get("packages"), list):
             out += [Path(p).name for p in wheel["packages"] if isinstance(p, str)]
-    cfg = _read(root / "setup.cfg")
+    cfg = read_metadata(root / "setup.cfg")
     if cfg is not None:
         parser = configparser.ConfigParser(interpolation=None)
         try:
@@ -145,7 +138,7 @@ def _listed_packages(root: Path) -> list[str]:
             value = ""
         if value.strip() and not value.strip().startswith("find"):
             out += [v.strip() for v in re.split(r"[\s,]+", value) if v.strip()]
-    setup_py = _read(root / "setup.py")
+    setup_py = read_metadata(root / "setup.py")
     if setup_py is not None:
         value = _setup_keyword(setup_py, "packages")
         if isinstance(value, list):
@@ -154,7 +147,7 @@ def _listed_packages(root: Path) -> list[str]:
 
 
 def _py_modules(root: Path) -> list[str]:
-    setup_py = _read(root / "setup.py")
+    setup_py = read_metadata(root / "setup.py")
     value = _setup_keyword(setup_py, "py_modules") if setup_py is not None else None
     return [m for m in value if isinstance(m, str)] if isinstance(value, list) else []
 
