@@ -80,17 +80,8 @@ class ValueAliases:
         return found if found in self._functions else None
 
     def _qualified(self, node: ast.AST) -> str | None:
-        spelled = dotted(node)
-        if spelled is None:
-            return None
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        names = self._scopes.qualified_names(self._scopes.offset(root), spelled)
-        if len(names) != 1:
-            return None
-        (name,) = names
-        return name.name if name.source != LOCAL else None
+        name = single_binding(self._scopes, node)
+        return name.name if name is not None and name.source != LOCAL else None
 
     def _read(self, tree: ast.Module) -> None:
         params: dict[str, dict[object, int]] = {}  # def name offset -> param index/name -> offset
@@ -352,3 +343,16 @@ def value_aliases(scopes: ScopeAnalysis, functions: frozenset[str]) -> ValueAlia
         found = ValueAliases(scopes, functions)
         _CACHE[scopes] = found
     return found
+
+
+def single_binding(scopes: ScopeAnalysis, node: ast.AST):
+    """What the dotted name `node` (`a.b.c`) stands for where it is read, when one binding
+    reaches it (its qualified name and source); None otherwise."""
+    spelled = dotted(node)
+    if spelled is None:
+        return None
+    root = node
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    names = scopes.qualified_names(scopes.offset(root), spelled)
+    return next(iter(names)) if len(names) == 1 else None

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from hcmigrate.codemod.scopes import IMPORT, LOCAL, ScopeAnalysis
-from hcmigrate.project_model.module_facts import dotted
+from hcmigrate.codemod.removed_aliases import single_binding
 
 NAME = "jax.sharding.PositionalSharding"
 CONSTRUCT, RESHAPE, REPLICATE = "construct", "reshape", "replicate"
@@ -63,17 +63,8 @@ class ShardingUses:
             self._read()
 
     def _qualified(self, node: ast.AST) -> str | None:
-        spelled = dotted(node)
-        if spelled is None:
-            return None
-        root = node
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        names = self._scopes.qualified_names(self._scopes.offset(root), spelled)
-        if len(names) != 1:
-            return None
-        (name,) = names
-        return name.name if name.source == IMPORT else None
+        name = single_binding(self._scopes, node)
+        return name.name if name is not None and name.source == IMPORT else None
 
     def _is_construct(self, node: ast.AST) -> bool:
         return (
