@@ -81,7 +81,12 @@ def test_the_walkthrough_runs_as_written(ci_python, legacy_python, tmp_path):
     )
     out = run.stdout
     assert run.returncode == 0, out + run.stderr
-    assert re.search(r"reference: legacy jax 0\.4\.30, with numpy, tqdm>=4\.60 ", out), out
+    assert re.search(r"reference: legacy jax 0\.4\.30, with tqdm==4\.66\.4 ", out), out
+    # (uv, a dependency of hcmigrate, resolves them as of jax 0.4.30's release)
+    assert (
+        "note: project dependencies resolved as of 2024-06-19, the release of jax 0.4.30 (uv "
+        "--exclude-newer): tqdm==4.66.4\n"
+    ) in out
     assert "note: migrated ci_project/src/stepwise/progress.py" in out
     assert (
         "note: project dependencies from: pyproject.toml [project] dependencies, "

@@ -111,8 +111,21 @@ def host_calls(stdout: str) -> int:
 
 def test_ci_switch_of_verify_never_reaches_the_tests(legacy_python, tmp_path):
     """In CI (CI=true picks the merge base as the original) the project's tests still run with
-    their progress taps: CI is verify's switch, not the program's."""
-    repo = steplib(tmp_path)
+    their progress taps: CI is verify's switch, not the program's. The suite runs under
+    `filterwarnings = error` (blackjax's): legacy jax 0.4.30's own deprecation warning for
+    host_callback does not fail the reference."""
+    repo = make_project(
+        tmp_path / "steplib",
+        {
+            "pyproject.toml": (
+                '[project]\nname = "steplib"\nversion = "0.1"\n\n'
+                '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+            ),
+            "steplib/__init__.py": "",
+            "steplib/progress.py": PROGRESS,
+            "tests/test_progress.py": TESTS,
+        },
+    )
     migrate_on_branch(repo)
     res = hcmigrate_verify(
         ".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=user_env(CI="true")
@@ -404,8 +417,10 @@ def test_a_numpy_pin_no_legacy_jax_runs_with_is_named_in_one_line(legacy_python,
     assert res.stdout.rstrip().endswith(line)
 
 
-# A chaotic recurrence through a matrix product: XLA's products differ by an ulp or so between
-# jax 0.4.30 and current JAX, and the recurrence carries that past any tolerance.
+# A chaotic recurrence (an expanding map modulo 1) fed by a mean: XLA's reductions (and, on some
+# CPUs, its matrix products) differ by an ulp between jax 0.4.30 and current JAX, and the map
+# carries that past any tolerance within a few steps. (Measured: without the mean fed back, the
+# ulp stayed an ulp on a machine whose products agree.)
 DRIFTING = """\
 import jax
 import jax.numpy as jnp
@@ -423,7 +438,7 @@ def _record(m, transforms):
 
 def trajectory(steps=60):
     def body(x, _):
-        y = jnp.tanh(3.0 * (W @ x))
+        y = jnp.mod(7.0 * jnp.tanh(W @ x) + 3.0 * x + jnp.mean(x), 1.0)
         m = hcb.id_tap(_record, jnp.mean(y), result=jnp.mean(y))
         return y, m
 
@@ -615,3 +630,67 @@ def test_older_reference_jax_releases_have_their_own_upload_date(tmp_path, monke
             f"project dependencies resolved as of {date}, the release of jax {jax_version} "
             f"(uv --exclude-newer): tqdm=={tqdm}"
         ]
+
+
+def test_the_reference_jax_predates_the_removed_apis_the_original_uses(tmp_path):
+    """An original that uses an API JAX removed before 0.4.30 cannot run there: the reference is
+    the newest legacy JAX with an environment here that still has it (ott-jax 0.4.3's
+    `jax.random.PRNGKeyArray`: 0.4.23), with a note naming the API and the file; an API
+    removed before every such JAX keeps 0.4.30 and says so; a clean original keeps 0.4.30."""
+    from hcmigrate.verify.reference_jax import choose_reference_jax
+
+    def chosen(files: dict[str, str]) -> tuple[str, list[str]]:
+        root = tmp_path / f"p{len(list(tmp_path.iterdir()))}"
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text, encoding="utf-8")
+        notes: list[str] = []
+        return choose_reference_jax(root, "0.4.30", notes), notes
+
+    key_type = "import jax\n\ndef draw(key: jax.random.PRNGKeyArray):\n    return key\n"
+    config = "from jax.config import config\n\nconfig.update('jax_enable_x64', True)\n"
+    assert chosen({"pkg/keys.py": key_type, "pkg/setup.py": config}) == (
+        "0.4.23",
+        [
+            "reference: jax 0.4.23, not 0.4.30: the original uses `jax.random.PRNGKeyArray` "
+            "(pkg/keys.py), removed in JAX 0.4.24 (--reference-jax VERSION chooses another)"
+        ],
+    )
+    assert chosen({"pkg/setup.py": config})[0] == "0.4.25"  # (jax.config: gone in 0.4.29)
+    version, notes = chosen({"pkg/old.py": "import jax.numpy as jnp\nx = jnp.NaN\n"})
+    assert version == "0.4.30" and "removed in JAX 0.4.16, before every legacy JAX" in notes[0]
+    # current spellings, a removed name only in a virtualenv the walk skips
+    clean = {
+        "pkg/ok.py": "import jax\ny = jax.tree_util.tree_map(abs, [1])\nkey: jax.Array\n",
+        ".venv/lib/jax_old.py": key_type,
+    }
+    assert chosen(clean) == ("0.4.30", [])
+
+
+def test_an_unfinished_migration_is_a_difference_that_says_so(tmp_path):
+    """A pull request whose conftest still imports host_callback (so the candidate's pytest
+    cannot start) is exit 1, DIFFERENT, with the reason under each test: the migration is not
+    finished there; never "could not run" (exit 2), which reads as verify's own trouble."""
+    repo = make_project(
+        tmp_path / "steplib",
+        {
+            "pyproject.toml": '[project]\nname = "steplib"\nversion = "0.1"\n',
+            "steplib/__init__.py": "",
+            "steplib/progress.py": PROGRESS,
+            "tests/conftest.py": "from jax.experimental import host_callback as hcb  # noqa\n",
+            "tests/test_progress.py": TESTS,
+        },
+    )
+    git(repo, "checkout", "-q", "-b", "migrate")
+    (repo / "steplib" / "progress.py").write_text(
+        PROGRESS.replace("from jax.experimental import host_callback as hcb", "import compat as hcb"),
+        encoding="utf-8",
+    )
+    git(repo, "commit", "-q", "-am", "half a migration")
+    res = hcmigrate_verify(".", "--pytest", "tests", cwd=repo, env=user_env(CI="true"))
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert (
+        "       why: the candidate still uses jax.experimental.host_callback, which JAX "
+    ) in res.stdout, res.stdout
+    assert "the migration is not finished there" in res.stdout
+    assert "DIFFERENT: 1 of 1 test(s) differ" in res.stdout

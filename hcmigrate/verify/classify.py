@@ -59,7 +59,8 @@ class Failure:
         if self.kind == "host-callback-left":
             return (
                 f"the candidate still uses {HOST_CALLBACK}, which {where} no longer has "
-                "(removed in JAX 0.4.35): the migration is not finished there"
+                "(a stub that raises from JAX 0.4.35, then removed): the migration is not "
+                "finished there"
             )
         if self.kind == "missing-module":
             return (

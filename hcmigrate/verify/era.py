@@ -2,8 +2,9 @@
 (`--project-deps`): with an upload-date bound, the day after that JAX's release, so the
 reference gets pyarrow 16 rather than today's pyarrow that needs numpy 2 (an environment that
 never existed). uv's `uv pip compile --exclude-newer DATE` does it (pip 23 has no such
-option); without uv on PATH, or for a JAX with no date here, pip picks the newest releases
-that fit the pins, and a note says so."""
+option): hcmigrate depends on uv, whose wheel carries its binary; without it (an install
+that left it out: then uv on PATH), or for a JAX with no date here, pip picks the newest
+releases that fit the pins, and a note says so."""
 
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ ERA_END = {"0.4.23": "2023-12-15", "0.4.25": "2024-02-26", "0.4.30": "2024-06-19
 HELD = {"jax", "jaxlib", "numpy"}  # (held at the legacy environment's, by constraints)
 
 
+def uv_binary() -> str | None:
+    """The uv executable: the one hcmigrate's uv dependency installed, else one on PATH."""
+    try:
+        from uv import find_uv_bin
+
+        return find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
 def as_of_era(
     requirements: list[str], jax_version: str, numpy: str | None, notes: list[str]
 ) -> list[str]:
@@ -35,9 +46,9 @@ def as_of_era(
     if not requirements:
         return requirements
     date = ERA_END.get(jax_version)
-    uv = shutil.which("uv")
+    uv = uv_binary()
     if date is None or uv is None:
-        why = f"no release date recorded for jax {jax_version}" if date is None else "no uv on PATH"
+        why = f"no release date recorded for jax {jax_version}" if date is None else "no uv"
         notes.append(
             f"project dependencies: pip's newest releases that fit the pins ({why} for an "
             "upload-date bound, uv's --exclude-newer)"

@@ -67,8 +67,8 @@ def resolve_reference(
 
         version = jax_version or LEGACY_JAX_VERSION
         try:
-            if requirements:
-                python = project_env_python(requirements, version, progress, numpy=numpy)
+            if requirements or numpy:  # (numpy alone: the project pins only numpy)
+                python = project_env_python(requirements or [], version, progress, numpy=numpy)
             else:
                 python = legacy_python(progress, version)
         except LegacyEnvError as e:
@@ -77,7 +77,8 @@ def resolve_reference(
         # when the run ends: sides.in_scratch)
         env_lock.using(env_dir(version, "legacy"), progress)
         env_lock.using(python.parent.parent, progress)
-        deps = f", with {', '.join(requirements)}" if requirements else ""
+        installed = [*(requirements or []), *([f"numpy=={numpy}"] if numpy else [])]
+        deps = f", with {', '.join(installed)}" if installed else ""
         return str(python), False, f"legacy jax {version}{deps} ({python})"
     path = os.path.abspath(shutil.which(reference) or reference)  # never resolve: a venv's
     # python is a symlink whose own folder says which environment it is

@@ -133,6 +133,8 @@ def _pytest_report_lines(out: Outcome) -> list[str]:
         else:
             calls = f"{t['reference_events']} host call(s) in the reference, {t['candidate_events']} in the candidate"
         lines.append(f"  {mark} {t['nodeid']}: {outcome}, {calls}")
+        if t.get("note"):  # (what the candidate's failure was, when it is the migration's)
+            lines.append(f"       why: {t['note']}")
     tests = [t for t in comp.tests if t["reference_outcome"] != "-"]
     if out.exit_code == CANDIDATE_BROKEN:
         return lines

@@ -15,6 +15,7 @@ from hcmigrate.verify.outcome import CANNOT_RUN, CannotRun, Outcome
 from hcmigrate.verify.project import Project, find_project
 from hcmigrate.verify.project_deps import dependency_root, project_dependencies
 from hcmigrate.verify.reference_env import resolve_reference
+from hcmigrate.verify.reference_jax import choose_reference_jax
 from hcmigrate.verify.request import VerifyRequest
 from hcmigrate.verify.workspace import migrate_copy, scratch_folder
 
@@ -31,23 +32,30 @@ def candidate_interpreter(req: VerifyRequest) -> str:
 def reference_interpreter(req: VerifyRequest, notes: list[str]):
     """(python, install_compat, description) of the reference side; what it says about the
     project's dependencies goes to `notes`."""
-    requirements = numpy = None
-    if req.project_deps or req.project_deps_from:
-        requirements, numpy = project_requirements(req, notes)
     if req.reference_jax and req.reference != "legacy":
         raise CannotRun(
             "--reference-jax picks the legacy environment's JAX: use --reference legacy"
         )
+    jax_version = req.reference_jax
+    if req.reference == "legacy" and jax_version is None:
+        from hcmigrate.legacy_env import LEGACY_JAX_VERSION
+
+        jax_version = choose_reference_jax(req.original, LEGACY_JAX_VERSION, notes)
+    requirements = numpy = None
+    if req.project_deps or req.project_deps_from:
+        requirements, numpy = project_requirements(req, notes, jax_version)
     return resolve_reference(
         req.reference,
         req.progress,
-        jax_version=req.reference_jax,
+        jax_version=jax_version,
         requirements=requirements,
         numpy=numpy,
     )
 
 
-def project_requirements(req: VerifyRequest, notes: list[str]) -> tuple[list[str], str | None]:
+def project_requirements(
+    req: VerifyRequest, notes: list[str], jax_version: str | None = None
+) -> tuple[list[str], str | None]:
     """--project-deps: the project's dependencies and the numpy the reference must hold where
     the project's pins exclude the legacy environment's (numpy_choice.py); notes saying where
     they came from."""
@@ -66,7 +74,7 @@ def project_requirements(req: VerifyRequest, notes: list[str]) -> tuple[list[str
     notes.extend(deps.notes())
     from hcmigrate.legacy_env import LEGACY_JAX_VERSION, numpy_pin
 
-    jax_version = req.reference_jax or LEGACY_JAX_VERSION
+    jax_version = jax_version or LEGACY_JAX_VERSION
     numpy, note = numpy_for(deps.declared, numpy_pin(jax_version), jax_version)
     if note:
         notes.append(note)
