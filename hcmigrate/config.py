@@ -26,6 +26,9 @@ KNOWN_KEYS = {
     "respect-gitignore": bool,
     "line-length": int,
     "file-timeout": float,
+    # `"glob" = "compat"`: the strategy of the files a gitignore-style pattern (relative to this
+    # pyproject.toml's folder) matches, as Ruff's per-file-ignores (hcmigrate.settings)
+    "per-file-strategy": dict,
 }
 STRATEGIES = ("native", "compat")
 _EXPECTED = {
@@ -34,6 +37,7 @@ _EXPECTED = {
     bool: "a boolean",
     int: "an integer",
     float: "a number of seconds",
+    dict: 'a table of "pattern" = "strategy"',
 }
 
 
@@ -130,6 +134,12 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
         raise ConfigError(
             f"{shown(path)}: [tool.hcmigrate] strategy must be one of {', '.join(STRATEGIES)}"
         )
+    for pattern, strategy in values.get("per-file-strategy", {}).items():
+        if strategy not in STRATEGIES:
+            raise ConfigError(
+                f"{shown(path)}: [tool.hcmigrate.per-file-strategy] \"{pattern}\" must be one of "
+                f"{', '.join(STRATEGIES)}, not {strategy!r}"
+            )
     if "target-jax" in values:
         parse_version(values["target-jax"], where=f"{shown(path)}: [tool.hcmigrate] target-jax")
     if "file-timeout" in values and not values["file-timeout"] > 0:

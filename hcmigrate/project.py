@@ -107,7 +107,11 @@ def plan_run(
             shadowed.setdefault(shadow, []).append(fileio.printable(target.display))
             continue
         # (the module's own package is isort's first-party section for the imports it gets)
-        options = dataclasses.replace(run_options, module_name=module_name(target.display))
+        options = dataclasses.replace(
+            run_options,
+            module_name=module_name(target.display),
+            strategy=settings.strategy_of(target.display),
+        )
         owner = index.owner(target.display)
         if owner is not None:
             # (where the floor can be raised, every module targets the raised one: the run
@@ -234,6 +238,8 @@ def migrate_stream(data: bytes, name: str, settings: Settings, mode: str) -> Str
     text, encoding, bom = fileio.decode_utf8(data) if notebook else fileio.decode_python(data)
     shown = fileio.printable(name)
     options = settings.options
+    if name != "-":
+        options = dataclasses.replace(options, strategy=settings.strategy_of(name))
     owner = ProjectIndex().owner(name) if name != "-" else None
     if owner is not None:
         options = _with_project_options(options, owner, settings, [], [])

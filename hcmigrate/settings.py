@@ -43,6 +43,23 @@ class Settings:
     # May the run raise a project's declared JAX floor where the native rewrite needs it?
     raise_jax_pin: bool = True
     line_length: int | None = None  # `line-length` of [tool.hcmigrate]: every project's
+    # [tool.hcmigrate.per-file-strategy]: (gitignore-style pattern relative to `root`,
+    # strategy), the last match wins; none when --strategy names one for every file
+    per_file_strategy: tuple[tuple[str, str], ...] = ()
+
+    def strategy_of(self, path: str | Path) -> str:
+        """The strategy of the file at `path`: its per-file-strategy pattern's, else the run's."""
+        if not self.per_file_strategy:
+            return self.options.strategy
+        try:
+            rel = Path(path).absolute().relative_to(self.root.absolute()).as_posix()
+        except ValueError:
+            return self.options.strategy
+        chosen = self.options.strategy
+        for pattern, strategy in self.per_file_strategy:
+            if _pattern_spec(pattern).match_file(rel):
+                chosen = strategy
+        return chosen
 
     def selector(self, force_exclude: bool | None = None) -> Selector:
         return Selector(
@@ -52,6 +69,12 @@ class Settings:
             self.force_exclude if force_exclude is None else force_exclude,
             self.respect_gitignore,
         )
+
+
+def _pattern_spec(pattern: str):
+    import pathspec
+
+    return pathspec.PathSpec.from_lines("gitignore", [pattern])
 
 
 def split_codes(values) -> list[str]:
@@ -112,6 +135,9 @@ def resolve_settings(
         notes.append(f"config: {shown(cfg.path)}")
     root = cfg.root or Path.cwd()
 
+    # (a --strategy on the command line is every file's: per-file-strategy only applies to a
+    # run that names none)
+    per_file_strategy = () if strategy else tuple(v.get("per-file-strategy", {}).items())
     strategy = strategy or v.get("strategy", "native")
     add_todos = v.get("add-todos", False) if add_todos is None else add_todos
     no_compat = v.get("no-compat", False) if no_compat is None else no_compat
@@ -156,6 +182,11 @@ def resolve_settings(
         (v.get("include", []), f"{where} include"),
     ):
         check_patterns(patterns, source)
+    if per_file_strategy:
+        table = f"{shown(cfg.path)}: [tool.hcmigrate.per-file-strategy]"
+        check_patterns([p for p, _ in per_file_strategy], table)
+        if no_compat and any(s == "compat" for _, s in per_file_strategy):
+            raise ConfigError(f"{table} names compat files: not with no-compat")
     return Settings(
         options=Options(
             strategy=strategy,
@@ -188,4 +219,5 @@ def resolve_settings(
         target_given=target is not None,
         line_length=v.get("line-length"),
         raise_jax_pin=raise_jax_pin,
+        per_file_strategy=per_file_strategy,
     )

@@ -266,3 +266,39 @@ def test_one_jax_numpy_array_as_result_shape_needs_no_helper():
 
     out = jax.jit(namespace["f"], static_argnums=1)(jnp.arange(3.0), 3)
     assert [round(float(v), 5) for v in out] == [0.0, 0.84147, 0.9093]
+
+
+def test_per_file_strategy_chooses_compat_for_the_files_it_names(tmp_path):
+    """`[tool.hcmigrate.per-file-strategy]` (as Ruff's per-file-ignores): the file whose taps
+    have no native spelling runs on the compat runtime, by the user's choice, and every other
+    file is rewritten natively; the dependency is declared because the code now imports the
+    runtime. `--strategy` on the command line is every file's."""
+    project = _project(tmp_path)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(
+        PYPROJECT + '\n[tool.hcmigrate.per-file-strategy]\n"mylib/batches.py" = "compat"\n'
+    )
+    result = run(["--no-cache", "."], project)
+    compat_import = "from hcmigrate_compat import host_callback as hcb\n"
+    assert compat_import in (project / "mylib/batches.py").read_text(), result.output
+    for rel in (*NATIVE, "mylib/batching.py"):
+        assert "hcmigrate_compat" not in (project / rel).read_text(), rel
+    assert "hcmigrate-compat" in pyproject.read_text()
+    assert "mylib/batches.py" not in "".join(
+        line for line in result.output.splitlines() if "[manual]" in line
+    )
+    # the command line's strategy wins over the table
+    again = _project(tmp_path / "again")
+    (again / "pyproject.toml").write_text(pyproject.read_text())
+    native = run(["--no-cache", "--strategy", "native", "mylib/batches.py"], again)
+    assert "hcmigrate_compat" not in (again / "mylib/batches.py").read_text(), native.output
+    # a strategy that is none is named with the file and the pattern
+    (again / "pyproject.toml").write_text(
+        PYPROJECT + '\n[tool.hcmigrate.per-file-strategy]\n"mylib/*.py" = "fast"\n'
+    )
+    bad = run(["--no-cache", "."], again)
+    assert bad.exit_code == 2
+    assert (
+        'pyproject.toml: [tool.hcmigrate.per-file-strategy] "mylib/*.py" must be one of '
+        "native, compat, not 'fast'"
+    ) in bad.output

@@ -56,7 +56,13 @@ class Declaration:
         verb = "added" if written else "would add"
         edits = [self, *self.also]
         files = ", ".join(f"{d.shown_as or d.path.name} {d.where}".rstrip() for d in edits)
-        said = f"{verb} `{DISTRIBUTION}` to {files}"
+        # (the distribution is built from this repository, not taken from PyPI: without it on
+        # the project's index, `pip install` of the project fails where the run succeeded)
+        said = (
+            f"{verb} `{DISTRIBUTION}` to {files} (build its wheel from "
+            "packaging/hcmigrate-compat and publish it where the project installs from: "
+            "docs/compat.md)"
+        )
         locks = [d.lock for d in edits if d.lock]
         if locks:  # (hcmigrate never edits a lock: pip-compile pins the new dependency there)
             said += f"; re-run pip-compile to update {', '.join(locks)}"
