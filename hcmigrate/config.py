@@ -60,6 +60,21 @@ class FileConfig:
         return self.path.parent if self.path else None
 
 
+def strategy_for(rel: str, default: str, per_file: tuple[tuple[str, str], ...]) -> str:
+    """The strategy of the file at `rel` (a POSIX path relative to the pyproject.toml's
+    folder): the last `[tool.hcmigrate.per-file-strategy]` pattern that matches it, else
+    `default`."""
+    if not per_file:
+        return default
+    import pathspec
+
+    chosen = default
+    for pattern, strategy in per_file:
+        if pathspec.PathSpec.from_lines("gitignore", [pattern]).match_file(rel):
+            chosen = strategy
+    return chosen
+
+
 def find_pyproject(start: Path) -> Path | None:
     start = start.resolve()
     if start.is_file():

@@ -12,6 +12,7 @@ from hcmigrate.config import (
     load_config,
     parse_version,
     shown,
+    strategy_for,
     yapf_style_file,
 )
 from hcmigrate.discover import Selector, check_patterns
@@ -55,11 +56,7 @@ class Settings:
             rel = Path(path).absolute().relative_to(self.root.absolute()).as_posix()
         except ValueError:
             return self.options.strategy
-        chosen = self.options.strategy
-        for pattern, strategy in self.per_file_strategy:
-            if _pattern_spec(pattern).match_file(rel):
-                chosen = strategy
-        return chosen
+        return strategy_for(rel, self.options.strategy, self.per_file_strategy)
 
     def selector(self, force_exclude: bool | None = None) -> Selector:
         return Selector(
@@ -69,12 +66,6 @@ class Settings:
             self.force_exclude if force_exclude is None else force_exclude,
             self.respect_gitignore,
         )
-
-
-def _pattern_spec(pattern: str):
-    import pathspec
-
-    return pathspec.PathSpec.from_lines("gitignore", [pattern])
 
 
 def split_codes(values) -> list[str]:

@@ -302,3 +302,23 @@ def test_per_file_strategy_chooses_compat_for_the_files_it_names(tmp_path):
         'pyproject.toml: [tool.hcmigrate.per-file-strategy] "mylib/*.py" must be one of '
         "native, compat, not 'fast'"
     ) in bad.output
+
+
+def test_verify_migrates_its_copy_with_the_per_file_strategy(tmp_path):
+    """`hcmigrate verify` migrates its copy of the project as `hcmigrate .` does: the files
+    the per-file-strategy table names point at the compat runtime, the others are native."""
+    from hcmigrate.verify.project import find_project
+    from hcmigrate.verify.workspace import migrate_copy
+
+    project = _project(tmp_path / "proj")
+    (project / "pyproject.toml").write_text(
+        PYPROJECT + '\n[tool.hcmigrate.per-file-strategy]\n"mylib/batches.py" = "compat"\n'
+    )
+    found = find_project(project)
+    (tmp_path / "work").mkdir()
+    copy, _ = migrate_copy(
+        project, tmp_path / "work", per_file_strategy=found.per_file_strategy
+    )
+    assert "from hcmigrate_compat import" in (copy / "mylib/batches.py").read_text()
+    assert "hcmigrate_compat" not in (copy / "mylib/info.py").read_text()
+    assert "jax.debug.callback" in (copy / "mylib/info.py").read_text()

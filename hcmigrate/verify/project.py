@@ -15,6 +15,7 @@ class Project:
     strategy: str = "native"
     target_jax: tuple[int, ...] | None = None
     config_file: Path | None = None
+    per_file_strategy: tuple[tuple[str, str], ...] = ()  # [tool.hcmigrate.per-file-strategy]
 
 
 def find_project(start: Path) -> Project:
@@ -31,6 +32,7 @@ def find_project(start: Path) -> Project:
         strategy=values.get("strategy", "native"),
         target_jax=parse_version(target) if target else None,
         config_file=config.path,
+        per_file_strategy=tuple(values.get("per-file-strategy", {}).items()),
     )
     return project
 

@@ -113,6 +113,8 @@ def codemod_options(project: Project):
 def migrated_copy(req: VerifyRequest, out: Outcome, workdir: Path, project: Project) -> Path:
     """ORIGINAL migrated by the codemod in the scratch folder, as the project configures it;
     what the codemod did goes into the outcome's notes."""
-    root, notes = migrate_copy(req.original.resolve(), workdir, codemod_options(project))
+    root, notes = migrate_copy(
+        req.original.resolve(), workdir, codemod_options(project), project.per_file_strategy
+    )
     out.notes += notes or ["the codemod changed nothing"]
     return root

@@ -10,6 +10,7 @@ scratch folder is bounded (MAX_COPY_BYTES in all; special files inside a folder 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 import stat
@@ -17,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from hcmigrate.config import strategy_for
 from hcmigrate.files import kind_of
 from hcmigrate.verify.launch import forget_bytecode
 from hcmigrate.verify.outcome import CannotRun
@@ -120,9 +122,12 @@ def _copy_tree(src: Path, dst: Path) -> None:
     )
 
 
-def migrate_copy(original: Path, workdir: Path, options=None) -> tuple[Path, list[str]]:
+def migrate_copy(
+    original: Path, workdir: Path, options=None, per_file_strategy=()
+) -> tuple[Path, list[str]]:
     """Migrate a temporary copy with the codemod (`options`: the project's [tool.hcmigrate],
-    e.g. strategy = "compat"); .py files and notebooks. Returns (copy, notes)."""
+    e.g. strategy = "compat", and its per-file-strategy table, patterns relative to the
+    folder migrated); .py files and notebooks. Returns (copy, notes)."""
     try:
         from hcmigrate.api import MigrationError, Options, migrate_source
         from hcmigrate.notebook import NotebookError, migrate_notebook
@@ -144,11 +149,17 @@ def migrate_copy(original: Path, workdir: Path, options=None) -> tuple[Path, lis
     for f in files:
         text = f.read_text(encoding="utf-8")
         shown = f.relative_to(root.parent) if original.is_dir() else f.name
+        if per_file_strategy and original.is_dir():
+            rel = f.relative_to(root).as_posix()
+            strategy = strategy_for(rel, options.strategy, per_file_strategy)
+            file_options = dataclasses.replace(options, strategy=strategy)
+        else:
+            file_options = options
         try:
             if f.suffix == ".ipynb":
-                result = migrate_notebook(text, options, filename=str(f))
+                result = migrate_notebook(text, file_options, filename=str(f))
             else:
-                result = migrate_source(text, options, filename=str(f))
+                result = migrate_source(text, file_options, filename=str(f))
         except NotebookError as e:
             raise CannotRun(f"the codemod could not migrate {shown}: {e.message}") from None
         except MigrationError as e:
