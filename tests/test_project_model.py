@@ -545,3 +545,24 @@ def test_the_model_starts_only_from_modules_that_bind_the_legacy_api(tmp_path: P
     assert not any(name.startswith("lib") for name in run.model.followed)
     [(_, view)] = [(i, v) for i, v in run.views.items()]
     assert [transform for _, transform, _ in view.runs_under] == ["pmap"]
+
+
+def test_same_named_modules_in_namespace_packages_end_the_resolution(tmp_path: Path):
+    """Bazel-style trees (no `__init__.py`) with two files of one name: `a/server/jax/m.py`
+    aliases a class of `a/server/m.py` (`from a.server import m; X = m.X`), and both are the
+    module `m` to the model. The alias resolves back to the aliasing module, a cycle the model
+    ends (it used to recurse until RecursionError and crash the run); the tap is migrated."""
+    files = {
+            "a/server/m.py": "class X:\n    pass\n",
+            "a/server/jax/m.py": f"import jax\nfrom {LEGACY.rsplit('.', 1)[0]} import "
+            "host_callback as hcb\nfrom a.server import m\n\nX = m.X\n\n\n"
+            "def f(x):\n    return hcb.id_tap(lambda a, t: print(a), x)\n",
+    }
+    for rel, text in files.items():  # (no __init__.py anywhere)
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = run_hcmigrate(["--no-cache", "."], tmp_path)
+    assert result.exit_code == 0, result.output
+    written = (tmp_path / "a/server/jax/m.py").read_text()
+    assert "host_callback" not in written and "X = m.X" in written
+    compile(written, "m.py", "exec")

@@ -116,7 +116,7 @@ class ProjectModel:
             root, *rest = binding[1].split(".")
             value = self._lookup(module, root, trail, seen, own)
             for attr in rest:
-                value = self._attribute(value, attr, trail, own)
+                value = self._attribute(value, attr, trail, own, seen)
         if value is not None and trail is not None and module != own:
             trail.append((module, name, value))
         return value
@@ -141,7 +141,10 @@ class ProjectModel:
             return None
         return self._lookup(module, name, trail, seen, own)
 
-    def _attribute(self, value: Value, attr: str, trail, own) -> Value:
+    def _attribute(self, value: Value, attr: str, trail, own, seen: set | None = None) -> Value:
+        """`value`.`attr`; `seen`: the (module, name) pairs this resolution crossed already
+        (an alias through a module that resolves to the aliasing module itself, as two
+        same-named files in namespace packages do, would otherwise loop)."""
         if value is None:
             return None
         if value[0] == "legacy":
@@ -150,7 +153,7 @@ class ProjectModel:
             full = f"{value[1]}.{attr}"
             if LEGACY_MODULE.startswith(full) or self.module(full) is not None:
                 return self._module(full)
-            return self._lookup(value[1], attr, trail, set(), own)
+            return self._lookup(value[1], attr, trail, set() if seen is None else seen, own)
         return None
 
     def legacy_links(
