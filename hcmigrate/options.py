@@ -27,6 +27,10 @@ class Options:
     # written that way (`jax.tree_util.tree_map`, clip bounds by position), so that only what
     # the host_callback rewrite needs raises the floor. None: as `target_jax`.
     declared_jax: tuple[int, ...] | None = None
+    # The project's own `jax` requirements and constraints (PEP 508 texts, caps included:
+    # `jax>=0.4.25,<0.5`): an API removed in a release none of them admits is not removed for
+    # this project, and its import is left as it is (hcmigrate.projects.targets.jax_requirements)
+    jax_requirements: tuple[str, ...] = ()
     # The lines the codemod writes are wrapped to this length (the project's `[tool.ruff]` or
     # `[tool.black]` line-length; see hcmigrate.codemod.layout).
     line_length: int = DEFAULT_LINE_LENGTH

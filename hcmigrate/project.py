@@ -164,11 +164,12 @@ def _with_project_options(
 ) -> Options:
     """`options` for a file of the project `owner`: its JAX target and its style."""
     from hcmigrate.projects.style import project_style
-    from hcmigrate.projects.targets import jax_target
+    from hcmigrate.projects.targets import jax_requirements, jax_target
 
     style = project_style(owner)
     options = dataclasses.replace(
         options,
+        jax_requirements=jax_requirements(owner),
         line_length=settings.line_length or style.line_length or options.line_length,
         line_length_stated=bool(settings.line_length or style.line_length),
         import_style=style.import_style,

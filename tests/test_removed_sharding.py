@@ -164,3 +164,39 @@ def test_other_forms_are_reported_with_the_replacement(text, expected):
     briefs = [d.brief() for d in result.diagnostics]
     assert len(briefs) == 1 and briefs[0].startswith(expected), briefs
     compile(result.code, "<migrated>", "exec")
+
+
+def test_a_project_capped_below_the_removal_keeps_its_import(tmp_path):
+    """A project whose jax requirement stops below 0.7.0 (`^0.4.25`, poetry's `<0.5`) installs
+    only JAX that has PositionalSharding: its import is left as it is (no guard in the import
+    block, no placeholder class), the use no form rewrites is said with the replacement for the
+    day the pin is raised; the forms that are rewritten still are."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "capped"\nversion = "0.1"\n\n'
+        '[tool.poetry.dependencies]\npython = "^3.10"\njax = "^0.4.25"\n'
+    )
+    module = tmp_path / "capped" / "train.py"
+    module.parent.mkdir()
+    (module.parent / "__init__.py").write_text("")
+    source = (
+        "import jax\n"
+        "from jax.experimental import mesh_utils\n"
+        "from jax.sharding import PositionalSharding\n"
+        "from tqdm import trange\n\n\n"
+        "def shard(n):\n"
+        "    return PositionalSharding(mesh_utils.create_device_mesh((n, 1)))\n"
+    )
+    module.write_text(source)
+    result = run(["--no-cache", "."], tmp_path)
+    assert module.read_text() == source, module.read_text()
+    assert (
+        "capped/train.py:3:26: JAX113 [manual] import of `jax.sharding.PositionalSharding` "
+        "left: the project's jax requirement stops below 0.7.0, which removed it; its uses on "
+        "line 8 need, once the pin allows JAX >= 0.7.0:"
+    ) in result.output, result.output
+    # the same module in a project that allows current JAX gets the guard
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "capped"\nversion = "0.1"\ndependencies = ["jax>=0.4.25"]\n'
+    )
+    run(["--no-cache", "."], tmp_path)
+    assert "except ImportError:" in module.read_text()

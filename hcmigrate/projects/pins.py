@@ -56,7 +56,7 @@ def blocking_pins(root: Path) -> list[str]:
         if req.marker is not None and not req.marker.evaluate({"extra": ""}):
             continue
         need = needs.get(canonicalize_name(req.name))
-        if need is None or _admits_or_above(req, need[0]):
+        if need is None or admits_or_above(req, need[0]):
             continue
         lines.append(
             f"{source}: manual: `{text}` {need[1]}: raise this pin by hand (hcmigrate raises "
@@ -66,7 +66,7 @@ def blocking_pins(root: Path) -> list[str]:
     return lines
 
 
-def _admits_or_above(req: Requirement, lowest: Version) -> bool:
+def admits_or_above(req: Requirement, lowest: Version) -> bool:
     """Does the requirement allow `lowest` or, lacking an upper bound at or below it, newer?"""
     if req.specifier.contains(lowest, prereleases=True):
         return True

@@ -55,3 +55,45 @@ def _jax_target(root: Path, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
         elif isinstance(raised, Kept):
             kept = (raised.path, raised.reason)
     return JaxTarget(declared, raise_to, kept, note, problems)
+
+
+def jax_requirements(project: Project) -> tuple[str, ...]:
+    """The project's declared `jax` requirements and the constraints that cap it (texts)."""
+    return project.fact("jax_requirements", lambda p: _jax_requirements(p.root))
+
+
+def _jax_requirements(root: Path) -> tuple[str, ...]:
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    from hcmigrate.projects.constraints import jax_caps
+    from hcmigrate.verify.project_deps import project_dependencies
+
+    texts = []
+    for _, text in project_dependencies(root).declared:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) == "jax" and (
+            req.marker is None or req.marker.evaluate({"extra": ""})
+        ):
+            texts.append(text)
+    texts += [c.text for c in jax_caps(root) if c.text.strip().lower().startswith("jax")]
+    return tuple(texts)
+
+
+def never_reaches(requirements: tuple[str, ...], release: str) -> bool:
+    """Does one of the project's `jax` requirements keep out `release` and every later one?"""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.version import Version
+
+    from hcmigrate.projects.pins import admits_or_above
+
+    for text in requirements:
+        try:
+            if not admits_or_above(Requirement(text), Version(release)):
+                return True
+        except InvalidRequirement:
+            continue
+    return False

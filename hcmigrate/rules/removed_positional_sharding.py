@@ -23,6 +23,7 @@ import libcst as cst
 
 from hcmigrate.codemod.removed_sharding import NAME, REPLICATE, RESHAPE
 from hcmigrate.diagnostics import Level
+from hcmigrate.projects.targets import never_reaches
 from hcmigrate.rules.context import REMOVE_STATEMENT, RemovedApiSite, RuleContext
 from hcmigrate.rules.nodes import dotted_name, parse
 from hcmigrate.rules.removed_api_rewrite import code_of, register, rewrite_import
@@ -212,9 +213,26 @@ def _import(site: RemovedApiSite, ctx: RuleContext):
         )
     ]
     guards = []
+    # (a project whose jax requirement stops below the removal keeps the real class: no guard;
+    # the uses left are said, for the day the pin is raised)
+    capped = never_reaches(ctx.options.jax_requirements, site.row.removed_in)
+    left_alone: list[cst.ImportAlias] = []
     for alias, _, _ in ours:
         every, left = uses.get(id(alias), (False, ()))
         bound = _bound(alias)
+        if capped and not every:
+            left_alone.append(alias)
+            if left:
+                ctx.report(
+                    POSITIONAL_SHARDING,
+                    alias,
+                    f"import of `{NAME}` left: the project's jax requirement stops below "
+                    f"{site.row.removed_in}, which removed it; its uses on line"
+                    f"{'s' if len(left) > 1 else ''} {', '.join(map(str, left))} need, once "
+                    f"the pin allows JAX >= {site.row.removed_in}: {site.row.advice}",
+                    level=Level.MANUAL,
+                )
+            continue
         if every:
             ctx.report(
                 POSITIONAL_SHARDING,
@@ -242,6 +260,15 @@ def _import(site: RemovedApiSite, ctx: RuleContext):
             message,
             level=Level.MANUAL if left else Level.FIXED_WITH_NOTE,
         )
+    if left_alone:  # (in the import's own order)
+        kept = [
+            a
+            for a in node.names
+            if a in kept
+            or any(code_of(a.name) == code_of(b.name) and _bound(a) == _bound(b) for b in left_alone)
+        ]
+    if left_alone and not guards and len(kept) == len(node.names):
+        return node  # (nothing to do in this import)
     if not kept and not guards:
         return REMOVE_STATEMENT
     if not kept:
