@@ -632,33 +632,55 @@ def test_older_reference_jax_releases_have_their_own_upload_date(tmp_path, monke
         ]
 
 
-def test_the_reference_jax_predates_the_removed_apis_the_original_uses(tmp_path):
-    """An original that uses an API JAX removed before 0.4.30 cannot run there: the reference is
-    the newest legacy JAX with an environment here that still has it (ott-jax 0.4.3's
-    `jax.random.PRNGKeyArray`: 0.4.23), with a note naming the API and the file; an API
-    removed before every such JAX keeps 0.4.30 and says so; a clean original keeps 0.4.30."""
+def test_the_reference_jax_is_the_one_the_original_ran_with(tmp_path):
+    """The reference runs the JAX the original ran with: the newest legacy JAX released by the
+    day it was committed (blackjax 1.1.0, December 2023: 0.4.23, whose host_callback and
+    jnp.clip do not warn under its `filterwarnings = error`), and none newer than the APIs it
+    uses allow (ott-jax 0.4.3's `jax.random.PRNGKeyArray`, gone in 0.4.24: 0.4.23), each with
+    a note. Uses in fallbacks that only run where the API exists (`except ImportError`, a
+    `hasattr` or version test) do not count, nor one no JAX here has."""
     from hcmigrate.verify.reference_jax import choose_reference_jax
 
-    def chosen(files: dict[str, str]) -> tuple[str, list[str]]:
+    def chosen(files: dict[str, str], date: str | None = None) -> tuple[str, list[str]]:
         root = tmp_path / f"p{len(list(tmp_path.iterdir()))}"
         for rel, text in files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text, encoding="utf-8")
         notes: list[str] = []
-        return choose_reference_jax(root, "0.4.30", notes), notes
+        return choose_reference_jax(root, "0.4.30", notes, date=date), notes
 
     key_type = "import jax\n\ndef draw(key: jax.random.PRNGKeyArray):\n    return key\n"
     config = "from jax.config import config\n\nconfig.update('jax_enable_x64', True)\n"
     assert chosen({"pkg/keys.py": key_type, "pkg/setup.py": config}) == (
         "0.4.23",
         [
-            "reference: jax 0.4.23, not 0.4.30: the original uses `jax.random.PRNGKeyArray` "
+            "reference: jax 0.4.23: the original uses `jax.random.PRNGKeyArray` "
             "(pkg/keys.py), removed in JAX 0.4.24 (--reference-jax VERSION chooses another)"
         ],
     )
     assert chosen({"pkg/setup.py": config})[0] == "0.4.25"  # (jax.config: gone in 0.4.29)
-    version, notes = chosen({"pkg/old.py": "import jax.numpy as jnp\nx = jnp.NaN\n"})
-    assert version == "0.4.30" and "removed in JAX 0.4.16, before every legacy JAX" in notes[0]
+    # committed on a day: the newest legacy JAX released by then (0.4.25: 2024-02-25)
+    assert chosen({"pkg/ok.py": "import jax\n"}, date="2024-03-01") == (
+        "0.4.25",
+        [
+            "reference: jax 0.4.25, the newest legacy JAX released by 2024-03-01, when the "
+            "original was committed (--reference-jax VERSION chooses another)"
+        ],
+    )
+    assert chosen({"pkg/ok.py": "import jax\n"}, date="2023-06-01")[0] == "0.4.23"
+    assert chosen({"pkg/ok.py": "import jax\n"}, date="2026-12-01") == ("0.4.30", [])
+    # fallbacks that run only where the API exists; a use no JAX here has
+    guarded = (
+        "import jax\nimport jax.numpy as jnp\n\n"
+        "try:\n    import jax.extend.linear_util as lu\nexcept ImportError:\n"
+        "    import jax.linear_util as lu\n\n\n"
+        "def is_array(x):\n    if hasattr(jax, 'Array'):\n        return isinstance(x, jax.Array)\n"
+        "    else:\n        return isinstance(x, jnp.DeviceArray)\n"
+    )
+    assert chosen({"pkg/compat.py": guarded}) == ("0.4.30", [])
+    version, notes = chosen({"pkg/old.py": "import jax.numpy as jnp\nx = jnp.NaN\n" + key_type})
+    assert version == "0.4.23", notes
+    assert "`jax.numpy.NaN` (pkg/old.py), removed in JAX 0.4.16, before every legacy JAX" in notes[0]
     # current spellings, a removed name only in a virtualenv the walk skips
     clean = {
         "pkg/ok.py": "import jax\ny = jax.tree_util.tree_map(abs, [1])\nkey: jax.Array\n",

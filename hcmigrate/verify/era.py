@@ -8,6 +8,7 @@ releases that fit the pins, and a note says so."""
 
 from __future__ import annotations
 
+import datetime
 import re
 import shutil
 import subprocess
@@ -25,6 +26,10 @@ from hcmigrate.verify.launch import subprocess_env
 # still needs `jax.random.PRNGKeyArray`.
 ERA_END = {"0.4.23": "2023-12-15", "0.4.25": "2024-02-26", "0.4.30": "2024-06-19"}
 HELD = {"jax", "jaxlib", "numpy"}  # (held at the legacy environment's, by constraints)
+
+
+def _tomorrow() -> str:
+    return (datetime.date.today() + datetime.timedelta(days=1)).isoformat()
 
 
 def uv_binary() -> str | None:
@@ -71,6 +76,13 @@ def as_of_era(
                 str(constraints),
                 "--exclude-newer",
                 date,
+                # (the held packages are pinned by the constraints, whatever day their release
+                # came: numpy 1.26.4 came after jax 0.4.23's day, and is held there too)
+                *(
+                    arg
+                    for name in sorted(HELD)
+                    for arg in ("--exclude-newer-package", f"{name}={_tomorrow()}")
+                ),
                 "--python-version",
                 f"{sys.version_info.major}.{sys.version_info.minor}",
                 "--no-header",

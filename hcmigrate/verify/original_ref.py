@@ -125,7 +125,9 @@ def from_git(req: VerifyRequest) -> tuple[VerifyRequest, FromGit | None]:
     ref = req.original_ref
     repo = work_tree(req.original.resolve()) if req.original.exists() else None
     if ref is None and not (in_ci() and repo is not None):
-        return req, None
+        # (the working tree is the original: its last commit's day, when it has one)
+        date = commit_date(repo, "HEAD") if repo is not None else None
+        return dataclasses.replace(req, original_date=date), None
     if repo is None:
         raise CannotRun(f"--original-ref {ref}: {req.original} is not in a git work tree")
     how = f"--original-ref {ref}"
@@ -147,8 +149,18 @@ def from_git(req: VerifyRequest) -> tuple[VerifyRequest, FromGit | None]:
         )
     source = FromGit(label, note)
     return dataclasses.replace(
-        req, original=original, candidate=req.candidate or req.original
+        req,
+        original=original,
+        candidate=req.candidate or req.original,
+        original_date=commit_date(repo, sha),
     ), source
+
+
+def commit_date(repo: Path, rev: str) -> str | None:
+    """The day `rev` was committed (YYYY-MM-DD), None when git cannot say."""
+    done = _git(repo, "show", "-s", "--format=%cs", rev)
+    text = done.stdout.strip()
+    return text if done.returncode == 0 and len(text) == 10 else None
 
 
 def refuse_without_legacy_use(req: VerifyRequest, source: FromGit | None) -> None:

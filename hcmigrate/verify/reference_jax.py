@@ -1,16 +1,28 @@
-"""Which legacy JAX the reference runs when `--reference-jax` does not say: 0.4.30, unless the
-original uses an API that JAX removed by then (ott-jax 0.4.3's `jax.random.PRNGKeyArray`, gone
-in 0.4.24; `from jax.config import config`, gone in 0.4.29). Then the original cannot run on
-0.4.30 at all, and the reference is the newest legacy JAX this tool builds environments for
-(those with an upload-date bound: hcmigrate.verify.era.ERA_END) that still has every such API.
+"""Which legacy JAX the reference runs when `--reference-jax` does not say: the JAX the original
+ran with. Two facts decide, each with a note:
 
-The uses are read with the codemod's own word test of the removal table
-(hcmigrate.removed_api_scan, rows of hcmigrate.jax_removals): a superset test, so a removed
-name in a string may lower the reference; the note names the file and the API either way, and
-`--reference-jax` overrides."""
+- The day the original was committed (`VerifyRequest.original_date`, from git): the newest
+  legacy JAX this tool builds environments for (those with an upload-date bound:
+  hcmigrate.verify.era.ERA_END) released by then. A suite written before JAX 0.4.26 ran with no
+  host_callback deprecation warning, and before 0.4.27 with no `jnp.clip(a_max=...)` one: under
+  `filterwarnings = error` (blackjax 1.1.0) a newer JAX fails the original's own tests. A commit
+  older than every such JAX takes the oldest; no date (not a git work tree): 0.4.30.
+- The APIs JAX removed by then that the original uses (ott-jax 0.4.3's
+  `jax.random.PRNGKeyArray`, gone in 0.4.24): the original cannot run on a JAX without them, so
+  the reference is the newest that still has them. Uses in code that only runs where they
+  exist are not counted: the fallback of `try: ... except ImportError/AttributeError:` and the
+  branches of a test of `hasattr(...)` or of a version (numpyro's `jax.linear_util` fallback,
+  ott's `jnp.DeviceArray` behind `hasattr(jax, "Array")`); nor a use no JAX here has (it names
+  itself in a note: removed before the oldest).
+
+The uses are read with the codemod's word test of the removal table
+(hcmigrate.removed_api_scan, rows of hcmigrate.jax_removals) on the module's text with those
+guarded lines blanked."""
 
 from __future__ import annotations
 
+import ast
+import datetime
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +34,8 @@ from hcmigrate.removed_api_scan import RemovedApiScan
 from hcmigrate.verify.era import ERA_END
 from hcmigrate.verify.workspace import SKIP_DIRS
 
+_FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
+
 
 @dataclass(frozen=True)
 class RemovedUse:
@@ -29,9 +43,14 @@ class RemovedUse:
     path: Path  # the first file that uses it
 
 
+def released(jax_version: str) -> datetime.date:
+    """The day the legacy JAX reached PyPI (ERA_END is the day after)."""
+    return datetime.date.fromisoformat(ERA_END[jax_version]) - datetime.timedelta(days=1)
+
+
 def removed_uses(original: Path, legacy: str) -> list[RemovedUse]:
     """The removal-table rows, removed in `legacy` or before, that the original's Python files
-    use (one file each)."""
+    use outside guarded fallbacks (one file each), oldest removal first."""
     rows = [
         r
         for r in REMOVED_APIS
@@ -50,37 +69,100 @@ def removed_uses(original: Path, legacy: str) -> list[RemovedUse]:
             continue
         if not any_row.may_use_removed(data):
             continue
+        data = _without_guarded_lines(data)
         for row, scan in scans:
             if row.name not in found and scan.may_use_removed(data):
                 found[row.name] = RemovedUse(row, path)
     return sorted(found.values(), key=lambda u: (version(u.row.removed_in), u.row.name))
 
 
-def choose_reference_jax(original: Path, legacy: str, notes: list[str]) -> str:
-    """The legacy JAX the reference runs: `legacy` unless the original uses an API removed by
-    then; then the newest version with an environment here that predates every such removal
-    (a note says which API, where, and how to override). When none does, `legacy`: the
-    reference's failure then names the API (hcmigrate.verify.classify)."""
-    uses = removed_uses(original, legacy)
-    if not uses:
-        return legacy
-    first = uses[0]
-    older = [v for v in ERA_END if version(v) < version(first.row.removed_in)]
-    shown = _shown(first.path, original)
-    if not older:
+def choose_reference_jax(
+    original: Path, legacy: str, notes: list[str], date: str | None = None
+) -> str:
+    """The legacy JAX the reference runs (see the module docstring); notes say why when it is
+    not `legacy`."""
+    installable = sorted(ERA_END, key=version)
+    chosen = legacy
+    if date is not None:
+        day = datetime.date.fromisoformat(date)
+        by_then = [v for v in installable if released(v) <= day] or installable[:1]
+        if version(by_then[-1]) < version(chosen):
+            chosen = by_then[-1]
+            notes.append(
+                f"reference: jax {chosen}, the newest legacy JAX released by {date}, when the "
+                "original was committed (--reference-jax VERSION chooses another)"
+            )
+    for use in removed_uses(original, chosen):
+        shown = _shown(use.path, original)
+        older = [v for v in installable if version(v) < version(use.row.removed_in)]
+        if not older:
+            notes.append(
+                f"the original uses `{use.row.name}` ({shown}), removed in JAX "
+                f"{use.row.removed_in}, before every legacy JAX this tool installs "
+                f"({', '.join(installable)}): the reference may fail on it; --reference PYTHON "
+                "runs an environment of your own"
+            )
+            continue
+        chosen = older[-1]
         notes.append(
-            f"the original uses `{first.row.name}` ({shown}), removed in JAX "
-            f"{first.row.removed_in}, before every legacy JAX this tool installs "
-            f"({', '.join(ERA_END)}): the reference may fail on it; --reference PYTHON runs an "
-            "environment of your own"
+            f"reference: jax {chosen}: the original uses `{use.row.name}` ({shown}), removed "
+            f"in JAX {use.row.removed_in} (--reference-jax VERSION chooses another)"
         )
-        return legacy
-    chosen = max(older, key=version)
-    notes.append(
-        f"reference: jax {chosen}, not {legacy}: the original uses `{first.row.name}` ({shown}), "
-        f"removed in JAX {first.row.removed_in} (--reference-jax VERSION chooses another)"
-    )
+        break
     return chosen
+
+
+def _without_guarded_lines(data: bytes) -> bytes:
+    """The module's text with the lines that run only where an API exists blanked: except
+    ImportError/AttributeError handlers, and both branches of an `if` that tests `hasattr` or
+    a version. (Unparsable text: as it is.)"""
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return data
+    blank: set[int] = set()
+
+    def lines_of(body) -> None:
+        for node in body:
+            blank.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try):
+            for handler in node.handlers:
+                if _catches_fallback(handler.type):
+                    lines_of(handler.body)
+        elif isinstance(node, ast.If) and _tests_what_exists(node.test):
+            lines_of(node.body)
+            lines_of(node.orelse)
+    if not blank:
+        return data
+    out = data.split(b"\n")
+    for number in blank:
+        if 0 < number <= len(out):
+            out[number - 1] = b""
+    return b"\n".join(out)
+
+
+def _catches_fallback(kind: ast.expr | None) -> bool:
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any(
+        (isinstance(n, ast.Name) and n.id in _FALLBACK_ERRORS)
+        or (isinstance(n, ast.Attribute) and n.attr in _FALLBACK_ERRORS)
+        for n in names
+    )
+
+
+def _tests_what_exists(test: ast.expr) -> bool:
+    for node in ast.walk(test):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id == "hasattr":
+                return True
+        name = (
+            node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+        )
+        if "version" in name.lower():
+            return True
+    return False
 
 
 def _python_files(original: Path):

@@ -20,6 +20,9 @@ class VerifyRequest:
     reference_trace: Path | None = None  # compare against this recorded trace instead
     original_ref: str | None = None  # take the original from this git revision
     reference_jax: str | None = None  # --reference legacy: its JAX version
+    # The day the original was committed (ISO, from git; None: not known): the legacy JAX it
+    # ran with is the newest released by then (hcmigrate.verify.reference_jax)
+    original_date: str | None = None
     project_deps: bool = False  # --reference legacy: with the project's dependencies
     project_deps_from: tuple[Path, ...] = ()  # requirement files chosen for them
     project_deps_dev: bool = False  # and poetry's dev group

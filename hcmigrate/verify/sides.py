@@ -40,7 +40,9 @@ def reference_interpreter(req: VerifyRequest, notes: list[str]):
     if req.reference == "legacy" and jax_version is None:
         from hcmigrate.legacy_env import LEGACY_JAX_VERSION
 
-        jax_version = choose_reference_jax(req.original, LEGACY_JAX_VERSION, notes)
+        jax_version = choose_reference_jax(
+            req.original, LEGACY_JAX_VERSION, notes, date=req.original_date
+        )
     requirements = numpy = None
     if req.project_deps or req.project_deps_from:
         requirements, numpy = project_requirements(req, notes, jax_version)
