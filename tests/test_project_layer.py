@@ -642,3 +642,32 @@ def test_a_url_requirement_has_no_floor_to_raise(tmp_path):
     res = run(["--no-cache", "."], tmp_path)
     assert (tmp_path / "requirements.in").read_text() == files["requirements.in"]
     assert "not a specifier" not in res.output, res.output
+
+
+def test_the_compat_dependency_joins_a_setup_py_list_with_f_string_items(tmp_path):
+    """numpyro's `install_requires=[f"jax{_jax_version_constraints}", ..., "tqdm"]` is a
+    literal list whose items are strings and f-strings: the compat strategy appends the
+    dependency to it (the file read back declares exactly one item more), not a manual line."""
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n\n"
+        '_jax_version_constraints = ">=0.4.26"\n\n'
+        "setup(\n"
+        '    name="numlib",\n'
+        '    packages=["numlib"],\n'
+        "    install_requires=[\n"
+        '        f"jax{_jax_version_constraints}",\n'
+        '        "tqdm",\n'
+        "    ],\n"
+        ")\n"
+    )
+    (tmp_path / "numlib").mkdir()
+    (tmp_path / "numlib" / "__init__.py").write_text("")
+    (tmp_path / "numlib" / "bar.py").write_text(
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        "def tick(x):\n    return hcb.id_tap(lambda a, t: print(a, t), x)\n"
+    )
+    result = run(["--no-cache", "--strategy", "compat", "."], tmp_path)
+    assert "added `hcmigrate-compat` to setup.py install_requires" in result.output, result.output
+    written = (tmp_path / "setup.py").read_text()
+    assert '        "tqdm",\n        "hcmigrate-compat",\n    ],\n' in written
+    compile(written, "setup.py", "exec")

@@ -296,14 +296,12 @@ def _setup_py(root: Path, read=None) -> Declaration | None:
         for n in ast.walk(value)
     ):
         return Declaration(path, where)  # (declared, in whatever form: added by hand)
-    if not isinstance(value, ast.List) or not all(
-        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
-    ):
+    if not isinstance(value, ast.List) or not all(_requirement_item(e) for e in value.elts):
         listed = requirements_file_of(root, text)  # (`_parse_requirements("requirements.txt")`)
         if listed is not None:
             return _requirements(root, str(listed.relative_to(root)), read=read)
         return Declaration(path, where, problem="install_requires is not a literal list")
-    if any(_NAMED.match(e.value) for e in value.elts):
+    if any(isinstance(e, ast.Constant) and _NAMED.match(e.value) for e in value.elts):
         return Declaration(path, where)
     lines = text.splitlines(keepends=True)
     offsets = [0]
@@ -359,7 +357,19 @@ def _setup_py_list(text: str):
 
 
 def _setup_py_deps(text: str) -> list[str]:
-    return [e.value for e in _setup_py_list(text).elts]
+    """The list's items as written (an f-string item as its source text)."""
+    return [
+        e.value if isinstance(e, ast.Constant) else ast.unparse(e)
+        for e in _setup_py_list(text).elts
+    ]
+
+
+def _requirement_item(node: ast.expr) -> bool:
+    """A string, or an f-string (numpyro's `f"jax{_jax_version_constraints}"`): an item the
+    list holds as it is, beside which one more string is appended safely."""
+    return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or isinstance(
+        node, ast.JoinedStr
+    )
 
 
 def _requirements(root: Path, name: str = "requirements.txt", read=None) -> Declaration | None:
