@@ -78,3 +78,45 @@ def test_a_module_using_reexported_names_out_of_sight_is_reported_by_the_library
     # like every rule, it can be deselected
     ignored = migrate_source(text, Options(**{**options.__dict__, "ignore": frozenset({"HCB006"})}))
     assert ignored.diagnostics == []
+
+
+_SUBMODULE_IMPORTER = """\
+import numpy as np
+
+import jax
+import jax.experimental.host_callback
+
+
+class Projector:
+    def __call__(self, x):
+        return jax.experimental.host_callback.call(
+            np.sin, x, result_shape=jax.ShapeDtypeStruct(x.shape, x.dtype)
+        )
+"""
+
+
+def test_an_importer_taking_other_names_of_a_module_whose_legacy_import_binds_jax_is_not_reported(
+    tmp_path: Path,
+):
+    """`import jax.experimental.host_callback` binds `jax` in the exporter. An importer that has
+    its own `import jax` and takes only `Projector` (`from pkg.ops import Projector`, in a
+    `try` too) cannot reach the exporter's `jax`: no HCB006. One that takes the module itself
+    (`import pkg.ops as ops`) or the name (`from pkg.ops import jax`) still may, and is
+    reported."""
+    _write(tmp_path, "pkg/__init__.py", "")
+    _write(tmp_path, "pkg/ops.py", _SUBMODULE_IMPORTER)
+    _write(
+        tmp_path,
+        "pkg/user.py",
+        "import jax\n\ntry:\n    from pkg.ops import Projector\nexcept ImportError:\n"
+        "    Projector = None\n\n\ndef run(x):\n    return jax.jit(Projector())(x)\n",
+    )
+    _write(tmp_path, "pkg/whole.py", "import pkg.ops as ops\n\nprint(ops.jax.numpy.ones(2))\n")
+    _write(tmp_path, "pkg/name.py", "from pkg.ops import jax\n\nprint(jax.numpy.ones(2))\n")
+    result = CliRunner().invoke(cli, ["-j", "1", "--diff", str(tmp_path)], catch_exceptions=False)
+    reported = sorted(
+        line.split(":", 1)[0].rsplit("/", 1)[-1]
+        for line in result.output.splitlines()
+        if " HCB006 " in line
+    )
+    assert reported == ["name.py", "whole.py"], result.output

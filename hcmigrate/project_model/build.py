@@ -329,24 +329,61 @@ def _unfollowed_importers(scanned, texts: dict[int, str], kept: set[str]):
     for i, mods in scanned.reexport_hits.items():
         text = texts.get(i)
         try:
-            used = None if text is None else _names_in_code(text)
+            tree = None if text is None else ast.parse(text)
+            used = None if tree is None else _names_in_code(tree)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            used = None
+            tree = used = None
         importers[i] = tuple(
             (m, tuple(sorted(names)))
             for m in mods
             if m in exports
             and (names := {n for n in exports[m] if f"{m}.{n}" not in kept})
             and (used is None or not used.isdisjoint(names))
+            and (tree is None or (taken := _names_taken_from(tree, m)) is None or taken & names)
         )
     return importers
 
 
-def _names_in_code(text: str) -> set[str]:
+def _names_taken_from(tree: ast.Module, module: str) -> set[str] | None:
+    """The names a module's code can take from `module` when it reaches it only through
+    `from module import a, b` (those names); None where it may reach any of its names: it
+    imports the module object (`import module`, `from package import module`), star-imports
+    it, imports relatively (not resolved here), or binds a package above it and spells an
+    attribute named like the module (`package.module.name`). An importer that uses `jax` of
+    its own, and takes only a class from a module whose `import jax.experimental.host_callback`
+    also binds `jax`, takes no legacy name from it."""
+    last = module.rpartition(".")[2]
+    chained = any(isinstance(n, ast.Attribute) and n.attr == last for n in ast.walk(tree))
+    taken: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                return None
+            source = node.module or ""
+            if source == module:
+                if any(a.name == "*" for a in node.names):
+                    return None
+                taken.update(a.name for a in node.names)
+            elif module.startswith(source + "."):
+                for a in node.names:
+                    full = f"{source}.{a.name}"
+                    if a.name == "*" or full == module:
+                        return None
+                    if module.startswith(full + ".") and chained:
+                        return None
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == module or a.name.startswith(module + "."):
+                    return None
+                if module.startswith(a.name + ".") and chained:
+                    return None
+    return taken
+
+
+def _names_in_code(tree: ast.Module) -> set[str]:
     """The identifiers a module's code uses, and the words of its strings that are not
     docstrings (code run with `exec`). A name mentioned only in a docstring or a comment is
-    no use of it. Raises what `ast.parse` raises."""
-    tree = ast.parse(text)
+    no use of it."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
