@@ -767,3 +767,21 @@ def test_guarded_bindings_are_written_under_the_compat_strategy_too():
     assert migrate_source(code, options).code == code
     printed = "1 ['call', 'closed_call'] a name of the module's own\n"
     assert _printed(sys.executable, code) == printed
+
+
+def test_an_import_of_jax_config_beside_import_jax_goes():
+    """`import jax.config` (removed in 0.4.29) beside the module's own `import jax` (diffrax's
+    conftest) goes, rather than becoming a second `import jax` (flake8's F811); in one
+    statement, `import jax, jax.config` keeps one; alone, it becomes `import jax`."""
+    from hcmigrate import migrate_source
+
+    beside = "import jax\nimport jax.config\nimport jax.random as jr\n\njax.config.update('jax_enable_x64', True)\n"
+    assert migrate_source(beside).code == (
+        "import jax\nimport jax.random as jr\n\njax.config.update('jax_enable_x64', True)\n"
+    )
+    assert migrate_source("import jax, jax.config\n\nprint(jax.config)\n").code == (
+        "import jax\n\nprint(jax.config)\n"
+    )
+    assert migrate_source("import jax.config\n\nprint(jax.config)\n").code == (
+        "import jax\n\nprint(jax.config)\n"
+    )

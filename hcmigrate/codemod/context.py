@@ -9,6 +9,8 @@ loses its argument), the inner site's diagnostics, imports and edits are dropped
 
 from __future__ import annotations
 
+import ast
+
 import re
 
 from dataclasses import dataclass, field
@@ -276,6 +278,17 @@ class ModuleContext(NamesContext, StatementsContext):
 
     def module_names(self, word: str) -> bool:
         return re.search(rf"\b{re.escape(word)}\b", self.resolver.index.text) is not None
+
+    def imported_plainly(self, module: str, besides: cst.CSTNode) -> bool:
+        start = self.resolver.index.start(besides)
+        for statement in self.resolver.scopes.tree.body:  # (the module's ast)
+            if not isinstance(statement, ast.Import) or (
+                start is not None and statement.lineno == start[0]
+            ):
+                continue
+            if any(a.asname is None and a.name == module for a in statement.names):
+                return True
+        return False
 
     def with_numpy_args(
         self,

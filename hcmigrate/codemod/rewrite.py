@@ -35,7 +35,9 @@ class Rewriter(KeepCommentsOfRemovedLines, Transformer):
 
     # (an import of a removed JAX name is a site of its own: hcmigrate.codemod.removed_apis)
     def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
-        return self._ctx.dispatch.removed_import(original_node, updated_node)
+        result = self._ctx.dispatch.removed_import(original_node, updated_node)
+        # (JAX105: `import jax.config` beside the module's own `import jax` goes)
+        return cst.RemovalSentinel.REMOVE if result is REMOVE_STATEMENT else result
 
     def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
         result = self._ctx.dispatch.removed_import(original_node, updated_node)

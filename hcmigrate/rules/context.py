@@ -318,6 +318,10 @@ class RuleContext(Protocol):
     def module_names(self, word: str) -> bool:
         """Does the module's text name `word` (a whole word)?"""
 
+    def imported_plainly(self, module: str, besides: cst.CSTNode) -> bool:
+        """Does another top-level statement than `besides` (an import statement) import
+        `module` as itself (`import jax`, no `as`)?"""
+
     def with_numpy_args(
         self,
         func: cst.BaseExpression,

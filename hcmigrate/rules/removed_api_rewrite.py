@@ -14,7 +14,7 @@ import libcst as cst
 from hcmigrate.diagnostics import Level
 from hcmigrate.jax_removals import IMPORTED_WITH_JAX, RemovedApi, version
 from hcmigrate.removed_api_scan import ROOT
-from hcmigrate.rules.context import RemovedApiSite, RuleContext
+from hcmigrate.rules.context import REMOVE_STATEMENT, RemovedApiSite, RuleContext
 from hcmigrate.rules.nodes import dotted, dotted_name, parse
 from hcmigrate.rules.spec import Rule
 
@@ -218,7 +218,26 @@ def rewrite_import(site: RemovedApiSite, ctx: RuleContext):
     node = site.updated
     if isinstance(node, cst.Import):
         new_names = [moves.get(id(a), a) for a in node.names]
-        return node.with_changes(names=new_names)
+        # (`import jax.config` -> `import jax` beside the module's own `import jax`: a second
+        # one is flake8's F811; the name is bound already)
+        unmoved = {id(b) for b in node.names}
+        plain = {dotted_name(b.name) for b in new_names if id(b) in unmoved and b.asname is None}
+        new_names = [
+            a
+            for a in new_names
+            if id(a) in unmoved
+            or a.asname is not None
+            or not (
+                dotted_name(a.name) in plain
+                or ctx.imported_plainly(dotted_name(a.name) or "", site.original)
+            )
+        ]
+        if not new_names:
+            return REMOVE_STATEMENT
+        if len(new_names) == len(node.names):
+            return node.with_changes(names=new_names)
+        last = new_names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(names=[*new_names[:-1], last])
     kept = [a for a in node.names if id(a) not in moves and id(a) not in guarded]
     groups: dict[str, list[cst.ImportAlias]] = {}
     for alias in node.names:
