@@ -126,3 +126,28 @@ def test_a_rewrite_that_would_not_compile_is_dropped_alone(tmp_path, legacy_pyth
     expected = "[0.0]\nwhat: x\n1.5\n"
     assert run_script(legacy_python, legacy, "kinds.py") == expected
     assert run_script(current_python(), tree, "kinds.py") == expected
+
+
+def test_a_barrier_stays_with_the_taps_left_on_host_callback():
+    """chex: `barrier_wait()` in a module whose tap stays on host_callback (its device has no
+    native spelling) stays too: legacy's barrier waits for that tap's outfeed on an
+    accelerator, and raises its error, where jax.effects_barrier() does neither on jax 0.4.26
+    to 0.4.34; the finding says why. Without such a tap the barrier is rewritten."""
+    from hcmigrate import migrate_source
+
+    source = (
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        "def check(x):\n"
+        "    hcb.id_tap(lambda a, t, device: print(device), x, tap_with_device=True)\n"
+        "    return x\n\n\n"
+        "def wait():\n    hcb.barrier_wait()\n"
+    )
+    result = migrate_source(source)
+    assert result.code == source
+    (barrier,) = [d for d in result.diagnostics if d.code == "HCB401"]
+    assert barrier.level.value == "manual" and barrier.line == 10
+    assert barrier.message.startswith(
+        "barrier_wait() kept: the module's host_callback sites on line(s) 5 stay"
+    )
+    alone = source.replace("tap_with_device=True", "").replace("t, device: print(device)", "t: print(a)")
+    assert "jax.effects_barrier()" in migrate_source(alone).code

@@ -113,6 +113,10 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
         raise MigrationError(
             f"internal error ({type(error).__name__}: {error}); file left unchanged — please report it"
         ) from error
+    kept_barriers = _barriers_beside_legacy_sites(diagnostics, options)
+    if kept_barriers:  # (the module is migrated again with those barriers left as they are)
+        options = replace(options, dropped_sites=options.dropped_sites | kept_barriers)
+        return _migrate(text, options, filename, top_level_await)
     code, _ = index.print_module(new_module)
     if options.lay_out:
         code = format_written_lines(
@@ -156,7 +160,13 @@ def _sites_to_drop(diagnostics, line: int, why: str, options: Options) -> frozen
     host_callback rules' rewrites must always compile: theirs stays an internal error."""
     done = {(code, at, col) for code, at, col, _ in options.dropped_sites}
     return frozenset(
-        (d.code, d.line, d.col, f"{d.message}: that rewrite does not compile here ({why})")
+        (
+            d.code,
+            d.line,
+            d.col,
+            f"{d.message}: that rewrite does not compile here ({why}); left as it is (the "
+            "module's other sites are rewritten): change it by hand",
+        )
         for d in diagnostics
         if d.code.startswith("JAX")
         and d.line == line
@@ -165,11 +175,39 @@ def _sites_to_drop(diagnostics, line: int, why: str, options: Options) -> frozen
     )
 
 
+def _barriers_beside_legacy_sites(diagnostics, options: Options) -> frozenset:
+    """The `barrier_wait()` sites (HCB401) of a module whose other host_callback sites are left
+    as they are (manual): legacy's barrier waits for those taps, and on an accelerator with
+    jax 0.4.26-0.4.34 (legacy's outfeed) `jax.effects_barrier()` does not, nor does it raise
+    their errors (chex's value assertions): the barrier stays with them."""
+    left = sorted(
+        d.line
+        for d in diagnostics
+        if d.level is Level.MANUAL and d.code[:4] in ("HCB1", "HCB2", "HCB3", "HCB5")
+    )
+    if not left:
+        return frozenset()
+    done = {(code, at, col) for code, at, col, _ in options.dropped_sites}
+    lines = ", ".join(map(str, sorted(set(left))[:3])) + (", ..." if len(set(left)) > 3 else "")
+    return frozenset(
+        (
+            d.code,
+            d.line,
+            d.col,
+            f"barrier_wait() kept: the module's host_callback sites on line(s) {lines} stay, and "
+            "legacy's barrier waits for their taps where jax.effects_barrier() does not (an "
+            "accelerator's outfeed on jax < 0.4.35); rewrite it with them",
+        )
+        for d in diagnostics
+        if d.code == "HCB401" and d.level is not Level.MANUAL and (d.code, d.line, d.col) not in done
+    )
+
+
 def _dropped_findings(options: Options) -> list[Diagnostic]:
     return [
         Diagnostic(
             code,
-            f"{why}; left as it is (the module's other sites are rewritten): change it by hand",
+            why,
             Level.MANUAL,
             line,
             col,

@@ -27,7 +27,9 @@ BARRIER = Rule(
         "from the barrier as CallbackException (legacy on an accelerator); after a callback "
         "failed on several devices (pmap) every later jax.effects_barrier() raises that error "
         "again, where legacy barrier_wait returned. The compat runtime's barrier_wait behaves "
-        "as legacy's."
+        "as legacy's. In a module whose other host_callback sites are left as they are "
+        "(manual), the barrier stays with them: legacy's waits for their taps, and raises "
+        "their errors, where jax.effects_barrier() does not on an accelerator before JAX 0.4.35."
     ),
     examples=(
         Example(
