@@ -29,7 +29,7 @@ def test_syntax_error_names_the_line():
 
 
 def test_select_and_ignore_by_code():
-    only_taps = migrate_source(TAP, Options(select=frozenset({"HCB101"})))
+    only_taps = migrate_source(TAP, Options(select=frozenset({"HCB101"}), target_jax=(0, 10, 2)))
     assert (
         "jax.debug.callback(lambda a: print(jax.tree.map(np.array, a))" in only_taps.code
         and "hcb.call(" in only_taps.code

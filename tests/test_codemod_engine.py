@@ -47,7 +47,8 @@ def test_an_inner_rewrite_kept_through_a_rebuilt_expression_is_reported():
     code, diagnostics = _migrated(
         "def f(x):\n    hcb.id_tap(make_tap(hcb.CallbackFlavor.PURE), x)\n"
     )
-    assert "lambda arg: make_tap(hcb.CallbackFlavor.PURE)(jax.tree.map(np.array, arg), ())" in code
+    assert "lambda arg: make_tap(hcb.CallbackFlavor.PURE)(\n" in code
+    assert "jax.tree_util.tree_map(np.array, arg), ()" in code  # (no floor stated)
     assert "from jax.experimental import host_callback as hcb" in code
     assert [d.split()[1] for d in diagnostics] == ["HCB101", "HCB502"]
 

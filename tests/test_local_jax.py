@@ -67,7 +67,7 @@ def test_a_local_jax_shadows_jax_for_the_modules_that_see_it(tmp_path, legacy_py
         assert f"({script}): nothing in them is rewritten as JAX" in out, out
     for script in ("pkg/model.py", "data/show.py"):
         written = (tree / script).read_text()
-        assert "host_callback" not in written and "jax.tree.map(" in written, written
+        assert "host_callback" not in written and "jax.tree_util.tree_map(" in written, written
     for args, expected in (
         (["tools/bump.py"], "['local', 2, 3]\n"),
         (["tools2/bump.py"], "['local', 2, 3]\n"),

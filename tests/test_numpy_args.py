@@ -17,9 +17,15 @@ import libcst as cst
 import numpy as np
 import pytest
 
-from hcmigrate.api import migrate_source
+from hcmigrate.api import migrate_source as migrate_any_source
 from hcmigrate.codemod.numpy_args import called_with_numpy
 from hcmigrate.options import Options
+
+
+def migrate_source(text: str, options: Options | None = None):
+    """The rewrite in a project that states a current JAX floor (so the newest spellings,
+    `jax.tree.map`; with no floor stated the portable `jax.tree_util.tree_map` is written)."""
+    return migrate_any_source(text, options or Options(target_jax=(0, 10, 2)))
 
 LEGACY = "from jax.experimental import host_callback as hcb\n"
 # A module with an ordered io_callback (a `call` with side effects whose value is used): its

@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from hcmigrate import Options, migrate_source
+
+# A project that states a current JAX floor: the newest spellings (`jax.tree.map`, `min=`)
+NEWEST = Options(target_jax=(0, 10, 2))
 from hcmigrate.jax_removals import IMPORTED_WITH_JAX, REMOVED_APIS
 from hcmigrate.prefilter import scan
 from hcmigrate.removed_api_scan import RemovedApiScan
@@ -217,7 +220,7 @@ def test_partial_parse_rewrites_uses_far_from_any_import():
     other statements left as text: the same result as a whole-module parse."""
     filler = "".join(f"def helper_{i}(v):\n    return v + {i}\n\n\n" for i in range(30))
     text = f"import jax\n\n\n{filler}def late(t):\n    return jax.tree_map(helper_3, t)\n"
-    result = migrate_source(text, Options())
+    result = migrate_source(text, Options(target_jax=(0, 10, 2)))
     assert result.code == text.replace("jax.tree_map", "jax.tree.map")
 
 
@@ -235,7 +238,7 @@ def test_names_shadowed_in_a_scope_are_left_alone():
             return jax.tree_map(abs, t)
         """
     )
-    result = migrate_source(text, Options())
+    result = migrate_source(text, Options(target_jax=(0, 10, 2)))
     assert result.code.count("jax.tree_map") == 1
     assert result.code.count("jax.tree.map") == 1
 
@@ -357,12 +360,15 @@ def _migrated(tmp_path: Path, name: str, *args: str, config: str = "") -> tuple[
 
 def test_on_by_default_and_switched_off_like_every_rule(tmp_path):
     code, output = _migrated(tmp_path, "default")
-    assert "jnp.clip(jnp.arange(3), min=1, max=2)" in code and "jax.tree.map" in code
+    # (a folder with no project: no JAX floor stated, so the spellings every JAX has)
+    assert "jnp.clip(jnp.arange(3), 1, 2)" in code and "jax.tree_util.tree_map" in code
     assert "JAX101" in output and "JAX102" in output
     code, output = _migrated(tmp_path, "ignore", "--ignore", "JAX102")
-    assert "a_min=1, a_max=2" in code and "jax.tree.map" in code and "JAX102" not in output
+    assert "a_min=1, a_max=2" in code and "jax.tree_util.tree_map" in code
+    assert "JAX102" not in output
     code, output = _migrated(tmp_path, "select", "--select", "JAX")
-    assert "hcb.id_print(y)" in code and "jax.tree.map" in code and "HCB" not in output
+    assert "hcb.id_print(y)" in code and "jax.tree_util.tree_map" in code
+    assert "HCB" not in output
     code, output = _migrated(tmp_path, "config", config='[tool.hcmigrate]\nignore = ["JAX"]\n')
     assert "a_min=1" in code and "jax.tree_map" in code and "jax.debug.callback" in code
     assert "JAX1" not in output
@@ -410,8 +416,9 @@ def test_compat_strategy_runs_the_jax_rules_too(tmp_path, legacy_python):
             "from jax.experimental import host_callback",
             "from hcmigrate_compat import host_callback",
         )
-        .replace("a_min=0.0, a_max=2.0", "min=0.0, max=2.0")
-        .replace("jax.tree_map(", "jax.tree.map(")
+        # (no project: no JAX floor stated, so the spellings every JAX has)
+        .replace("a_min=0.0, a_max=2.0", "0.0, 2.0")
+        .replace("jax.tree_map(", "jax.tree_util.tree_map(")
     )
     for code_ in ("HCB701", "JAX101", "JAX102"):
         assert code_ in result.output
@@ -466,10 +473,10 @@ def test_names_a_star_import_binds_are_rewritten_and_run(text, after, briefs, le
     *` then `jax.lax` (the `jax.jax` alias the star bound): where nothing else binds the name,
     it was the star-imported module's, and the migrated program prints on the current JAX what
     the original printed on jax 0.4.30."""
-    result = migrate_source(text, Options())
+    result = migrate_source(text, NEWEST)
     assert result.code == after
     assert [d.brief() for d in result.diagnostics] == briefs
-    assert migrate_source(result.code, Options()).code == result.code
+    assert migrate_source(result.code, NEWEST).code == result.code
     legacy = _printed(str(legacy_python), text)
     assert _printed(str(legacy_python), result.code) == legacy
     assert _printed(sys.executable, result.code) == legacy
@@ -491,15 +498,15 @@ def test_names_a_star_import_binds_are_rewritten_where_legacy_cannot_run():
         print(fresh(PRNGKey(0)))
         """
     )
-    result = migrate_source(text, Options())
+    result = migrate_source(text, NEWEST)
     assert result.code == "import jax\n" + text.replace("PRNGKeyArray", "jax.Array")
     assert _printed(sys.executable, result.code) == "True\n"
     text = "from jax import *\n\nprint(tree_map(lambda v: v + 1, [1, 2]))\n"
-    result = migrate_source(text, Options())
+    result = migrate_source(text, NEWEST)
     assert result.code == "import jax\n" + text.replace("tree_map", "jax.tree.map")
     assert _printed(sys.executable, result.code) == "[2, 3]\n"
     text = "from jax.numpy import *\n\nprint(isnan(NaN), NINF)\n"
-    result = migrate_source(text, Options())
+    result = migrate_source(text, NEWEST)
     assert result.code == "import jax\n" + text.replace("NaN", "jax.numpy.nan").replace(
         "NINF", "-jax.numpy.inf"
     )

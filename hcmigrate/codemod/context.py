@@ -438,8 +438,15 @@ class ModuleContext(NamesContext, StatementsContext):
         return self.options.target_jax is None or at_least(self.options.target_jax, version)
 
     def declared_at_least(self, version: tuple[int, ...]) -> bool:
+        # No floor known (no --target-jax, no jax pin the run could read, or no project owning
+        # the file: praxis keeps its metadata in a folder beside its code, and its CI installs
+        # jax 0.3.25): the spelling that works on every JAX where the table has one
+        # (`jax.tree_util.tree_map`, not `jax.tree.map`, which needs 0.4.25). The host_callback
+        # rewrite still targets current JAX (target_at_least).
         declared = self.options.declared_jax
-        return self.target_at_least(version) if declared is None else at_least(declared, version)
+        if declared is None:
+            declared = self.options.target_jax
+        return declared is not None and at_least(declared, version)
 
     @property
     def target_jax(self) -> tuple[int, ...] | None:

@@ -188,7 +188,7 @@ def save(x):
 
 def step(x):
     return io_callback(
-        lambda arg: save(jax.tree.map(np.array, arg)),
+        lambda arg: save(jax.tree_util.tree_map(np.array, arg)),
         jax.ShapeDtypeStruct(x.shape, jax.dtypes.canonicalize_dtype(x.dtype)),
         x,
         ordered=True,
@@ -255,7 +255,9 @@ def check(x):
 
 
 def step(x):
-    jax.debug.callback(lambda arg: check(jax.tree.map(np.array, arg)), x, ordered=True)
+    jax.debug.callback(
+        lambda arg: check(jax.tree_util.tree_map(np.array, arg)), x, ordered=True
+    )
     return x * 2
 """,
             diagnostics=(

@@ -352,7 +352,7 @@ class RuleContext(Protocol):
     def declared_at_least(self, version: tuple[int, ...]) -> bool:
         """Does the floor the project declares (before the run raises it) have what JAX
         `version` introduced? Where it does not and an older spelling does the same, that
-        spelling is written."""
+        spelling is written. No floor known: no."""
 
     @property
     def target_jax(self) -> tuple[int, ...] | None:

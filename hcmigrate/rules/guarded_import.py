@@ -71,7 +71,7 @@ def _print_like_id_print(value, /, **header):
 
     if header:
         print(" ".join(f"{k}: {v}" for k, v in sorted(header.items())))
-    print(text(jax.tree.map(np.asarray, value), 0, 0)[0])
+    print(text(jax.tree_util.tree_map(np.asarray, value), 0, 0)[0])
 
 
 def trace(x):

@@ -68,7 +68,9 @@ def show(x):
 
 
 def step(x):
-    jax.debug.callback(lambda arg: show(jax.tree.map(np.array, arg)), x, ordered=True)
+    jax.debug.callback(
+        lambda arg: show(jax.tree_util.tree_map(np.array, arg)), x, ordered=True
+    )
     return x * 2
 """,
             diagnostics=(
@@ -93,7 +95,7 @@ import numpy as np
 def step(i):
     def tap_show(v):
         jax.debug.callback(
-            lambda arg: show(jax.tree.map(np.array, arg), ()), v, ordered=True
+            lambda arg: show(jax.tree_util.tree_map(np.array, arg), ()), v, ordered=True
         )
         return v
 
@@ -133,7 +135,7 @@ def shard_rows(mesh, x):
 
 def step(x):
     def tap_send(arg):
-        send(jax.tree.map(np.array, arg), ())
+        send(jax.tree_util.tree_map(np.array, arg), ())
 
     io_callback(tap_send, None, x, ordered=True)
     return x * 2
@@ -161,7 +163,7 @@ from jax.experimental import io_callback
 
 def decode_step(tokens):
     def tap_send(arg):
-        send(jax.tree.map(np.array, arg), ())
+        send(jax.tree_util.tree_map(np.array, arg), ())
 
     io_callback(tap_send, None, tokens, ordered=True)
     return tokens
@@ -309,7 +311,9 @@ def count(x):
 
 
 def step(x):
-    jax.debug.callback(lambda arg: count(jax.tree.map(np.array, arg)), x, ordered=True)
+    jax.debug.callback(
+        lambda arg: count(jax.tree_util.tree_map(np.array, arg)), x, ordered=True
+    )
     return hcb.id_tap(show, x)
 """,
             diagnostics=(
@@ -414,7 +418,7 @@ report_loss = functools.partial(hcb.id_tap, lambda x, t: print("loss", x))
 
 def step(x):
     jax.debug.callback(
-        lambda x: print("step", jax.tree.map(np.array, x)), x, ordered=True
+        lambda x: print("step", jax.tree_util.tree_map(np.array, x)), x, ordered=True
     )
     return report_loss(x * 2)
 """,

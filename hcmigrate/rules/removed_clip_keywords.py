@@ -22,7 +22,8 @@ CLIP = register(
         legacy="jnp.clip(x, a_min=0.0, a_max=1.0)",
         modern="jnp.clip(x, min=0.0, max=1.0)",
         summary="`jnp.clip`'s removed keywords `a_min`, `a_max` -> `min`, `max`; `a=` (the "
-        "array, positional-only now) and, where the project allows a JAX without `min=`/`max=`, "
+        "array, positional-only now) and, where the project allows a JAX without `min=`/`max=` "
+        "or states no floor (the example), "
         "all of them -> positional arguments.",
         examples=(
             Example(
@@ -37,11 +38,11 @@ z = np.clip(np.arange(5), a_min=1, a_max=3)
 import jax.numpy as jnp
 import numpy as np
 
-y = jnp.clip(jnp.arange(5), min=1, max=3)
+y = jnp.clip(jnp.arange(5), 1, 3)
 z = np.clip(np.arange(5), a_min=1, a_max=3)
 """,
                 diagnostics=(
-                    "4:5 JAX102 [fixed] `jnp.clip(jnp.arange(5), a_min=1, a_max=3)` -> `jnp.clip(jnp.arange(5), min=1, max=3)`",
+                    "4:5 JAX102 [fixed] `jnp.clip(jnp.arange(5), a_min=1, a_max=3)` -> `jnp.clip(jnp.arange(5), 1, 3)`",
                 ),
             ),
             Example(

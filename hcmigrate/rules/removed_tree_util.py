@@ -15,8 +15,8 @@ TREE_UTIL = register(
         legacy="jax.tree_map(f, tree)",
         modern="jax.tree.map(f, tree)",
         summary="`jax.tree_*` at top level -> `jax.tree.*` (or `jax.tree_util.tree_*` where the "
-        "project allows a JAX without `jax.tree`); `from jax import tree_map` imports it from "
-        "`jax.tree_util`.",
+        "project allows a JAX without `jax.tree`, or states no floor, as in the example); `from "
+        "jax import tree_map` imports it from `jax.tree_util`.",
         examples=(
             Example(
                 before="""\
@@ -31,14 +31,14 @@ leaves = jax.tree_leaves(a)
 import jax
 from jax.tree_util import tree_map as tmap
 
-a = jax.tree.map(lambda v: v + 1, {"x": 1})
+a = jax.tree_util.tree_map(lambda v: v + 1, {"x": 1})
 b = tmap(lambda v: v * 2, [1, 2])
-leaves = jax.tree.leaves(a)
+leaves = jax.tree_util.tree_leaves(a)
 """,
                 diagnostics=(
                     "2:17 JAX101 [fixed] import of `jax.tree_map` -> `jax.tree_util.tree_map`",
-                    "4:5 JAX101 [fixed] `jax.tree_map` -> `jax.tree.map`",
-                    "6:10 JAX101 [fixed] `jax.tree_leaves` -> `jax.tree.leaves`",
+                    "4:5 JAX101 [fixed] `jax.tree_map` -> `jax.tree_util.tree_map`",
+                    "6:10 JAX101 [fixed] `jax.tree_leaves` -> `jax.tree_util.tree_leaves`",
                 ),
             ),
             Example(
