@@ -678,6 +678,14 @@ def test_the_reference_jax_is_the_one_the_original_ran_with(tmp_path):
         "    else:\n        return isinstance(x, jnp.DeviceArray)\n"
     )
     assert chosen({"pkg/compat.py": guarded}) == ("0.4.30", [])
+    inline = "import jax\nimport jax.numpy as jnp\n\n\ndef is_array(x):\n    return (\n"
+    inline += "        isinstance(x, jax.Array)\n        if hasattr(jax, 'Array')\n"
+    inline += "        else isinstance(x, jnp.DeviceArray)\n    )\n"
+    assert chosen({"pkg/utils.py": inline}) == ("0.4.30", [])
+    early = "import jax\nimport jax.numpy as jnp\n\n\ndef is_array(x):\n"
+    early += "    if hasattr(jax, 'Array'):\n        return isinstance(x, jax.Array)\n"
+    early += "    return isinstance(x, jnp.DeviceArray)\n"
+    assert chosen({"pkg/utils.py": early}) == ("0.4.30", [])
     version, notes = chosen({"pkg/old.py": "import jax.numpy as jnp\nx = jnp.NaN\n" + key_type})
     assert version == "0.4.23", notes
     assert "`jax.numpy.NaN` (pkg/old.py), removed in JAX 0.4.16, before every legacy JAX" in notes[0]

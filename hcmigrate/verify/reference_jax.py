@@ -114,8 +114,8 @@ def choose_reference_jax(
 
 def _without_guarded_lines(data: bytes) -> bytes:
     """The module's text with the lines that run only where an API exists blanked: except
-    ImportError/AttributeError handlers, and both branches of an `if` that tests `hasattr` or
-    a version. (Unparsable text: as it is.)"""
+    ImportError/AttributeError handlers, and both branches of an `if` (statement or
+    expression) that tests `hasattr` or a version. (Unparsable text: as it is.)"""
     try:
         tree = ast.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -134,6 +134,20 @@ def _without_guarded_lines(data: bytes) -> bytes:
         elif isinstance(node, ast.If) and _tests_what_exists(node.test):
             lines_of(node.body)
             lines_of(node.orelse)
+        elif isinstance(node, ast.IfExp) and _tests_what_exists(node.test):
+            lines_of([node.body, node.orelse])  # (`a if hasattr(jax, "Array") else b`)
+        for block in (getattr(node, f, None) for f in ("body", "orelse", "finalbody")):
+            if not isinstance(block, list):
+                continue
+            for i, statement in enumerate(block):
+                # (`if hasattr(jax, "Array"): return ...` then the old spelling: ott's)
+                if (
+                    isinstance(statement, ast.If)
+                    and _tests_what_exists(statement.test)
+                    and statement.body
+                    and isinstance(statement.body[-1], (ast.Return, ast.Raise))
+                ):
+                    lines_of(block[i + 1 :])
     if not blank:
         return data
     out = data.split(b"\n")
