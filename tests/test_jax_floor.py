@@ -325,12 +325,13 @@ def test_interactive_raises_the_floor_only_with_an_accepted_change(tmp_path):
 KEPT_WITH_A_REASON = [
     pytest.param(
         {
-            "setup.py": "from setuptools import setup\n\n_JAX = '0.3.13'\n\nsetup(\n"
-            "    name='p',\n    install_requires=[f'jax>={_JAX}', 'numpy'],\n)\n"
+            # (one constant two requirements read, each raised to its own floor)
+            "setup.py": "from setuptools import setup\n\n_V = '0.3.13'\n\nsetup(\n"
+            "    name='p',\n    install_requires=[f'jax>={_V}', f'jaxlib>={_V}', 'numpy'],\n)\n"
         },
         "setup.py: HCB008 [manual] the project's JAX floor is not raised to 0.3.17, which step.py:5 uses "
         "jax.effects_barrier (JAX >= 0.3.17): setup.py computes "
-        "`jax>=0.3.13` (raise it where it is computed)",
+        "`jaxlib>=0.3.13` (raise it where it is computed)",
         id="setup-py-computed-pin",
     ),
     pytest.param(
@@ -475,3 +476,28 @@ def test_a_module_pointed_at_compat_raises_the_floor_to_the_compat_packages(tmp_
     assert "serve.py:1 uses hcmigrate_compat (JAX >= 0.4.26)" in res.output
     again = run(["--no-cache", "--strategy", "compat", "."], tmp_path)
     assert again.exit_code == 0 and "HCB008" not in again.output, again.output
+
+
+def test_a_floor_setup_py_computes_from_a_constant_is_raised_there(tmp_path):
+    """numpyro: `install_requires=[f"jax{_jax_version_constraints}", ...]` beside
+    `_jax_version_constraints = ">=0.4.14"`: the constant's literal is raised (its quotes kept),
+    and the run says so at the constant's line; a second run changes nothing."""
+    _project(
+        tmp_path,
+        "setup.py",
+        "from setuptools import setup\n\n"
+        '_jax_version_constraints = ">=0.3.13"\n\n'
+        "setup(\n"
+        '    name="p",\n'
+        '    install_requires=[f"jax{_jax_version_constraints}", "numpy"],\n'
+        ")\n",
+    )
+    res = run(["--no-cache", "."], tmp_path)
+    written = (tmp_path / "setup.py").read_text()
+    assert '_jax_version_constraints = ">=0.4.26"\n' in written, res.output
+    assert (
+        "setup.py:3:28: HCB008 [fixed] raised the project's JAX floor `jax>=0.3.13` -> "
+        "`jax>=0.4.26`"
+    ) in res.output, res.output
+    again = run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "setup.py").read_text() == written and "raised" not in again.output

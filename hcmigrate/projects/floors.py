@@ -31,7 +31,9 @@ from packaging.version import InvalidVersion, Version
 
 from hcmigrate.projects.ownership import read_metadata
 from hcmigrate.facts import NATIVE_OUTPUT_SINCE, release_requires
-from hcmigrate.verify.project_deps import (
+from hcmigrate.verify.project_deps import (  # (setup.py's one reader)
+    _constants,
+    _literal,
     compiled_from,
     poetry_constraint,
     requirements_file_of,
@@ -284,8 +286,9 @@ def _raised(path: Path, text: str, needs: dict[str, str]) -> tuple[str, list[Cha
     """The file's text with its JAX floors raised, and the changes; Unsafe where one cannot
     be, or where the file read back does not declare what it should."""
     kind = _kind(path)
+    computed: list[Change] = []
     if kind == "py":
-        _check_computed(text, needs)
+        text, computed = _raised_computed(path, text, needs)
     entries = _entries(kind, text)
     wanted = [_raised_entry(e, needs) for e in entries]
     changes, new = [], text
@@ -297,6 +300,7 @@ def _raised(path: Path, text: str, needs: dict[str, str]) -> tuple[str, list[Cha
         ]
     if changes and _entries(kind, new) != wanted:
         raise Unsafe(f"{path.name} could not be edited safely")
+    changes += computed
     if any(c.name == "python" for c in changes):
         new, dropped = _without_old_classifiers(kind, new, needs["python"])
         changes += [Change(path, line, 1, c, "", "classifier") for line, c in dropped]
@@ -383,17 +387,78 @@ def _classifier_list(kind: str, text: str) -> tuple[int, int] | None:
     return None
 
 
-def _check_computed(text: str, needs: dict[str, str]) -> None:
-    """A floor setup.py computes (`f"jax>={_JAX_VERSION}"`, read by the one reader,
-    hcmigrate.verify.project_deps) is not edited: Unsafe where it would need raising."""
+def _raised_computed(path: Path, text: str, needs: dict[str, str]) -> tuple[str, list[Change]]:
+    """setup.py's floors computed from a module-level string constant (numpyro's
+    `f"jax{_jax_version_constraints}"` beside `_jax_version_constraints = ">=0.4.14"`; read by
+    the one reader, hcmigrate.verify.project_deps): the constant's literal is edited, where the
+    requirement is the constant between fixed text and the raised one keeps that text, and the
+    file read back declares the raised requirement. Unsafe otherwise (a constant two different
+    requirements read, a version made by arithmetic or a call)."""
     try:
         declared = setup_py_declarations(text)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError):
-        return
+        return text, []
+    constants = _constants(tree)
+    edits: dict[str, tuple[ast.Constant, str, Change]] = {}
     for _, requirements in declared:
         for requirement, literal in requirements or []:
-            if not literal and raised_requirement(requirement, needs) != requirement:
+            raised = raised_requirement(requirement, needs)
+            if literal or raised == requirement:
+                continue
+            edit = _constant_edit(tree, constants, requirement, raised)
+            if edit is None or (edit[0] in edits and edits[edit[0]][1] != edit[2]):
                 raise Unsafe(f"setup.py computes `{requirement}` (raise it where it is computed)")
+            name, node, value = edit
+            change = Change(
+                path, node.lineno, node.col_offset + 1, requirement, raised, _name(requirement)
+            )
+            edits[name] = (node, value, change)
+    if not edits:
+        return text, []
+    lines = text.splitlines(keepends=True)
+    for node, value, _ in sorted(edits.values(), key=lambda e: (-e[0].lineno, -e[0].col_offset)):
+        line = lines[node.lineno - 1]
+        old = line[node.col_offset : node.end_col_offset]
+        quote = old[0] if old[:1] in "'\"" else '"'
+        lines[node.lineno - 1] = (
+            line[: node.col_offset] + f"{quote}{value}{quote}" + line[node.end_col_offset :]
+        )
+    new = "".join(lines)
+    wanted = {raised_requirement(r, needs) for _, rs in declared for r, lit in rs or [] if not lit}
+    read_back = {r for _, rs in setup_py_declarations(new) for r, lit in rs or [] if not lit}
+    if read_back != wanted:
+        raise Unsafe("setup.py could not be edited safely")
+    return new, [change for _, _, change in edits.values()]
+
+
+def _constant_edit(tree: ast.Module, constants: dict, requirement: str, raised: str):
+    """(the constant's name, its literal node, its new value) for a requirement that is an
+    f-string of fixed text around one module-level string constant; None otherwise."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        names = [
+            v.value.id
+            for v in node.values
+            if isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name)
+        ]
+        if len(names) != 1 or len(node.values) - 1 != sum(
+            isinstance(v, ast.Constant) for v in node.values
+        ):
+            continue
+        value = constants.get(names[0])
+        if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+            continue
+        if value.lineno != value.end_lineno or _literal(node, constants) != requirement:
+            continue
+        prefix, _, suffix = requirement.partition(value.value)
+        if requirement != prefix + value.value + suffix:
+            continue
+        if not (raised.startswith(prefix) and raised.endswith(suffix)):
+            return None
+        return names[0], value, raised[len(prefix) : len(raised) - len(suffix) or None]
+    return None
 
 
 def _kind(path: Path) -> str:
