@@ -112,6 +112,16 @@ def rewrite(site: RemovedApiSite, ctx: RuleContext) -> cst.Call | None:
             for a in removed
         }
         new = call.with_changes(args=[renamed.get(id(a), a) for a in call.args])
+    elif site.partial:  # (`partial(f, kw=...)`: f's first arguments come at the call)
+        ctx.report(
+            CLIP,
+            site.original,
+            f"`{code_of(site.original)}`: {site.row.advice}, but the project allows a JAX "
+            "without the new keyword and `functools.partial` cannot bind it by position; "
+            "write the call by hand",
+            level=Level.MANUAL,
+        )
+        return None
     else:
         new = _positional(call, rows)
         if new is None:
