@@ -179,6 +179,19 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
     _clip("a_min", "min", 1, default="None"),
     _clip("a_max", "max", 2, default="None"),
     _clip("a", None, 0),  # (the array is positional-only from 0.4.27: `clip(x, /, min, max)`)
+    # (`reshape(a, newshape, order="C")` up to 0.4.27; `shape` from 0.4.28, second everywhere)
+    RemovedApi(
+        "jax.numpy.reshape",
+        Kind.KEYWORD,
+        keyword="newshape",
+        removed_in="0.6.0",
+        deprecated_in="0.4.28",
+        replacement="shape",
+        replacement_since="0.4.28",
+        position=1,
+        rule="JAX102",
+        advice="positional jnp.reshape(x, shape) works on every version",
+    ),
     RemovedApi("jax.jax", Kind.ATTRIBUTE, removed_in="0.10.1", replacement="jax", rule="JAX103"),
     RemovedApi(
         "jax.sharding.PositionalSharding",

@@ -15,6 +15,7 @@ EVIDENCE = {
     "jax.numpy.clip:a_min": "0.4.30 WARN, 0.6.2 WARN, 0.10.2 FAIL; wheels: present 0.4.16–0.4.26, deprecated 0.4.27–0.9.2, absent 0.10.0–0.10.2; \"Passing arguments 'a', 'a_min' or 'a_max' to jax.numpy.clip is deprecated. Please use 'arr', 'min' or 'max' …\"",
     "jax.numpy.clip:a_max": "0.4.30 WARN, 0.6.2 WARN, 0.10.2 FAIL; wheels: present 0.4.16–0.4.26, deprecated 0.4.27–0.9.2, absent 0.10.0–0.10.2; \"Passing arguments 'a', 'a_min' or 'a_max' to jax.numpy.clip is deprecated. Please use 'arr', 'min' or 'max' …\"",
     "jax.numpy.clip:a": "0.4.30 WARN, 0.6.2 WARN, 0.10.2 FAIL; wheels: present 0.4.16–0.4.26, deprecated 0.4.27–0.9.2, absent 0.10.0–0.10.2; \"Passing arguments 'a', 'a_min' or 'a_max' to jax.numpy.clip is deprecated. Please use 'arr', 'min' or 'max' …\"",
+    "jax.numpy.reshape:newshape": "0.4.30 WARN, 0.6.2 FAIL, 0.10.2 FAIL; wheels: present 0.4.16–0.4.27, deprecated 0.4.28–0.5.3, absent 0.6.0–0.10.2",
     "jax.jax": "0.4.30 OK, 0.6.2 OK, 0.10.2 FAIL; wheels: present 0.4.16–0.10.0, absent 0.10.1–0.10.2",
     "jax.sharding.PositionalSharding": '0.4.30 OK, 0.6.2 WARN, 0.10.2 FAIL; wheels: present 0.4.16–0.5.3, deprecated 0.6.0–0.6.2, removed 0.7.0, absent 0.7.1–0.10.2; "jax.sharding.PositionalSharding was deprecated in JAX v0.6.0 and removed in JAX v0.7.0"',
     "jax.numpy.round_": '0.4.30 OK, 0.6.2 FAIL, 0.10.2 FAIL; wheels: present 0.4.16–0.4.31, deprecated 0.4.33–0.4.37, removed 0.4.38–0.5.3, absent 0.6.0–0.10.2; "jnp.round_ was deprecated in JAX 0.4.38; use jnp.round instead."',

@@ -132,12 +132,14 @@ KEYWORD_CALLS = {
     ("jax.numpy.clip", "a_min"): "jnp.clip(x, a_min=1.0)",
     ("jax.numpy.clip", "a_max"): "jnp.clip(x, a_max=2.0)",
     ("jax.numpy.clip", "a"): "jnp.clip(a=x, max=2.0)",
+    ("jax.numpy.reshape", "newshape"): "jnp.reshape(x, newshape=(-1,))",
 }
 KEYWORD_REPLACEMENT_CALLS = {
     ("jax.numpy.clip", None): "jnp.clip(x, None, 2.0)",  # no keyword: positional
     ("jax.numpy.clip", "min"): "jnp.clip(x, min=1.0)",
     ("jax.numpy.clip", "max"): "jnp.clip(x, max=2.0)",
     ("jax.numpy.clip", "x"): "jnp.clip(x=x, max=2.0)",
+    ("jax.numpy.reshape", "shape"): "jnp.reshape(x, shape=(-1,))",
 }
 # Rows whose use is a call (a deprecation may warn only when called; an attribute may remain as
 # something that is no longer callable).

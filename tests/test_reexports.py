@@ -101,9 +101,9 @@ def test_an_importer_taking_other_names_of_a_module_whose_legacy_import_binds_ja
 ):
     """`import jax.experimental.host_callback` binds `jax` in the exporter. An importer that has
     its own `import jax` and takes only `Projector` (`from pkg.ops import Projector`, in a
-    `try` too) cannot reach the exporter's `jax`: no HCB006. One that takes the module itself
-    (`import pkg.ops as ops`) or the name (`from pkg.ops import jax`) still may, and is
-    reported."""
+    `try` too, or `from .ops import Projector`) cannot reach the exporter's `jax`: no HCB006.
+    One that takes the module itself (`import pkg.ops as ops`, `from . import ops`) or the name
+    (`from pkg.ops import jax`) still may, and is reported."""
     _write(tmp_path, "pkg/__init__.py", "")
     _write(tmp_path, "pkg/ops.py", _SUBMODULE_IMPORTER)
     _write(
@@ -112,7 +112,13 @@ def test_an_importer_taking_other_names_of_a_module_whose_legacy_import_binds_ja
         "import jax\n\ntry:\n    from pkg.ops import Projector\nexcept ImportError:\n"
         "    Projector = None\n\n\ndef run(x):\n    return jax.jit(Projector())(x)\n",
     )
+    _write(
+        tmp_path,
+        "pkg/relative.py",
+        "import jax\n\nfrom .ops import Projector\n\nprint(jax.jit(Projector())(1.0))\n",
+    )
     _write(tmp_path, "pkg/whole.py", "import pkg.ops as ops\n\nprint(ops.jax.numpy.ones(2))\n")
+    _write(tmp_path, "pkg/sibling.py", "from . import ops\n\nprint(ops.jax.numpy.ones(2))\n")
     _write(tmp_path, "pkg/name.py", "from pkg.ops import jax\n\nprint(jax.numpy.ones(2))\n")
     result = CliRunner().invoke(cli, ["-j", "1", "--diff", str(tmp_path)], catch_exceptions=False)
     reported = sorted(
@@ -120,4 +126,4 @@ def test_an_importer_taking_other_names_of_a_module_whose_legacy_import_binds_ja
         for line in result.output.splitlines()
         if " HCB006 " in line
     )
-    assert reported == ["name.py", "whole.py"], result.output
+    assert reported == ["name.py", "sibling.py", "whole.py"], result.output

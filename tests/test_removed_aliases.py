@@ -195,3 +195,31 @@ def test_numpy_functions_bound_to_names_are_no_sites():
     )
     briefs, code = _report(text)
     assert (briefs, code) == ([], text)
+
+
+def test_keywords_bound_by_functools_partial_are_renamed_or_reported():
+    """`functools.partial(jnp.reshape, newshape=s)` binds the removed keyword where the call is
+    made (jax 0.10.2: `reshape() got an unexpected keyword argument 'newshape'` when the
+    partial is called): renamed where the project's JAX has the new keyword; where it may not,
+    a manual finding (partial cannot pass it by position: the array comes later). numpy's
+    functions and a partial of an own function are no sites (numpy 2.4 refuses its own
+    `newshape=` too: not called here)."""
+    text = (
+        "import functools\nfrom functools import partial\n\nimport jax.numpy as jnp\n"
+        "import numpy as np\n\n\ndef own(x, newshape=None):\n    return x\n\n\n"
+        "rows = functools.partial(jnp.reshape, newshape=(2, -1))\n"
+        "low = partial(jnp.clip, a_min=0.0)\n"
+        "host = partial(np.reshape, newshape=(2, -1))\nmine = partial(own, newshape=3)\n"
+        "print(rows(jnp.arange(6.0)), low(jnp.arange(-1.0, 2.0)), host, mine(1))\n"
+    )
+    result = migrate_source(text, Options(target_jax=(0, 4, 30)))
+    assert "functools.partial(jnp.reshape, shape=(2, -1))" in result.code
+    assert "partial(jnp.clip, min=0.0)" in result.code
+    assert "partial(np.reshape, newshape=(2, -1))" in result.code
+    assert "partial(own, newshape=3)" in result.code
+    assert [(d.code, d.level.value) for d in result.diagnostics] == [("JAX102", "fixed")] * 2
+    namespace: dict = {}
+    exec(compile(result.code, "<migrated>", "exec"), namespace)  # (runs on the current JAX)
+    old = migrate_source(text, Options(target_jax=(0, 4, 26)))
+    assert old.code == text
+    assert [(d.code, d.level.value) for d in old.diagnostics] == [("JAX102", "manual")] * 2

@@ -118,10 +118,12 @@ class Dispatch:
         return self._ctx.run_site(handlers, site, original, updated)
 
     # ---------------------------------------------------------------- removed JAX APIs
-    def _removed_site(self, row, original, updated, qualified: str = "", aliases=(), via=None):
+    def _removed_site(
+        self, row, original, updated, qualified: str = "", aliases=(), via=None, partial=False
+    ):
         handlers = self._registry.removed.get(row.rule, [])
-        star = self.removed.star_of(original) if qualified else ""
-        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases), star, via)
+        star = self.removed.star_of(original) if qualified and not partial else ""
+        site = RemovedApiSite(row, original, updated, qualified, tuple(aliases), star, via, partial)
         return self._ctx.run_site(handlers, site, original, updated)
 
     def removed_use(self, original: cst.BaseExpression, updated: cst.BaseExpression):
@@ -141,6 +143,10 @@ class Dispatch:
         row, via = self.removed.keyword_call(original), None
         if row is None:  # (`c(x, a_min=0)`, `OPS["clip"](x, a_max=1)`: through a name)
             row, via = self.removed.aliased_keyword_call(original) or (None, None)
+        if row is None:  # (`functools.partial(jnp.reshape, newshape=s)`)
+            row = self.removed.partial_keyword_call(original)
+            if row is not None:
+                return self._removed_site(row, original, updated, row.name, partial=True)
         if row is None:  # (`jax.xla_computation(f)(x)`: JAX114)
             row = self.removed.applied_call(original)
             if row is not None:

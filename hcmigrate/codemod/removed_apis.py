@@ -377,6 +377,23 @@ class RemovedApis:
         passed = {a.keyword.value for a in call.args if a.keyword is not None}
         return next((row for row in rows if row.keyword in passed), None)
 
+    def partial_keyword_call(self, call: cst.Call) -> RemovedApi | None:
+        """The first removed keyword row that `functools.partial(F, ..., keyword=...)` binds
+        for F, a JAX function named by its first argument (`partial(jnp.reshape,
+        newshape=s)`)."""
+        if not self._keywords or not call.args:
+            return None
+        first = call.args[0]
+        if first.keyword is not None or first.star or dotted_name(first.value) is None:
+            return None
+        if dotted_name(call.func) is None or self._qualified(call.func) != "functools.partial":
+            return None
+        rows = self._keywords.get(self._qualified(first.value) or "")
+        if not rows:
+            return None
+        passed = {a.keyword.value for a in call.args if a.keyword is not None}
+        return next((row for row in rows if row.keyword in passed), None)
+
     def aliased_keyword_call(self, call: cst.Call) -> tuple[RemovedApi, Alias | None] | None:
         """(the first removed keyword row, how the callee reaches the function) for a call
         passing a removed keyword to a function bound to another name: imported under it

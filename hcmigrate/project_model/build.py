@@ -178,7 +178,7 @@ def build_run_model(scanned, targets) -> RunModel:
         own.update(model.spelled_uses(name))
         runs = tuple((r.function, r.transform, r.where) for r in model.runs_under(name))
         views[i] = ModuleView(tuple(sorted(own.items())), runs)
-    importers = _unfollowed_importers(scanned, texts, {key for key, _ in table})
+    importers = _unfollowed_importers(scanned, texts, {key for key, _ in table}, targets)
     return RunModel(model, views, {i: name for name, i in index_of.items()}, importers)
 
 
@@ -321,7 +321,7 @@ class _ImportIndex:
         ]
 
 
-def _unfollowed_importers(scanned, texts: dict[int, str], kept: set[str]):
+def _unfollowed_importers(scanned, texts: dict[int, str], kept: set[str], targets):
     """For each file that imports a module re-exporting legacy names (pre-filter phase 2), the
     names of those modules it may use that the model found no link for (HCB006 reports them)."""
     exports = {r.module: r.names for r in scanned.reexports}
@@ -333,33 +333,54 @@ def _unfollowed_importers(scanned, texts: dict[int, str], kept: set[str]):
             used = None if tree is None else _names_in_code(tree)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = used = None
+        package = _package_of(targets[i])
         importers[i] = tuple(
             (m, tuple(sorted(names)))
             for m in mods
             if m in exports
             and (names := {n for n in exports[m] if f"{m}.{n}" not in kept})
             and (used is None or not used.isdisjoint(names))
-            and (tree is None or (taken := _names_taken_from(tree, m)) is None or taken & names)
+            and (
+                tree is None
+                or (taken := _names_taken_from(tree, m, package)) is None
+                or taken & names
+            )
         )
     return importers
 
 
-def _names_taken_from(tree: ast.Module, module: str) -> set[str] | None:
+def _package_of(target) -> str | None:
+    """The package a file's relative imports start from (None: a notebook, or a top-level
+    module, which has none)."""
+    if target.notebook:
+        return None
+    path = Path(target.path)
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    return package or None
+
+
+def _names_taken_from(tree: ast.Module, module: str, package: str | None) -> set[str] | None:
     """The names a module's code can take from `module` when it reaches it only through
-    `from module import a, b` (those names); None where it may reach any of its names: it
-    imports the module object (`import module`, `from package import module`), star-imports
-    it, imports relatively (not resolved here), or binds a package above it and spells an
-    attribute named like the module (`package.module.name`). An importer that uses `jax` of
-    its own, and takes only a class from a module whose `import jax.experimental.host_callback`
-    also binds `jax`, takes no legacy name from it."""
+    `from module import a, b` (those names, relative imports resolved from `package`); None
+    where it may reach any of its names: it imports the module object (`import module`, `from
+    package import module`), star-imports it, imports relatively from an unknown package, or
+    binds a package above it and spells an attribute named like the module
+    (`package.module.name`). An importer that uses `jax` of its own, and takes only a class
+    from a module whose `import jax.experimental.host_callback` also binds `jax`, takes no
+    legacy name from it."""
     last = module.rpartition(".")[2]
     chained = any(isinstance(n, ast.Attribute) and n.attr == last for n in ast.walk(tree))
     taken: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                return None
             source = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                if node.level - 1 >= len(parts):
+                    return None
+                base = ".".join(parts[: len(parts) - (node.level - 1)])
+                source = f"{base}.{source}" if source else base
             if source == module:
                 if any(a.name == "*" for a in node.names):
                     return None

@@ -117,6 +117,9 @@ class RemovedApiSite:
     # jnp.clip`, a dict, a namespace, a parameter it is passed for):
     # hcmigrate.codemod.removed_aliases.Alias; None where the call names it
     via: object = None
+    # the call is `functools.partial(F, ..., keyword=...)`: the removed keyword is bound there
+    # (the function is its first argument, so no argument can be passed by F's positions)
+    partial: bool = False
 
     @property
     def row_group(self) -> tuple[RemovedApi, ...]:

@@ -1,7 +1,9 @@
-"""JAX102: `jnp.clip(x, a_min=..., a_max=...)` / `jnp.clip(a=...)`: keywords removed in JAX 0.10.
+"""JAX102: keywords removed from JAX functions: `jnp.clip(x, a_min=..., a_max=...)` /
+`jnp.clip(a=...)` (JAX 0.10), `jnp.reshape(x, newshape=...)`.
 
-Where the project allows a JAX older than the new keywords (`min=`/`max=`, 0.4.27), the
-arguments are passed by position instead, which every release accepts.
+Where the project allows a JAX older than the new keyword (`min=`/`max=`, 0.4.27; `shape=`,
+0.4.28), the arguments are passed by position instead, which every release accepts. The rows of
+hcmigrate.jax_removals say which keywords, their replacements and their places.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from hcmigrate.rules.spec import Example, RemovedJaxApi, Rule, handles
 CLIP = register(
     Rule(
         code="JAX102",
-        name="clip-keywords",
+        name="removed-keywords",
         level=Level.FIXED,
         legacy="jnp.clip(x, a_min=0.0, a_max=1.0)",
         modern="jnp.clip(x, min=0.0, max=1.0)",
-        summary="`jnp.clip`'s removed keywords `a_min`, `a_max` -> `min`, `max`; `a=` (the "
-        "array, positional-only now) and, where the project allows a JAX without `min=`/`max=` "
-        "or states no floor (the example), "
-        "all of them -> positional arguments.",
+        summary="Removed keywords: `jnp.clip`'s `a_min`, `a_max` -> `min`, `max`, `a=` (the "
+        "array, positional-only now) -> positional; `jnp.reshape`'s `newshape` -> `shape`; where "
+        "the project allows a JAX without the new keyword, or states no floor (the example), all "
+        "of them -> positional arguments.",
         examples=(
             Example(
                 before="""\
@@ -62,6 +64,22 @@ y = jnp.clip(jnp.arange(5), 1, 3)
                 ),
                 options={"target_jax": (0, 4, 26)},
             ),
+            Example(
+                title="`jnp.reshape(newshape=...)`",
+                before="""\
+import jax.numpy as jnp
+
+y = jnp.reshape(jnp.arange(6), newshape=(2, 3))
+""",
+                after="""\
+import jax.numpy as jnp
+
+y = jnp.reshape(jnp.arange(6), (2, 3))
+""",
+                diagnostics=(
+                    "3:5 JAX102 [fixed] `jnp.reshape(jnp.arange(6), newshape=(2, 3))` -> `jnp.reshape(jnp.arange(6), (2, 3))`",
+                ),
+            ),
         ),
     )
 )
@@ -95,6 +113,16 @@ def rewrite(site: RemovedApiSite, ctx: RuleContext) -> cst.Call | None:
             for a in removed
         }
         new = call.with_changes(args=[renamed.get(id(a), a) for a in call.args])
+    elif site.partial:  # (`partial(f, kw=...)`: f's first arguments come at the call)
+        ctx.report(
+            CLIP,
+            site.original,
+            f"`{code_of(site.original)}`: {site.row.advice}, but the project allows a JAX "
+            "without the new keyword and `functools.partial` cannot bind it by position; "
+            "write the call by hand",
+            level=Level.MANUAL,
+        )
+        return None
     else:
         new = _positional(call, rows)
         if new is None:
