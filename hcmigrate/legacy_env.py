@@ -316,21 +316,34 @@ def _build_project_env(
         held = [r for r in held if not r.startswith("numpy==")] + [f"numpy=={numpy}"]
         requirements = [*requirements, f"numpy=={numpy}"]
     constraints.write_text("".join(f"{r}\n" for r in held), encoding="utf-8")
-    install = subprocess.run(
-        [
-            str(tmp_python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-c",
-            str(constraints),
-            *requirements,
-        ],
-        capture_output=True,
-        text=True,
-    )
+
+    def pip_install(wanted: list[str]) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [
+                str(tmp_python),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-c",
+                str(constraints),
+                *wanted,
+            ],
+            capture_output=True,
+            text=True,
+        )
+
+    install = pip_install(requirements)
+    for _ in range(5):  # (pip names one such pin a run)
+        refused = _refused_for_python(install.stderr) if install.returncode != 0 else set()
+        if not refused:
+            break
+        # (a pin uv chose ignoring its release's Requires-Python upper bound, as uv does:
+        # jax-sgmc's unconditional `dataclasses` backport came out `dataclasses==0.8`, for
+        # Python 3.6 only; pip picks a release this Python may install instead)
+        requirements = [r.split("==", 1)[0] if r in refused else r for r in requirements]
+        install = pip_install(requirements)
     if install.returncode != 0 or not is_ready(tmp_python, jax_version, numpy):
         shutil.rmtree(tmp, ignore_errors=True)
         raise LegacyEnvError(
@@ -340,6 +353,18 @@ def _build_project_env(
     (tmp / ready.name).write_text(json.dumps(requirements), encoding="utf-8")
     _move_into_place(tmp, env)
     say("hcmigrate: reference environment ready")
+
+
+_NO_DISTRIBUTION = re.compile(r"No matching distribution found for (\S+==\S+)")
+
+
+def _refused_for_python(stderr: str) -> set[str]:
+    """The exact pins pip found no release of because their releases require another Python
+    (pip says both: "require a different python version", "No matching distribution found for
+    NAME==VERSION")."""
+    if "require a different python version" not in stderr:
+        return set()
+    return set(_NO_DISTRIBUTION.findall(stderr))
 
 
 if __name__ == "__main__":  # `python -m hcmigrate.legacy_env` prints the interpreter path

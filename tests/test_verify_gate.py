@@ -724,3 +724,41 @@ def test_an_unfinished_migration_is_a_difference_that_says_so(tmp_path):
     ) in res.stdout, res.stdout
     assert "the migration is not finished there" in res.stdout
     assert "DIFFERENT: 1 of 1 test(s) differ" in res.stdout
+
+
+def test_a_backport_pinned_for_an_older_python_does_not_stop_the_reference(legacy_python, tmp_path):
+    """jax-sgmc declares the `dataclasses` backport unconditionally: resolved as of the legacy
+    release, uv (which ignores Requires-Python upper bounds) pins `dataclasses==0.8`, for Python
+    3.6 only, and pip refuses it. The reference environment takes the release pip may install
+    here instead, and the gate runs."""
+    repo = make_project(
+        tmp_path / "backlib",
+        {
+            "pyproject.toml": (
+                '[project]\nname = "backlib"\nversion = "0.1"\ndependencies = ["dataclasses"]\n'
+            ),
+            "backlib/__init__.py": "",
+            "backlib/progress.py": PROGRESS.replace("steplib", "backlib"),
+            "tests/test_progress.py": TESTS.replace("steplib", "backlib"),
+        },
+    )
+    migrate_on_branch(repo)
+    # (a cache of its own, so the project's environment is built by this run; the legacy JAX
+    # environment is the suite's, linked)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    legacy_env = Path(legacy_python).parent.parent
+    (cache / legacy_env.name).symlink_to(legacy_env, target_is_directory=True)
+    res = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        "--reference",
+        "legacy",
+        "--project-deps",
+        cwd=repo,
+        env=user_env(CI="true", HCMIGRATE_CACHE_DIR=str(cache)),
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "dataclasses==0.8" in res.stdout  # (what uv chose, as the note says)
+    assert host_calls(res.stdout) == 3
