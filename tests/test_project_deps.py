@@ -140,9 +140,11 @@ setup(name="p", install_requires=REQUIRES, extras_require={{"test": ["chex"]}})
     computed = _project(
         tmp_path / "computed",
         {
+            # (a file name made at run time: no file setup.py visibly reads)
             "setup.py": """
 import setuptools
-setuptools.setup(name="p", install_requires=open("requirements.txt").read().split())
+NAME = "requirements" + ".txt"
+setuptools.setup(name="p", install_requires=open(NAME).read().split())
 """,
             "requirements.txt": "numpy\n",
         },
@@ -244,3 +246,36 @@ setup(
         "setup(install_requires=[f\"jax{os.environ['PIN']}\"])\n"
     )
     assert project_dependencies(root).skipped == ["setup.py install_requires (not a literal list)"]
+
+
+SETUP_READS_REQUIREMENTS = """\
+from setuptools import setup
+
+with open("requirements.txt") as f:
+    lines = f.readlines()
+install_requires = [line.strip() for line in lines]
+
+setup(name="sc", install_requires=install_requires, extras_require={"tests": ["pytest"]})
+"""
+
+
+def test_setup_py_reading_its_requirements_file_through_a_variable(tmp_path):
+    """SCICO: `install_requires=install_requires`, computed from `open("requirements.txt")`:
+    the runtime dependencies are that file's (the reference needs imageio, ...), not skipped
+    as "not a literal list", and the file is not also reported as not chosen; the compat
+    dependency goes there too, so `--check` can reach exit 0."""
+    from hcmigrate.projects.compat_dependency import _setup_py
+
+    (tmp_path / "setup.py").write_text(SETUP_READS_REQUIREMENTS)
+    (tmp_path / "requirements.txt").write_text("numpy\nimageio>=2.17\n")
+    (tmp_path / "requirements-dev.txt").write_text("black\n")
+    deps = project_dependencies(tmp_path)
+    assert deps.requirements == ["numpy", "imageio>=2.17"]
+    assert deps.notes()[0] == (
+        "project dependencies from: setup.py install_requires (read from requirements.txt), "
+        "setup.py extra 'tests'"
+    )
+    assert "requirements.txt (not chosen" not in " ".join(deps.skipped)
+    declaration = _setup_py(tmp_path)
+    assert declaration.problem is None and declaration.path.name == "requirements.txt"
+    assert declaration.new_text == "numpy\nimageio>=2.17\nhcmigrate-compat\n"

@@ -47,6 +47,8 @@ class Dependencies:
     declared: list[tuple[str, str]] = field(default_factory=list)
     tooling: list[str] = field(default_factory=list)  # dev tooling an extra lists, left out
     with_dev: bool = False  # --project-deps-dev: the dev extras as they are, tooling included
+    # requirements files read because setup.py reads install_requires from them (resolved)
+    read_files: set = field(default_factory=set)
 
     def add(self, source: str, requirements: list[str]) -> None:
         """Take `requirements` from `source` (those that pip can install from a registry)."""
@@ -116,7 +118,7 @@ def project_dependencies(
         _setup_py(root / "setup.py", deps, dev)
     for path in chosen_files:
         deps.add(str(path), _requirement_file(path, deps))
-    chosen = {p.resolve() for p in chosen_files}
+    chosen = {p.resolve() for p in chosen_files} | deps.read_files
     for path in sorted(root.glob("requirements*.txt")):
         if path.resolve() not in chosen:
             deps.skipped.append(f"{path.name} (not chosen: --project-deps-from {path.name})")
@@ -242,14 +244,22 @@ def _setup_py(path: Path, deps: Dependencies, dev: bool = False) -> None:
     `"jax>=" + V`, `"jax>={}".format(V)`, `_JAX_VERSION = "0.4.25"` bound once, at the top
     level, to a literal); never executed."""
     try:
-        declared = setup_py_declarations(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        declared = setup_py_declarations(text)
     except (OSError, SyntaxError, ValueError) as e:
         deps.skipped.append(f"setup.py (cannot be parsed: {e})")
         return
     for keyword, value in declared:
         if keyword == "install_requires":
+            listed = None if value is not None else requirements_file_of(path.parent, text)
             if value is not None:
                 deps.add("setup.py install_requires", [r for r, _ in value])
+            elif listed is not None:  # (the requirements file setup.py reads them from)
+                deps.add(
+                    f"setup.py install_requires (read from {listed.name})",
+                    _requirement_file(listed, deps),
+                )
+                deps.read_files.add(listed.resolve())
             else:
                 deps.skipped.append("setup.py install_requires (not a literal list)")
         elif keyword == "extras_require":
@@ -337,9 +347,10 @@ def requirements_file_of(root: Path, setup_py_text: str) -> Path | None:
     there, and the JAX floor read and raised there (hcmigrate.projects.compat_dependency,
     hcmigrate.projects.floors)."""
     try:
-        calls = _setup_calls(ast.parse(setup_py_text))
+        tree = ast.parse(setup_py_text)
     except (SyntaxError, ValueError):
         return None
+    calls = _setup_calls(tree)
     values = [k.value for c in calls for k in c.keywords if k.arg == "install_requires"]
     if not values or isinstance(values[0], (ast.List, ast.Tuple)):
         return None
@@ -348,6 +359,20 @@ def requirements_file_of(root: Path, setup_py_text: str) -> Path | None:
         for n in ast.walk(values[0])
         if isinstance(n, ast.Constant) and isinstance(n.value, str)
     ]
+    if isinstance(values[0], ast.Name) and not parts:
+        # `install_requires=install_requires`, computed from `open("requirements.txt")`
+        # elsewhere in the module (SCICO): the one requirements file the module names
+        named = {
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant)
+            and isinstance(n.value, str)
+            and n.value.endswith(".txt")
+            and "requirement" in Path(n.value).name
+            and not Path(n.value).is_absolute()
+            and (root / n.value).is_file()
+        }
+        return root / named.pop() if len(named) == 1 else None
     if not parts or not parts[-1].endswith(".txt"):
         return None
     for k in range(len(parts), 0, -1):
