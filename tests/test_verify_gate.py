@@ -667,7 +667,13 @@ def test_the_reference_jax_is_the_one_the_original_ran_with(tmp_path):
             "original was committed (--reference-jax VERSION chooses another)"
         ],
     )
-    assert chosen({"pkg/ok.py": "import jax\n"}, date="2023-06-01")[0] == "0.4.23"
+    assert chosen({"pkg/ok.py": "import jax\n"}, date="2023-06-01") == (
+        "0.4.23",
+        [
+            "reference: jax 0.4.23, the oldest legacy JAX this tool installs: the original was "
+            "committed on 2023-06-01, before its release (--reference-jax VERSION chooses another)"
+        ],
+    )
     assert chosen({"pkg/ok.py": "import jax\n"}, date="2026-12-01") == ("0.4.30", [])
     # fallbacks that run only where the API exists; a use no JAX here has
     guarded = (

@@ -85,8 +85,15 @@ def choose_reference_jax(
     chosen = legacy
     if date is not None:
         day = datetime.date.fromisoformat(date)
-        by_then = [v for v in installable if released(v) <= day] or installable[:1]
-        if version(by_then[-1]) < version(chosen):
+        by_then = [v for v in installable if released(v) <= day]
+        if not by_then:
+            chosen = installable[0]
+            notes.append(
+                f"reference: jax {chosen}, the oldest legacy JAX this tool installs: the original "
+                f"was committed on {date}, before its release (--reference-jax VERSION chooses "
+                "another)"
+            )
+        elif version(by_then[-1]) < version(chosen):
             chosen = by_then[-1]
             notes.append(
                 f"reference: jax {chosen}, the newest legacy JAX released by {date}, when the "
