@@ -255,7 +255,12 @@ with open("requirements.txt") as f:
     lines = f.readlines()
 install_requires = [line.strip() for line in lines]
 
-setup(name="sc", install_requires=install_requires, extras_require={"tests": ["pytest"]})
+extras_require = {"tests": ["pytest"]}
+for name in ("dev_requirements.txt",):
+    with open(name) as f:
+        extras_require["dev"] = [line.strip() for line in f]
+
+setup(name="sc", install_requires=install_requires, extras_require=extras_require)
 """
 
 
@@ -268,7 +273,7 @@ def test_setup_py_reading_its_requirements_file_through_a_variable(tmp_path):
 
     (tmp_path / "setup.py").write_text(SETUP_READS_REQUIREMENTS)
     (tmp_path / "requirements.txt").write_text("numpy\nimageio>=2.17\n")
-    (tmp_path / "requirements-dev.txt").write_text("black\n")
+    (tmp_path / "dev_requirements.txt").write_text("black\n")  # (read into an extra)
     deps = project_dependencies(tmp_path)
     assert deps.requirements == ["numpy", "imageio>=2.17"]
     assert deps.notes()[0] == (
