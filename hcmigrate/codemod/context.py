@@ -10,7 +10,6 @@ loses its argument), the inner site's diagnostics, imports and edits are dropped
 from __future__ import annotations
 
 import ast
-
 import re
 
 from dataclasses import dataclass, field

@@ -158,7 +158,7 @@ def _sites_to_drop(diagnostics, line: int, why: str, options: Options) -> frozen
     compile, not dropped yet: a rewrite that fits where a name is read may not fit where
     only a dotted name may stand (`case jnp.NINF:` -> `-jnp.inf` in a pattern). The
     host_callback rules' rewrites must always compile: theirs stays an internal error."""
-    done = {(code, at, col) for code, at, col, _ in options.dropped_sites}
+    done = _dropped_keys(options)
     return frozenset(
         (
             d.code,
@@ -181,14 +181,16 @@ def _barriers_beside_legacy_sites(diagnostics, options: Options) -> frozenset:
     jax 0.4.26-0.4.34 (legacy's outfeed) `jax.effects_barrier()` does not, nor does it raise
     their errors (chex's value assertions): the barrier stays with them."""
     left = sorted(
-        d.line
-        for d in diagnostics
-        if d.level is Level.MANUAL and d.code[:4] in ("HCB1", "HCB2", "HCB3", "HCB5")
+        {
+            d.line
+            for d in diagnostics
+            if d.level is Level.MANUAL and d.code[:4] in ("HCB1", "HCB2", "HCB3", "HCB5")
+        }
     )
     if not left:
         return frozenset()
-    done = {(code, at, col) for code, at, col, _ in options.dropped_sites}
-    lines = ", ".join(map(str, sorted(set(left))[:3])) + (", ..." if len(set(left)) > 3 else "")
+    done = _dropped_keys(options)
+    lines = ", ".join(map(str, left[:3])) + (", ..." if len(left) > 3 else "")
     return frozenset(
         (
             d.code,
@@ -201,6 +203,11 @@ def _barriers_beside_legacy_sites(diagnostics, options: Options) -> frozenset:
         for d in diagnostics
         if d.code == "HCB401" and d.level is not Level.MANUAL and (d.code, d.line, d.col) not in done
     )
+
+
+def _dropped_keys(options: Options) -> set[tuple[str, int, int]]:
+    """(code, line, col) of the sites `options` drops already."""
+    return {(code, at, col) for code, at, col, _ in options.dropped_sites}
 
 
 def _dropped_findings(options: Options) -> list[Diagnostic]:

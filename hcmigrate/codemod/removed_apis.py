@@ -371,11 +371,7 @@ class RemovedApis:
         row = self._changed_calls.get(qualified)
         if row is not None:  # (its note: JAX115)
             return row
-        rows = self._keywords.get(qualified)
-        if not rows:
-            return None
-        passed = {a.keyword.value for a in call.args if a.keyword is not None}
-        return next((row for row in rows if row.keyword in passed), None)
+        return self._passed_keyword(qualified, call)
 
     def partial_keyword_call(self, call: cst.Call) -> RemovedApi | None:
         """The first removed keyword row that `functools.partial(F, ..., keyword=...)` binds
@@ -388,11 +384,12 @@ class RemovedApis:
             return None
         if dotted_name(call.func) is None or self._qualified(call.func) != "functools.partial":
             return None
-        rows = self._keywords.get(self._qualified(first.value) or "")
-        if not rows:
-            return None
+        return self._passed_keyword(self._qualified(first.value) or "", call)
+
+    def _passed_keyword(self, qualified: str, call: cst.Call) -> RemovedApi | None:
+        """The first removed keyword row of the function `qualified` that `call` passes."""
         passed = {a.keyword.value for a in call.args if a.keyword is not None}
-        return next((row for row in rows if row.keyword in passed), None)
+        return next((r for r in self._keywords.get(qualified, ()) if r.keyword in passed), None)
 
     def aliased_keyword_call(self, call: cst.Call) -> tuple[RemovedApi, Alias | None] | None:
         """(the first removed keyword row, how the callee reaches the function) for a call
@@ -417,7 +414,7 @@ class RemovedApis:
             if alias is None:
                 return None
             qualified = alias.qualified
-        row = next((r for r in self._keywords.get(qualified, ()) if r.keyword in passed), None)
+        row = self._passed_keyword(qualified, call)
         return (row, alias) if row is not None else None
 
     def applied_call(self, call: cst.Call) -> RemovedApi | None:

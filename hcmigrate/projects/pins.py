@@ -42,19 +42,27 @@ def current_jax_needs() -> dict[str, tuple[Version, str]]:
     return needs
 
 
-def blocking_pins(root: Path) -> list[str]:
-    """One line per declared requirement that keeps current JAX (or what it needs) out."""
+def installed_requirements(root: Path) -> list[tuple[str, str, Requirement]]:
+    """(source, text, parsed) of each requirement the project declares that an install
+    without extras takes (its marker, if any, holds there)."""
     from hcmigrate.verify.project_deps import project_dependencies
 
-    needs = current_jax_needs()
-    lines = []
+    out = []
     for source, text in project_dependencies(root).declared:
         try:
             req = Requirement(text)
         except InvalidRequirement:
             continue
-        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
-            continue
+        if req.marker is None or req.marker.evaluate({"extra": ""}):
+            out.append((source, text, req))
+    return out
+
+
+def blocking_pins(root: Path) -> list[str]:
+    """One line per declared requirement that keeps current JAX (or what it needs) out."""
+    needs = current_jax_needs()
+    lines = []
+    for source, text, req in installed_requirements(root):
         need = needs.get(canonicalize_name(req.name))
         if need is None or admits_or_above(req, need[0]):
             continue

@@ -63,22 +63,12 @@ def jax_requirements(project: Project) -> tuple[str, ...]:
 
 
 def _jax_requirements(root: Path) -> tuple[str, ...]:
-    from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 
     from hcmigrate.projects.constraints import jax_caps
-    from hcmigrate.verify.project_deps import project_dependencies
+    from hcmigrate.projects.pins import installed_requirements
 
-    texts = []
-    for _, text in project_dependencies(root).declared:
-        try:
-            req = Requirement(text)
-        except InvalidRequirement:
-            continue
-        if canonicalize_name(req.name) == "jax" and (
-            req.marker is None or req.marker.evaluate({"extra": ""})
-        ):
-            texts.append(text)
+    texts = [t for _, t, req in installed_requirements(root) if canonicalize_name(req.name) == "jax"]
     texts += [c.text for c in jax_caps(root) if c.text.strip().lower().startswith("jax")]
     return tuple(texts)
 

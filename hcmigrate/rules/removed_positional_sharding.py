@@ -204,14 +204,6 @@ def _import(site: RemovedApiSite, ctx: RuleContext):
     ours = [(a, row, real) for a, row, real in site.aliases if row.name == NAME and real == NAME]
     if len(ours) != len(site.aliases):
         return rewrite_import(site, ctx)  # (other removed names: their rules' import rewrite)
-    # (the aliases of site.updated are the original's: no rule rewrites inside an import)
-    kept = [
-        a
-        for a in node.names
-        if not any(
-            code_of(a.name) == code_of(o[0].name) and _bound(a) == _bound(o[0]) for o in ours
-        )
-    ]
     guards = []
     # (a project whose jax requirement stops below the removal keeps the real class: no guard;
     # the uses left are said, for the day the pin is raised)
@@ -227,9 +219,9 @@ def _import(site: RemovedApiSite, ctx: RuleContext):
                     POSITIONAL_SHARDING,
                     alias,
                     f"import of `{NAME}` left: the project's jax requirement stops below "
-                    f"{site.row.removed_in}, which removed it; its uses on line"
-                    f"{'s' if len(left) > 1 else ''} {', '.join(map(str, left))} need, once "
-                    f"the pin allows JAX >= {site.row.removed_in}: {site.row.advice}",
+                    f"{site.row.removed_in}, which removed it; its uses on {_lines(left)} "
+                    f"need, once the pin allows JAX >= {site.row.removed_in}: "
+                    f"{site.row.advice}",
                     level=Level.MANUAL,
                 )
             continue
@@ -250,23 +242,21 @@ def _import(site: RemovedApiSite, ctx: RuleContext):
             "instance of (type checks and annotations keep working)"
         )
         if left:
-            message += (
-                f"; its uses on line{'s' if len(left) > 1 else ''} "
-                f"{', '.join(map(str, left))} are left: {site.row.advice}"
-            )
+            message += f"; its uses on {_lines(left)} are left: {site.row.advice}"
         ctx.report(
             POSITIONAL_SHARDING,
             alias,
             message,
             level=Level.MANUAL if left else Level.FIXED_WITH_NOTE,
         )
-    if left_alone:  # (in the import's own order)
-        kept = [
-            a
-            for a in node.names
-            if a in kept
-            or any(code_of(a.name) == code_of(b.name) and _bound(a) == _bound(b) for b in left_alone)
-        ]
+    # (the names that go; the aliases of site.updated are the original's: no rule rewrites
+    # inside an import)
+    gone = [a for a, _, _ in ours if not any(a is b for b in left_alone)]
+    kept = [
+        a
+        for a in node.names
+        if not any(code_of(a.name) == code_of(o.name) and _bound(a) == _bound(o) for o in gone)
+    ]
     if left_alone and not guards and len(kept) == len(node.names):
         return node  # (nothing to do in this import)
     if not kept and not guards:
@@ -280,6 +270,11 @@ def _import(site: RemovedApiSite, ctx: RuleContext):
         ctx.insert_after(site.original, guard)
     last = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     return node.with_changes(names=[*kept[:-1], last])
+
+
+def _lines(numbers) -> str:
+    """`line 7` or `lines 7, 9`."""
+    return f"line{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
 
 
 def _bound(alias: cst.ImportAlias) -> str:
