@@ -152,7 +152,7 @@ def load_config(start: Path, explicit: Path | None = None) -> FileConfig:
     for pattern, strategy in values.get("per-file-strategy", {}).items():
         if strategy not in STRATEGIES:
             raise ConfigError(
-                f"{shown(path)}: [tool.hcmigrate.per-file-strategy] \"{pattern}\" must be one of "
+                f'{shown(path)}: [tool.hcmigrate.per-file-strategy] "{pattern}" must be one of '
                 f"{', '.join(STRATEGIES)}, not {strategy!r}"
             )
     if "target-jax" in values:

@@ -201,7 +201,9 @@ def _barriers_beside_legacy_sites(diagnostics, options: Options) -> frozenset:
             "accelerator's outfeed on jax < 0.4.35); rewrite it with them",
         )
         for d in diagnostics
-        if d.code == "HCB401" and d.level is not Level.MANUAL and (d.code, d.line, d.col) not in done
+        if d.code == "HCB401"
+        and d.level is not Level.MANUAL
+        and (d.code, d.line, d.col) not in done
     )
 
 

@@ -68,7 +68,9 @@ def _jax_requirements(root: Path) -> tuple[str, ...]:
     from hcmigrate.projects.constraints import jax_caps
     from hcmigrate.projects.pins import installed_requirements
 
-    texts = [t for _, t, req in installed_requirements(root) if canonicalize_name(req.name) == "jax"]
+    texts = [
+        t for _, t, req in installed_requirements(root) if canonicalize_name(req.name) == "jax"
+    ]
     texts += [c.text for c in jax_caps(root) if c.text.strip().lower().startswith("jax")]
     return tuple(texts)
 

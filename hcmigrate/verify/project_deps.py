@@ -365,9 +365,7 @@ def requirements_file_of(root: Path, setup_py_text: str) -> Path | None:
         named = {
             text
             for text in _strings_flowing_into(tree, values[0].id)
-            if text.endswith(".txt")
-            and not Path(text).is_absolute()
-            and (root / text).is_file()
+            if text.endswith(".txt") and not Path(text).is_absolute() and (root / text).is_file()
         }
         return root / named.pop() if len(named) == 1 else None
     if not parts or not parts[-1].endswith(".txt"):

@@ -179,7 +179,11 @@ def _tests_what_exists(test: ast.expr) -> bool:
             if node.func.id == "hasattr":
                 return True
         name = (
-            node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+            node.id
+            if isinstance(node, ast.Name)
+            else node.attr
+            if isinstance(node, ast.Attribute)
+            else ""
         )
         if "version" in name.lower():
             return True
