@@ -39,7 +39,8 @@ import pytest
 # DeprecationWarning whose message starts with this (0.4.25 does not warn): a suite under
 # `filterwarnings = error` then fails on the legacy reference for the reference's own sake, so
 # the reference ignores exactly this warning (tests/test_verify_gate.py runs such a suite on
-# the legacy environment: test_ci_switch_of_verify_never_reaches_the_tests). (Here, not in hcmigrate.facts: this module imports no hcmigrate.)
+# the legacy environment: test_ci_switch_of_verify_never_reaches_the_tests). (Here, not in
+# hcmigrate.facts: this module imports no hcmigrate.)
 HOST_CALLBACK_DEPRECATION = "The host_callback APIs are deprecated"
 
 SELECT_ENV = "HCMIGRATE_VERIFY_SELECT"

@@ -20,10 +20,10 @@ from hcmigrate.verify.launch import subprocess_env
 
 # The day after each legacy JAX's jaxlib reached PyPI (measured: `uv pip compile` finds
 # jaxlib==0.4.30 with --exclude-newer 2024-06-19 and not with 2024-06-17; jaxlib==0.4.25 with
-# 2024-02-26 and not 2024-02-25; jaxlib==0.4.23 with 2023-12-15 and not 2023-12-13). 0.4.25 is
-# the last JAX whose host_callback does not warn (a suite under `filterwarnings = error` that
-# predates the deprecation: `--reference-jax 0.4.25`), 0.4.23 the documented one for code that
-# still needs `jax.random.PRNGKeyArray`.
+# 2024-02-26 and not 2024-02-25; jaxlib==0.4.23 with 2023-12-15 and not 2023-12-13). These are
+# the legacy JAX versions the reference may run: hcmigrate.verify.reference_jax picks one by the
+# original's commit day and the removed APIs it uses (0.4.25: the last whose host_callback does
+# not warn; 0.4.23: the last with `jax.random.PRNGKeyArray`).
 ERA_END = {"0.4.23": "2023-12-15", "0.4.25": "2024-02-26", "0.4.30": "2024-06-19"}
 HELD = {"jax", "jaxlib", "numpy"}  # (held at the legacy environment's, by constraints)
 

@@ -30,7 +30,7 @@ from hcmigrate.files import read_regular
 from hcmigrate.verify.generated_files import carry_generated
 from hcmigrate.verify.outcome import CannotRun
 from hcmigrate.verify.request import VerifyRequest
-from hcmigrate.verify.workspace import SKIP_DIRS
+from hcmigrate.verify.workspace import project_files
 
 DEFAULT_BRANCHES = ("origin/HEAD", "origin/main", "origin/master", "main", "master")
 LEGACY_MODULE = "host_callback"
@@ -183,12 +183,7 @@ def uses_legacy(original: Path) -> bool:
     jax.experimental.host_callback at all?"""
     if original.is_file():
         return _names_legacy(original)
-    for folder, dirs, files in os.walk(original):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")]
-        for name in files:
-            if name.endswith((".py", ".ipynb")) and _names_legacy(Path(folder) / name):
-                return True
-    return False
+    return any(_names_legacy(path) for path in project_files(original, (".py", ".ipynb")))
 
 
 def _names_legacy(path: Path) -> bool:

@@ -18,7 +18,7 @@ import json
 import os
 from pathlib import Path
 
-from hcmigrate.verify.workspace import SKIP_DIRS
+from hcmigrate.verify.workspace import project_files
 
 _RECORDER = [
     Path(__file__).resolve().parent / name
@@ -62,17 +62,14 @@ def reference_key(original: Path, settings: dict) -> str:
     digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
     for path in _RECORDER:
         digest.update(path.read_bytes())
-    for folder, dirs, files in os.walk(original):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
-        for name in sorted(files):
-            if name.endswith((".pyc", ".pyo")):
-                continue
-            path = Path(folder) / name
-            digest.update(str(path.relative_to(original)).encode() + b"\0")
-            try:
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
-            except OSError:
-                continue
+    for path in project_files(original):
+        if path.name.endswith((".pyc", ".pyo")):
+            continue
+        digest.update(str(path.relative_to(original)).encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError:
+            continue
     return digest.hexdigest()[:32]
 
 

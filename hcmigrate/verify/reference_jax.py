@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import datetime
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from hcmigrate.files import read_regular
 from hcmigrate.jax_removals import REMOVED_APIS, Kind, RemovedApi, version
 from hcmigrate.removed_api_scan import RemovedApiScan
 from hcmigrate.verify.era import ERA_END
-from hcmigrate.verify.workspace import SKIP_DIRS
+from hcmigrate.verify.workspace import project_files
 
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
 
@@ -194,11 +193,7 @@ def _python_files(original: Path):
     if original.is_file():
         yield original
         return
-    for folder, dirs, files in os.walk(original):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
-        for name in sorted(files):
-            if name.endswith(".py"):
-                yield Path(folder) / name
+    yield from project_files(original, (".py",))
 
 
 def _shown(path: Path, original: Path) -> str:

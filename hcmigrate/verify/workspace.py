@@ -44,6 +44,16 @@ SKIP_DIRS = {
 }
 
 
+def project_files(folder: Path, suffixes: tuple[str, ...] | None = None) -> Iterator[Path]:
+    """The files of a project folder in a stable order, less the tool and build folders
+    (SKIP_DIRS, `*.egg-info`); with `suffixes`, only the names ending with one of them."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        for name in sorted(files):
+            if suffixes is None or name.endswith(suffixes):
+                yield Path(root) / name
+
+
 # The most the migrated copy of an original may hold (docs/verify.md): a project folder is far
 # smaller; more means something that is not a project (a home folder, a data set).
 MAX_COPY_BYTES = 1024 * 1024 * 1024
