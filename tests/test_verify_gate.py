@@ -566,17 +566,9 @@ def test_a_test_import_the_project_does_not_declare_is_named_in_one_line(legacy_
 
 
 def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_path):
-    """With uv on PATH, the project's dependencies are resolved with an upload-date bound, the
-    day jax 0.4.30 came out: an unpinned tqdm is 4.66.4 (4.66.5 came in August 2024), not
+    """With uv (a dependency of hcmigrate), the project's dependencies are resolved with an
+    upload-date bound, the day jax 0.4.30 came out: an unpinned tqdm is 4.66.4 (4.66.5 came in August 2024), not
     today's; the note names the bound and the pins."""
-    uv_env = tmp_path / "uv-venv"
-    subprocess.run([sys.executable, "-m", "venv", str(uv_env)], check=True)
-    install = subprocess.run(
-        [str(uv_env / "bin" / "python"), "-m", "pip", "install", "-q", "uv"],
-        capture_output=True,
-        text=True,
-    )
-    assert install.returncode == 0, install.stdout + install.stderr
     repo = make_project(
         tmp_path / "eralib",
         {
@@ -593,9 +585,15 @@ def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_pa
             ),
         },
     )
-    env = user_env(PATH=f"{uv_env / 'bin'}{os.pathsep}{os.environ['PATH']}")
     res = hcmigrate_verify(
-        ".", "--pytest", "tests", "--reference", "legacy", "--project-deps", cwd=repo, env=env
+        ".",
+        "--pytest",
+        "tests",
+        "--reference",
+        "legacy",
+        "--project-deps",
+        cwd=repo,
+        env=user_env(),
     )
     assert res.returncode == 0, res.stdout + res.stderr
     assert (
@@ -605,21 +603,12 @@ def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_pa
     assert "ok   tests/test_progress.py::test_tqdm_of_the_era: passed" in res.stdout
 
 
-def test_older_reference_jax_releases_have_their_own_upload_date(tmp_path, monkeypatch):
-    """`--reference-jax 0.4.25` (the last JAX whose host_callback does not warn, for a suite
-    under `filterwarnings = error`: blackjax 1.1.0) and 0.4.23 get the bound of their own
-    release: an unpinned tqdm resolves to that day's release, not to pip's newest."""
+def test_older_reference_jax_releases_have_their_own_upload_date():
+    """The older legacy JAX the reference may run (0.4.25, the last whose host_callback does
+    not warn; 0.4.23, blackjax 1.1.0's) get the bound of their own release: an unpinned tqdm
+    resolves to that day's release, not to pip's newest."""
     from hcmigrate.verify.era import as_of_era
 
-    uv_env = tmp_path / "uv-venv"
-    subprocess.run([sys.executable, "-m", "venv", str(uv_env)], check=True)
-    install = subprocess.run(
-        [str(uv_env / "bin" / "python"), "-m", "pip", "install", "-q", "uv"],
-        capture_output=True,
-        text=True,
-    )
-    assert install.returncode == 0, install.stdout + install.stderr
-    monkeypatch.setenv("PATH", f"{uv_env / 'bin'}{os.pathsep}{os.environ['PATH']}")
     for jax_version, numpy, date, tqdm in [
         ("0.4.25", "1.26.4", "2024-02-26", "4.66.2"),  # (4.66.3 came in May 2024)
         ("0.4.23", "1.24.4", "2023-12-15", "4.66.1"),  # (4.66.2 came in February 2024)
@@ -694,7 +683,9 @@ def test_the_reference_jax_is_the_one_the_original_ran_with(tmp_path):
     assert chosen({"pkg/utils.py": early}) == ("0.4.30", [])
     version, notes = chosen({"pkg/old.py": "import jax.numpy as jnp\nx = jnp.NaN\n" + key_type})
     assert version == "0.4.23", notes
-    assert "`jax.numpy.NaN` (pkg/old.py), removed in JAX 0.4.16, before every legacy JAX" in notes[0]
+    assert (
+        "`jax.numpy.NaN` (pkg/old.py), removed in JAX 0.4.16, before every legacy JAX" in notes[0]
+    )
     # current spellings, a removed name only in a virtualenv the walk skips
     clean = {
         "pkg/ok.py": "import jax\ny = jax.tree_util.tree_map(abs, [1])\nkey: jax.Array\n",
@@ -719,7 +710,9 @@ def test_an_unfinished_migration_is_a_difference_that_says_so(tmp_path):
     )
     git(repo, "checkout", "-q", "-b", "migrate")
     (repo / "steplib" / "progress.py").write_text(
-        PROGRESS.replace("from jax.experimental import host_callback as hcb", "import compat as hcb"),
+        PROGRESS.replace(
+            "from jax.experimental import host_callback as hcb", "import compat as hcb"
+        ),
         encoding="utf-8",
     )
     git(repo, "commit", "-q", "-am", "half a migration")
