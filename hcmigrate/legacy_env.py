@@ -35,20 +35,34 @@ LEGACY_NUMPY_VERSION = "1.26.4"
 LAST_JAX_OF_NUMPY_1 = (0, 4, 30)
 
 
-def numpy_pin(jax_version: str) -> str | None:
-    """The numpy version the JAX `jax_version` environment is held at (None: pip's choice)."""
+# jax.scipy of JAX 0.4.13 and 0.4.23 wraps scipy.linalg.tril, which scipy 1.13 removed:
+# `import jax.scipy.linalg` fails beside today's scipy (measured; 0.4.25 and 0.4.30 import it)
+OLD_JAX_SCIPY = ((0, 4, 25), "scipy<1.13")
+
+
+def _version(jax_version: str) -> tuple[int, ...] | None:
     try:
-        version = tuple(int(part) for part in jax_version.split(".")[:3])
+        return tuple(int(part) for part in jax_version.split(".")[:3])
     except ValueError:
         return None
-    return LEGACY_NUMPY_VERSION if version <= LAST_JAX_OF_NUMPY_1 else None
+
+
+def numpy_pin(jax_version: str) -> str | None:
+    """The numpy version the JAX `jax_version` environment is held at (None: pip's choice)."""
+    version = _version(jax_version)
+    return LEGACY_NUMPY_VERSION if version is not None and version <= LAST_JAX_OF_NUMPY_1 else None
 
 
 def requirements_of(jax_version: str) -> tuple[str, ...]:
     """What pip installs into the JAX `jax_version` environment."""
     pin = numpy_pin(jax_version)
+    version = _version(jax_version)
+    old_scipy = version is not None and version < OLD_JAX_SCIPY[0]
     extras = tuple(
-        f"{name}=={pin}" if name == "numpy" and pin else name for name in EXTRA_REQUIREMENTS
+        f"{name}=={pin}"
+        if name == "numpy" and pin
+        else (OLD_JAX_SCIPY[1] if name == "scipy" and old_scipy else name)
+        for name in EXTRA_REQUIREMENTS
     )
     return (f"jax=={jax_version}", f"jaxlib=={jax_version}", *extras)
 
@@ -104,7 +118,9 @@ def is_ready(python: Path, jax_version: str, numpy: str | None = None) -> bool:
         return False
     env = python.parent.parent
     held = f"-numpy-{numpy}" if numpy else ""
-    marker = env / f".hcmigrate-ready-jax-{jax_version}-{'-'.join(EXTRA_REQUIREMENTS)}{held}"
+    marker = (
+        env / f".hcmigrate-ready-jax-{jax_version}-jax.scipy-{'-'.join(EXTRA_REQUIREMENTS)}{held}"
+    )
     site = [p for p in (env / "lib").glob("python*/site-packages")]
     if marker.exists() and all(p.stat().st_mtime <= marker.stat().st_mtime for p in site):
         return True
@@ -112,7 +128,8 @@ def is_ready(python: Path, jax_version: str, numpy: str | None = None) -> bool:
         [
             str(python),
             "-c",
-            f"import jax, jaxlib, sys, {', '.join(EXTRA_REQUIREMENTS)}; "
+            # (jax.scipy too: an old JAX beside a scipy that removed what it wraps fails there)
+            f"import jax, jaxlib, jax.scipy.linalg, sys, {', '.join(EXTRA_REQUIREMENTS)}; "
             "sys.stdout.write(' '.join([jax.__version__, jaxlib.__version__, numpy.__version__]))",
         ],
         capture_output=True,
@@ -343,6 +360,10 @@ def _build_project_env(
         # jax-sgmc's unconditional `dataclasses` backport came out `dataclasses==0.8`, for
         # Python 3.6 only; pip picks a release this Python may install instead)
         requirements = [r.split("==", 1)[0] if r in refused else r for r in requirements]
+        say(
+            f"hcmigrate: {', '.join(sorted(refused))}: no release for this Python "
+            "(Requires-Python); pip chooses one that is"
+        )
         install = pip_install(requirements)
     if install.returncode != 0 or not is_ready(tmp_python, jax_version, numpy):
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,6 +23,8 @@ def migrate_source(text, options=None, **kwargs):
     """The rewrite in a project that states a current JAX floor (the newest spellings,
     `jax.tree.map`; with no floor stated the portable `jax.tree_util.tree_map` is written)."""
     return migrate_any_source(text, options or Options(target_jax=(0, 10, 2)), **kwargs)
+
+
 from hcmigrate.codemod.numpy_args import reads_array_flags
 
 HEADER = """\

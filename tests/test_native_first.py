@@ -316,9 +316,7 @@ def test_verify_migrates_its_copy_with_the_per_file_strategy(tmp_path):
     )
     found = find_project(project)
     (tmp_path / "work").mkdir()
-    copy, _ = migrate_copy(
-        project, tmp_path / "work", per_file_strategy=found.per_file_strategy
-    )
+    copy, _ = migrate_copy(project, tmp_path / "work", per_file_strategy=found.per_file_strategy)
     assert "from hcmigrate_compat import" in (copy / "mylib/batches.py").read_text()
     assert "hcmigrate_compat" not in (copy / "mylib/info.py").read_text()
     assert "jax.debug.callback" in (copy / "mylib/info.py").read_text()

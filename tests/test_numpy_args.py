@@ -27,6 +27,7 @@ def migrate_source(text: str, options: Options | None = None):
     `jax.tree.map`; with no floor stated the portable `jax.tree_util.tree_map` is written)."""
     return migrate_any_source(text, options or Options(target_jax=(0, 10, 2)))
 
+
 LEGACY = "from jax.experimental import host_callback as hcb\n"
 # A module with an ordered io_callback (a `call` with side effects whose value is used): its
 # taps join that chain as io_callbacks with no result.

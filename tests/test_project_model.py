@@ -553,10 +553,10 @@ def test_same_named_modules_in_namespace_packages_end_the_resolution(tmp_path: P
     module `m` to the model. The alias resolves back to the aliasing module, a cycle the model
     ends (it used to recurse until RecursionError and crash the run); the tap is migrated."""
     files = {
-            "a/server/m.py": "class X:\n    pass\n",
-            "a/server/jax/m.py": f"import jax\nfrom {LEGACY.rsplit('.', 1)[0]} import "
-            "host_callback as hcb\nfrom a.server import m\n\nX = m.X\n\n\n"
-            "def f(x):\n    return hcb.id_tap(lambda a, t: print(a), x)\n",
+        "a/server/m.py": "class X:\n    pass\n",
+        "a/server/jax/m.py": f"import jax\nfrom {LEGACY.rsplit('.', 1)[0]} import "
+        "host_callback as hcb\nfrom a.server import m\n\nX = m.X\n\n\n"
+        "def f(x):\n    return hcb.id_tap(lambda a, t: print(a), x)\n",
     }
     for rel, text in files.items():  # (no __init__.py anywhere)
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -66,7 +66,9 @@ def test_targets_keep_their_text_and_the_file_is_migrated(tmp_path, legacy_pytho
     assert "for h.device_buffer in" in written
     assert "    jax.tree_map = jax.tree_util.tree_map\n" in written
     assert "\njax.tree_map = jax.tree_util.tree_map\ndel jax.tree_map\n" in written
-    assert "return jax.tree_util.tree_map(lambda v: v * 2, x)" in written  # (a read: rewritten; no floor stated)
+    assert (
+        "return jax.tree_util.tree_map(lambda v: v * 2, x)" in written
+    )  # (a read: rewritten; no floor stated)
     assert "shim.py:6:5: JAX101 [manual] `jax.tree_map` is assigned" in err, err
     assert "shim.py:31:1: JAX101 [manual] `jax.tree_map` is assigned" in err, err
     assert "shim.py:32:5: JAX101 [manual] `jax.tree_map` is deleted" in err, err
@@ -116,7 +118,10 @@ def test_a_rewrite_that_would_not_compile_is_dropped_alone(tmp_path, legacy_pyth
     err = (res.stdout + res.stderr).decode()
     written = (tree / "kinds.py").read_text()
     assert "case jnp.NINF:" in written and "case x.device_buffer:" in written
-    assert "host_callback" not in written and "return jax.tree_util.tree_map(lambda a: a * 3, [v])" in written
+    assert (
+        "host_callback" not in written
+        and "return jax.tree_util.tree_map(lambda a: a * 3, [v])" in written
+    )
     assert (
         "kinds.py:10:14: JAX106 [manual] `jnp.NINF` -> `-jnp.inf`: that rewrite does not "
         "compile here" in err
@@ -149,5 +154,7 @@ def test_a_barrier_stays_with_the_taps_left_on_host_callback():
     assert barrier.message.startswith(
         "barrier_wait() kept: the module's host_callback sites on line(s) 5 stay"
     )
-    alone = source.replace("tap_with_device=True", "").replace("t, device: print(device)", "t: print(a)")
+    alone = source.replace("tap_with_device=True", "").replace(
+        "t, device: print(device)", "t: print(a)"
+    )
     assert "jax.effects_barrier()" in migrate_source(alone).code

@@ -601,6 +601,30 @@ def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_pa
         "--exclude-newer): tqdm==4.66.4"
     ) in res.stdout, res.stdout
     assert "ok   tests/test_progress.py::test_tqdm_of_the_era: passed" in res.stdout
+    # In CI a requirement file named by --project-deps-from is read as the base has it: the
+    # pull request's adds the compat runtime's wheel, which the legacy reference cannot install
+    # (nor needs: it runs the base)
+    (repo / "requirements.txt").write_text("tqdm\n", encoding="utf-8")
+    git(repo, "add", "requirements.txt")
+    git(repo, "commit", "-q", "-m", "requirements file")
+    migrate_on_branch(repo)
+    (repo / "requirements.txt").write_text("tqdm\nhcmigrate-compat\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "a requirement the base lacks")
+    base = git(repo, "rev-parse", "main")
+    ci = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        "--reference",
+        "legacy",
+        "--project-deps-from",
+        "requirements.txt",
+        cwd=repo,
+        env=user_env(CI="true"),
+    )
+    assert ci.returncode == 0, ci.stdout + ci.stderr
+    assert f"--project-deps-from read at {base[:12]}: requirements.txt" in ci.stdout, ci.stdout
+    assert "tqdm==4.66.4" in ci.stdout and "hcmigrate-compat" not in ci.stdout, ci.stdout
 
 
 def test_older_reference_jax_releases_have_their_own_upload_date():
@@ -659,7 +683,7 @@ def test_the_reference_jax_is_the_one_the_original_ran_with(tmp_path):
     assert chosen({"pkg/ok.py": "import jax\n"}, date="2023-06-01") == (
         "0.4.23",
         [
-            "reference: jax 0.4.23, the oldest legacy JAX this tool installs: the original was "
+            "reference: jax 0.4.23, the oldest legacy JAX this tool picks by date: the original was "
             "committed on 2023-06-01, before its release (--reference-jax VERSION chooses another)"
         ],
     )
@@ -681,10 +705,13 @@ def test_the_reference_jax_is_the_one_the_original_ran_with(tmp_path):
     early += "    if hasattr(jax, 'Array'):\n        return isinstance(x, jax.Array)\n"
     early += "    return isinstance(x, jnp.DeviceArray)\n"
     assert chosen({"pkg/utils.py": early}) == ("0.4.30", [])
-    version, notes = chosen({"pkg/old.py": "import jax.numpy as jnp\nx = jnp.NaN\n" + key_type})
-    assert version == "0.4.23", notes
-    assert (
-        "`jax.numpy.NaN` (pkg/old.py), removed in JAX 0.4.16, before every legacy JAX" in notes[0]
+    # removed before every dated reference: 0.4.13, the one older JAX with wheels here
+    assert chosen({"pkg/old.py": "import jax.numpy as jnp\nx = jnp.NaN\n" + key_type}) == (
+        "0.4.13",
+        [
+            "reference: jax 0.4.13: the original uses `jax.numpy.NaN` (pkg/old.py), removed in "
+            "JAX 0.4.16 (--reference-jax VERSION chooses another)"
+        ],
     )
     # current spellings, a removed name only in a virtualenv the walk skips
     clean = {
@@ -760,4 +787,72 @@ def test_a_backport_pinned_for_an_older_python_does_not_stop_the_reference(legac
     )
     assert res.returncode == 0, res.stdout + res.stderr
     assert "dataclasses==0.8" in res.stdout  # (what uv chose, as the note says)
+    # (and what pip did instead, as the build says)
+    assert (
+        "hcmigrate: dataclasses==0.8: no release for this Python (Requires-Python); pip "
+        "chooses one that is"
+    ) in res.stderr, res.stderr
     assert host_calls(res.stdout) == 3
+
+
+# A suite written against JAX 0.4.13 (SGMCMCJax's): its test calls `jnp.alltrue`, which JAX
+# removed in 0.4.16, before every dated legacy reference.
+OLD_SUITE_TESTS = """\
+import jax.numpy as jnp
+
+from steplib.progress import run
+
+
+def test_run_halves():
+    assert jnp.alltrue(run(jnp.float32(4.0)) > 0)
+"""
+
+
+def test_an_original_older_than_the_dated_references_runs_on_jax_0_4_13(tmp_path):
+    """The reference runs the JAX the original ran with even before 0.4.18: a suite calling
+    `jnp.alltrue` gets jax 0.4.13 (the one such JAX with wheels for this Python) and is
+    compared. Told to run 0.4.23, which lacks it, the reference cannot run that test: it is
+    not compared and not a difference (exit 2), and the line says which JAX would run it."""
+    repo = make_project(
+        tmp_path / "steplib",
+        {
+            "pyproject.toml": '[project]\nname = "steplib"\nversion = "0.1"\n',
+            "steplib/__init__.py": "",
+            "steplib/progress.py": PROGRESS,
+            "tests/test_progress.py": OLD_SUITE_TESTS,
+        },
+    )
+    migrate_on_branch(repo)
+    assert "jnp.all(" in (repo / "tests" / "test_progress.py").read_text()
+    env = user_env(CI="true")
+    res = hcmigrate_verify(".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "reference: legacy jax 0.4.13" in res.stdout, res.stdout
+    assert (
+        "note: reference: jax 0.4.13: the original uses `jax.numpy.alltrue` "
+        "(tests/test_progress.py), removed in JAX 0.4.16"
+    ) in res.stdout, res.stdout
+    assert host_calls(res.stdout) == 3
+    told = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        "--reference",
+        "legacy",
+        "--reference-jax",
+        "0.4.23",
+        cwd=repo,
+        env=env,
+    )
+    assert told.returncode == 2, told.stdout + told.stderr
+    assert (
+        # (`jnp.alltrue` fails before its argument, the run, is evaluated)
+        "  SKIP tests/test_progress.py::test_run_halves: failed in the reference, passed in the "
+        "candidate, 0 host call(s) in the reference, 3 in the candidate\n"
+        "       the reference cannot run the original: `jax.numpy.alltrue` is not in JAX 0.4.23, "
+        "removed in JAX 0.4.16\n"
+        "COULD NOT RUN: the reference cannot run the original: 1 test(s) failed there on "
+        "`jax.numpy.alltrue` (removed in JAX 0.4.16), which the reference's JAX no longer has, "
+        "so they were not compared (no other test was); --reference-jax 0.4.13 runs a "
+        "legacy JAX that has it"
+    ) in told.stdout, told.stdout

@@ -24,7 +24,20 @@ from hcmigrate.verify.launch import subprocess_env
 # the legacy JAX versions the reference may run: hcmigrate.verify.reference_jax picks one by the
 # original's commit day and the removed APIs it uses (0.4.25: the last whose host_callback does
 # not warn; 0.4.23: the last with `jax.random.PRNGKeyArray`).
-ERA_END = {"0.4.23": "2023-12-15", "0.4.25": "2024-02-26", "0.4.30": "2024-06-19"}
+# 0.4.13 (released 2023-06-22, JAX's changelog; this index dates its jaxlib upload 2025, so it is
+# not measured that way): the newest JAX before 0.4.16's removals (`jnp.alltrue`,
+# `jnp.DeviceArray`, ...) with jaxlib wheels for Python 3.11 (0.4.14 to 0.4.17 have none),
+# taken only for an original that uses one of those (DATED_REFERENCES below).
+ERA_END = {
+    "0.4.13": "2023-06-23",
+    "0.4.23": "2023-12-15",
+    "0.4.25": "2024-02-26",
+    "0.4.30": "2024-06-19",
+}
+# The references the commit day picks from: the date rule keeps the original clear of warnings
+# newer JAX added (0.4.26's host_callback deprecation, 0.4.27's jnp.clip keywords), which every
+# one of these predates; an older JAX would only risk APIs the original's code relies on.
+DATED_REFERENCES = ("0.4.23", "0.4.25", "0.4.30")
 HELD = {"jax", "jaxlib", "numpy"}  # (held at the legacy environment's, by constraints)
 
 

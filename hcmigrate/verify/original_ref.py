@@ -147,13 +147,40 @@ def from_git(req: VerifyRequest) -> tuple[VerifyRequest, FromGit | None]:
             "; carried over from the working tree, as the build generates them (git ignores "
             f"them, so the revision lacks them): {', '.join(carried)}"
         )
+    deps_from, read = _requirement_files_of_the_base(req.project_deps_from, repo, exported)
+    if read:
+        note += f"; --project-deps-from read at {sha[:12]}: {', '.join(read)}"
     source = FromGit(label, note)
     return dataclasses.replace(
         req,
         original=original,
         candidate=req.candidate or req.original,
         original_date=commit_date(repo, sha),
+        project_deps_from=deps_from,
     ), source
+
+
+def _requirement_files_of_the_base(
+    files: tuple[Path, ...], repo: Path, exported: Path
+) -> tuple[tuple[Path, ...], list[str]]:
+    """`--project-deps-from` files of the work tree read as the base revision has them: the
+    reference runs the base, whose requirements a pull request may have changed (the migration
+    adds hcmigrate's compat dependency, raises floors). A file the base lacks, or one outside
+    the repository, is read as given. (the files, the repository paths read from the base)"""
+    mapped, read = [], []
+    for path in files:
+        try:
+            inside = path.resolve().relative_to(repo)
+        except ValueError:
+            mapped.append(path)
+            continue
+        in_base = exported / inside
+        if in_base.is_file():
+            mapped.append(in_base)
+            read.append(inside.as_posix())
+        else:
+            mapped.append(path)
+    return tuple(mapped), read
 
 
 def commit_date(repo: Path, rev: str) -> str | None:

@@ -40,6 +40,9 @@ class Outcome:
     mode: str = "script"  # or "pytest"
     tests: str | None = None  # --pytest TESTS
     unrelated: list[dict] = field(default_factory=list)  # candidate failures not the migration's
+    # --pytest: tests the original failed on the reference on an API the reference's JAX lacks
+    # (not compared; exit 2 when nothing else differs)
+    not_comparable: list[dict] = field(default_factory=list)
     kept: str | None = None  # --keep: where the migrated copy is
     # Stopped by a signal: {"signal": "SIGTERM", "exit_code": 143, "unfinished": [...]}; what
     # finished on both sides is compared, the exit status is 128 + the signal's number.

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hcmigrate.jax_removals import version
 from hcmigrate.verify import drift, reference_cache
 from hcmigrate.verify.classify import (
     Failure,
     classify,
     classify_output,
     missing_on_reference,
+    missing_on_reference_jax,
     removed_on_compat_reference,
 )
 from hcmigrate.verify.compare import compare_pytest_traces
+from hcmigrate.verify.era import ERA_END
 from hcmigrate.verify.execute import RunResult, SidesInterrupted, interruption, run_sides
 from hcmigrate.verify.launch import Side, subprocess_env
 from hcmigrate.verify.outcome import (
@@ -481,9 +484,9 @@ def _classify_pytest(out: Outcome, cand: dict, session_failure: Failure | None =
     `session_failure`, at the import of a conftest (no test ran; named once)."""
     comp = out.comparison
     cand_tests = {t["nodeid"]: t for t in cand.get("tests", [])}
-    moved = []
+    moved = _not_comparable(out)
     for t in comp.tests:
-        if t["equivalent"]:
+        if t["equivalent"] or t.get("category"):
             continue
         c = cand_tests.get(t["nodeid"])
         message = c.get("message") if c and c.get("outcome") in ("failed", "error") else None
@@ -511,7 +514,72 @@ def _classify_pytest(out: Outcome, cand: dict, session_failure: Failure | None =
         comp.differences = [d for d in comp.differences if d.entry not in moved]
     if comp.differences:
         out.exit_code = DIFFERENT
+    elif out.not_comparable:
+        out.exit_code = CANNOT_RUN
+        out.why = _why_not_comparable(out)
     elif out.unrelated:
         out.exit_code = CANDIDATE_BROKEN
     else:
         out.exit_code = EQUIVALENT
+
+
+def _not_comparable(out: Outcome) -> list[str]:
+    """The tests the original failed on the reference because the reference's JAX no longer
+    had an API it uses, where the candidate ran otherwise: not compared (category
+    "reference-cannot-run", listed in `out.not_comparable`); their node ids."""
+    ref = out.reference_trace or {}
+    ref_tests = {t["nodeid"]: t for t in ref.get("tests", [])}
+    moved = []
+    for t in out.comparison.tests:
+        r = ref_tests.get(t["nodeid"])
+        if t["equivalent"] or r is None or r.get("outcome") not in ("failed", "error"):
+            continue
+        if t["reference_outcome"] == t["candidate_outcome"]:
+            continue
+        failure = missing_on_reference_jax(r.get("message"), ref.get("jax"))
+        if failure is None:
+            continue
+        t["category"] = "reference-cannot-run"
+        t["failure"] = f"the reference cannot run the original: {_missing_there(failure, ref)}"
+        out.not_comparable.append(
+            {
+                "where": t["nodeid"],
+                "api": failure.api,
+                "removed_in": failure.removed_in,
+                "error": failure.message,
+            }
+        )
+        moved.append(t["nodeid"])
+    return moved
+
+
+def _missing_there(failure: Failure, ref: dict) -> str:
+    when = f", removed in JAX {failure.removed_in}" if failure.removed_in else ""
+    return f"`{failure.api}` is not in JAX {ref.get('jax')}{when}"
+
+
+def _why_not_comparable(out: Outcome) -> str:
+    first = out.not_comparable[0]
+    removed_in = first["removed_in"]
+    when = f" (removed in JAX {removed_in})" if removed_in else ""
+    older = [
+        v for v in sorted(ERA_END, key=version) if removed_in and version(v) < version(removed_in)
+    ]
+    if older:
+        remedy = f"--reference-jax {older[-1]} runs a legacy JAX that has it"
+    else:
+        wanted = f"jax<{removed_in}" if removed_in else "a JAX that has it"
+        remedy = (
+            "no legacy JAX this tool installs has it: --reference PYTHON runs an environment "
+            f"of your own with {wanted} (and jax.experimental.host_callback)"
+        )
+    return (
+        f"the reference cannot run the original: {len(out.not_comparable)} test(s) failed "
+        f"there on `{first['api']}`{when}, which the reference's JAX no longer has, so they "
+        f"were not compared ({_others_compared(out)}); {remedy}"
+    )
+
+
+def _others_compared(out: Outcome) -> str:
+    others = [t for t in out.comparison.tests if not t.get("category")]
+    return f"the {len(others)} other test(s) above were" if others else "no other test was"

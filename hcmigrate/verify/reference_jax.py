@@ -2,14 +2,15 @@
 ran with. Two facts decide, each with a note:
 
 - The day the original was committed (`VerifyRequest.original_date`, from git): the newest
-  legacy JAX this tool builds environments for (those with an upload-date bound:
-  hcmigrate.verify.era.ERA_END) released by then. A suite written before JAX 0.4.26 ran with no
+  of the dated references (hcmigrate.verify.era.DATED_REFERENCES: 0.4.23, 0.4.25, 0.4.30)
+  released by then. A suite written before JAX 0.4.26 ran with no
   host_callback deprecation warning, and before 0.4.27 with no `jnp.clip(a_max=...)` one: under
   `filterwarnings = error` (blackjax 1.1.0) a newer JAX fails the original's own tests. A commit
-  older than every such JAX takes the oldest; no date (not a git work tree): 0.4.30.
+  older than every such JAX takes the oldest of them; no date (not a git work tree): 0.4.30.
 - The APIs JAX removed by then that the original uses (ott-jax 0.4.3's
   `jax.random.PRNGKeyArray`, gone in 0.4.24): the original cannot run on a JAX without them, so
-  the reference is the newest that still has them. Uses in code that only runs where they
+  the reference is the newest legacy JAX this tool installs (ERA_END, 0.4.13 included: SGMCMCJax's
+  `jnp.alltrue`, gone in 0.4.16) that still has them. Uses in code that only runs where they
   exist are not counted: the fallback of `try: ... except ImportError/AttributeError:` and the
   branches of a test of `hasattr(...)` or of a version (numpyro's `jax.linear_util` fallback,
   ott's `jnp.DeviceArray` behind `hasattr(jax, "Array")`); nor a use no JAX here has (it names
@@ -30,7 +31,7 @@ from hcmigrate.errors import HcmigrateError
 from hcmigrate.files import read_regular
 from hcmigrate.jax_removals import REMOVED_APIS, Kind, RemovedApi, version
 from hcmigrate.removed_api_scan import RemovedApiScan
-from hcmigrate.verify.era import ERA_END
+from hcmigrate.verify.era import DATED_REFERENCES, ERA_END
 from hcmigrate.verify.workspace import project_files
 
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
@@ -81,15 +82,16 @@ def choose_reference_jax(
     """The legacy JAX the reference runs (see the module docstring); notes say why when it is
     not `legacy`."""
     installable = sorted(ERA_END, key=version)
+    dated = sorted(DATED_REFERENCES, key=version)
     chosen = legacy
     if date is not None:
         day = datetime.date.fromisoformat(date)
-        by_then = [v for v in installable if released(v) <= day]
+        by_then = [v for v in dated if released(v) <= day]
         if not by_then:
-            chosen = installable[0]
+            chosen = dated[0]
             notes.append(
-                f"reference: jax {chosen}, the oldest legacy JAX this tool installs: the original "
-                f"was committed on {date}, before its release (--reference-jax VERSION chooses "
+                f"reference: jax {chosen}, the oldest legacy JAX this tool picks by date: the "
+                f"original was committed on {date}, before its release (--reference-jax VERSION chooses "
                 "another)"
             )
         elif version(by_then[-1]) < version(chosen):

@@ -23,6 +23,8 @@ def text_report(out: Outcome, *, verbose: bool = False) -> str:
     if out.kept:
         lines.append(f"  kept: {out.kept} (the migrated copy and the traces; --keep)")
     if out.exit_code == CANNOT_RUN:
+        if out.comparison is not None and out.comparison.tests is not None:
+            lines += _pytest_report_lines(out)  # (some tests could not be compared)
         lines.append(f"COULD NOT RUN: {out.why}")
         return "\n".join(lines)
     comp = out.comparison
@@ -116,13 +118,16 @@ def _difference_lines(differences) -> list[str]:
     return lines
 
 
+# (a test set apart from the verdict: a candidate failure the migration did not cause, or an
+# original the reference's JAX cannot run)
+_MARKS = {"unrelated": "NOTE", "reference-cannot-run": "SKIP"}
+
+
 def _pytest_report_lines(out: Outcome) -> list[str]:
     comp = out.comparison
     lines = []
     for t in comp.tests:
-        mark = (
-            "ok  " if t["equivalent"] else ("NOTE" if t.get("category") == "unrelated" else "DIFF")
-        )
+        mark = "ok  " if t["equivalent"] else _MARKS.get(t.get("category"), "DIFF")
         ro, co = t["reference_outcome"], t["candidate_outcome"]
         if ro == co:
             outcome = ro if ro != "-" else "outside tests"
@@ -135,8 +140,10 @@ def _pytest_report_lines(out: Outcome) -> list[str]:
         lines.append(f"  {mark} {t['nodeid']}: {outcome}, {calls}")
         if t.get("note"):  # (what the candidate's failure was, when it is the migration's)
             lines.append(f"       why: {t['note']}")
+        if t.get("category") == "reference-cannot-run":
+            lines.append(f"       {t['failure']}")
     tests = [t for t in comp.tests if t["reference_outcome"] != "-"]
-    if out.exit_code == CANDIDATE_BROKEN:
+    if out.exit_code in (CANDIDATE_BROKEN, CANNOT_RUN):
         return lines
     if comp.equivalent:
         counts: dict[str, int] = {}
@@ -148,7 +155,7 @@ def _pytest_report_lines(out: Outcome) -> list[str]:
             f"EQUIVALENT: {len(tests)} test(s) ({summary}): same outcomes, {n_ev} host call(s) match"
         )
         return lines
-    bad = [t for t in comp.tests if not t["equivalent"] and t.get("category") != "unrelated"]
+    bad = [t for t in comp.tests if not t["equivalent"] and not t.get("category")]
     lines.append(
         f"DIFFERENT: {len(bad)} of {len(comp.tests)} test(s) differ, {len(comp.differences)} difference(s)"
     )
@@ -171,6 +178,7 @@ def json_report(out: Outcome, *, events: bool = False) -> dict:
         "why": out.why,
         "notes": out.notes,
         "unrelated": out.unrelated,
+        "not_comparable": out.not_comparable,
         "kept": out.kept,
         "sides": {
             "reference": _side_summary(out.reference_trace),
@@ -233,10 +241,6 @@ def _with_verdict(summary: dict, comp) -> dict:
     diffs = summary.get("differences")
     if diffs is None:
         diffs = [d.to_dict() for d in comp.differences if d.entry == name]
-    verdict = (
-        "unrelated"
-        if summary.get("category") == "unrelated"
-        else ("equivalent" if summary["equivalent"] else "different")
-    )
+    verdict = summary.get("category") or ("equivalent" if summary["equivalent"] else "different")
     first = diffs[0]["message"] if diffs else None
     return {**summary, "verdict": verdict, "first_difference": first}
