@@ -477,6 +477,37 @@ def test_jax_drift_is_a_note_and_a_changed_value_still_differs(legacy_python, tm
     assert "note: JAX drift" not in broken.stdout
 
 
+def test_drift_that_cannot_be_told_apart_says_so(legacy_python, tmp_path):
+    """The same drifting program whose original also uses an API current JAX removed
+    (`jax.tree_map`): the drift check cannot run the original on current JAX, so the
+    difference stands (exit 1) and a note says it may be drift all the same, and why."""
+    repo = make_project(
+        tmp_path / "chaoslib",
+        {
+            "pyproject.toml": '[project]\nname = "chaoslib"\nversion = "0.1"\n',
+            "chaoslib/__init__.py": "",
+            "chaoslib/rnn.py": DRIFTING.replace("jnp.asarray(X0)", "jax.tree_map(jnp.asarray, X0)"),
+            "tests/test_rnn.py": (
+                "import numpy as np\nfrom chaoslib.rnn import trajectory\n\n\n"
+                "def test_bounded():\n    assert np.all(np.abs(trajectory()) <= 1)\n"
+            ),
+        },
+    )
+    migrate_on_branch(repo)
+    assert "jax.tree_map" not in (repo / "chaoslib" / "rnn.py").read_text()
+    res = hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=user_env(CI="true")
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    note = next(ln for ln in res.stdout.splitlines() if "note: drift check not possible" in ln)
+    assert (
+        ("for 1 test(s) (tests/test_rnn.py::test_bounded, ...): the original does not run on JAX ")
+        in note
+        and "jax.tree_map" in note
+        and "may be JAX's drift" in note
+    ), note
+
+
 OLD_API = """\
 import jax
 import jax.numpy as jnp
