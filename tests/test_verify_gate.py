@@ -887,3 +887,46 @@ def test_an_original_older_than_the_dated_references_runs_on_jax_0_4_13(tmp_path
         "so they were not compared (no other test was); --reference-jax 0.4.13 runs a "
         "legacy JAX that has it"
     ) in told.stdout, told.stdout
+
+
+def test_a_dependency_warning_on_import_is_not_the_migration(tmp_path):
+    """blackjax's suite runs under `filterwarnings = error` and imports jaxopt: today's jaxopt
+    warns on import ("no longer maintained"), the reference's did not. The candidate's test
+    module then fails to collect; that is a package version outside the migration (exit 3,
+    the package named), not a difference."""
+    site = tmp_path / "site"
+    (site / "oldopt").mkdir(parents=True)
+    (site / "oldopt" / "__init__.py").write_text(
+        "import warnings\n\nimport jax\n\n"
+        "if int(jax.__version__.split('.')[1]) > 4:  # (the candidate's JAX)\n"
+        "    warnings.warn('oldopt is no longer maintained', DeprecationWarning)\n",
+        encoding="utf-8",
+    )
+    repo = make_project(
+        tmp_path / "steplib",
+        {
+            "pyproject.toml": (
+                '[project]\nname = "steplib"\nversion = "0.1"\n\n'
+                '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+            ),
+            "steplib/__init__.py": "",
+            "steplib/progress.py": PROGRESS,
+            "tests/test_progress.py": "import oldopt  # noqa: F401\n" + TESTS,
+        },
+    )
+    migrate_on_branch(repo)
+    res = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        "--reference",
+        "legacy",
+        cwd=repo,
+        env=user_env(CI="true", PYTHONPATH=str(site)),
+    )
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "CANDIDATE BROKEN (not by the migration)" in res.stdout, res.stdout
+    assert (
+        "the candidate's environment's `oldopt` warns on import (`DeprecationWarning: oldopt is "
+        "no longer maintained`)"
+    ) in res.stdout, res.stdout

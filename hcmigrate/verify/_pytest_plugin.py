@@ -199,8 +199,12 @@ class RecorderPlugin:
     def pytest_collectreport(self, report):
         if report.failed:
             msg = _message(report)
-            self.collect_errors.append({"nodeid": report.nodeid, "message": msg})
-            self._write({"t": "collect-error", "nodeid": report.nodeid, "message": msg})
+            error = {"nodeid": report.nodeid, "message": msg}
+            package = _installed_package_raising(report)
+            if package:
+                error["package"] = package
+            self.collect_errors.append(error)
+            self._write({"t": "collect-error", **error})
             rec = self._record(report.nodeid or "<collection>")
             rec["outcome"], rec["message"], rec["phases"]["collect"] = "error", msg, "failed"
 
@@ -306,6 +310,28 @@ def _message(report) -> str | None:
         return crash.message.strip()[:500]
     text = str(longrepr).strip().splitlines()
     return (text[-1] if text else "")[:500] or None
+
+
+def _installed_package_raising(report) -> str | None:
+    """The top-level package, installed outside the tested folder (cwd), whose code raised a
+    collection error (the traceback's last frame): a dependency's own import failing, e.g. a
+    warning it gives that the project's `filterwarnings = error` makes an error. None when
+    the project's own code raised it."""
+    import re
+    from pathlib import Path
+
+    frames = re.findall(r"^(\S+\.py):\d+: in ", str(getattr(report, "longrepr", "")), re.M)
+    if not frames:
+        return None
+    root = Path.cwd().resolve()
+    path = (root / frames[-1]).resolve()
+    if path.is_relative_to(root):
+        return None
+    for entry in sorted((e for e in sys.path if e), key=len, reverse=True):
+        base = Path(entry).resolve()
+        if path.is_relative_to(base) and path != base:
+            return path.relative_to(base).parts[0].removesuffix(".py")
+    return None
 
 
 def run_pytest(runner, root: str, args: list[str]) -> tuple[int, str | None, RecorderPlugin]:

@@ -34,13 +34,19 @@ _JAX_SAYS = re.compile(
 _ARRAY_ATTRIBUTE = re.compile(
     r"'[\w.]*(?:ArrayImpl|Array|Tracer)' object has no attribute '(?P<name>\w+)'"
 )
+# A warning an installed package gives at its import (compare.py names the package), made an
+# error by the project's `filterwarnings = error`: jaxopt 0.8.5's "JAXopt is no longer
+# maintained" DeprecationWarning, which the reference's jaxopt 0.8.3 never gave
+_PACKAGE_WARNS = re.compile(
+    r"(?P<warning>\w*Warning: .*?) \(raised in the installed package `(?P<package>[\w.]+)`\)"
+)
 # `x.device()` where `x.device` became a property (the removed method)
 _DEVICE_NOT_CALLABLE = "'Device' object is not callable"
 
 
 @dataclass
 class Failure:
-    kind: str  # "removed-jax-api" | "missing-module" | "host-callback-left"
+    kind: str  # "removed-jax-api" | "missing-module" | "package-warns" | "host-callback-left"
     api: str  # the dotted name (or module) that is missing; `f(keyword=...)` for a keyword
     row: RemovedApi | None = None  # the table's row, when the API is in the table
     message: str | None = None  # the error line it was read from (classify_output)
@@ -61,6 +67,13 @@ class Failure:
                 f"the candidate still uses {HOST_CALLBACK}, which {where} no longer has "
                 "(a stub that raises from JAX 0.4.35, then removed): the migration is not "
                 "finished there"
+            )
+        if self.kind == "package-warns":
+            return (
+                f"the candidate's environment's `{self.api}` warns on import "
+                f"(`{self.message[:120]}`), which the project's warning filters make an error; "
+                "the reference's did not: a version of that package, not the migration (install "
+                "the one the reference ran where the candidate runs, or filter the warning)"
             )
         if self.kind == "missing-module":
             return (
@@ -129,6 +142,9 @@ def classify(message: str | None) -> Failure | None:
     m = _KEYWORD.search(message)
     if m:
         return _keyword_failure(m.group("func"), m.group("keyword"))
+    m = _PACKAGE_WARNS.search(message)
+    if m:
+        return Failure("package-warns", m.group("package"), message=m.group("warning"))
     m = _JAX_SAYS.search(message)
     if m:
         name = re.sub(r"^jnp\.", "jax.numpy.", re.sub(r"^arr\.", "jax.Array.", m.group("name")))

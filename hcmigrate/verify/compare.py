@@ -236,9 +236,7 @@ def compare_pytest_traces(
                     message=f"test ran only in the reference ({r['outcome']}); the candidate did not run it",
                     expected=_outcome_text(r),
                     got="not collected",
-                    hint=f"collecting {err['nodeid']} failed in the candidate: {err['message']}"
-                    if err
-                    else None,
+                    hint=_collection_hint(err) if err else None,
                 )
             )
         elif name != SESSION and r is None:
@@ -304,3 +302,10 @@ def compare_pytest_traces(
         out.tests.append(summary)
         out.differences += diffs
     return out
+
+
+def _collection_hint(err: dict) -> str:
+    hint = f"collecting {err['nodeid']} failed in the candidate: {err['message']}"
+    if err.get("package"):  # (a dependency raised it, not the project's code)
+        hint += f" (raised in the installed package `{err['package']}`)"
+    return hint

@@ -84,8 +84,7 @@ def separate_drift(req, out, comparison, ref_trace, cand_trace, cand_side, site_
     unrun = [
         n
         for n in suspects
-        if n not in outcomes
-        or outcomes[n]["reference_outcome"] != outcomes[n]["candidate_outcome"]
+        if n not in outcomes or outcomes[n]["reference_outcome"] != outcomes[n]["candidate_outcome"]
     ]
     if unrun:
         first = third_tests.get(unrun[0], {})

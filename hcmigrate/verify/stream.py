@@ -104,7 +104,7 @@ def read_trace(base: Path) -> dict | None:
                 add(rec.get("events", []), rec.get("registrations", []), offset)
             elif kind == "collect-error":
                 if all(e["nodeid"] != rec["nodeid"] for e in collect_errors):
-                    collect_errors.append({"nodeid": rec["nodeid"], "message": rec.get("message")})
+                    collect_errors.append({k: v for k, v in rec.items() if k != "t"})
             elif kind == "end":
                 add(rec.get("events", []), rec.get("registrations", []), offset)
                 for name in rec.get("host_callback", []):
