@@ -883,9 +883,9 @@ def test_an_original_older_than_the_dated_references_runs_on_jax_0_4_13(tmp_path
         "       the reference cannot run the original: `jax.numpy.alltrue` is not in JAX 0.4.23, "
         "removed in JAX 0.4.16\n"
         "COULD NOT RUN: the reference cannot run the original: 1 test(s) failed there on "
-        "`jax.numpy.alltrue` (removed in JAX 0.4.16), which the reference's JAX no longer has, "
+        "`jax.numpy.alltrue` (removed in JAX 0.4.16): the reference's JAX no longer has it, "
         "so they were not compared (no other test was); --reference-jax 0.4.13 runs a "
-        "legacy JAX that has it"
+        "legacy JAX before that"
     ) in told.stdout, told.stdout
 
 
@@ -929,4 +929,60 @@ def test_a_dependency_warning_on_import_is_not_the_migration(tmp_path):
     assert (
         "the candidate's environment's `oldopt` warns on import (`DeprecationWarning: oldopt is "
         "no longer maintained`)"
+    ) in res.stdout, res.stdout
+
+
+def test_a_deprecation_the_reference_makes_an_error_is_not_a_difference(legacy_python, tmp_path):
+    """A suite under `filterwarnings = error` whose test calls `jnp.clip(x, a_max=...)`: jax
+    0.4.30 deprecates that keyword (since 0.4.27), so the original ran with an older JAX: the
+    reference is 0.4.25. Told to run 0.4.30, the original fails there while the candidate
+    (rewritten) passes: not a difference; the test is not compared, and the line names the
+    JAX before the deprecation."""
+    repo = make_project(
+        tmp_path / "steplib",
+        {
+            "pyproject.toml": (
+                '[project]\nname = "steplib"\nversion = "0.1"\n\n'
+                '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+            ),
+            "steplib/__init__.py": "",
+            "steplib/progress.py": PROGRESS,
+            "tests/test_progress.py": TESTS.replace(
+                "assert float(run(jnp.float32(4.0))) > 0",
+                "assert float(jnp.clip(run(jnp.float32(4.0)), a_max=100.0)) > 0",
+            ),
+        },
+    )
+    migrate_on_branch(repo)
+    assert "a_max" not in (repo / "tests" / "test_progress.py").read_text()
+    env = user_env(CI="true")
+    res = hcmigrate_verify(".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=env)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (
+        "note: reference: jax 0.4.25: the original uses `jax.numpy.clip` "
+        "(tests/test_progress.py), deprecated in JAX 0.4.27, which the project's warning "
+        "filters make an error"
+    ) in res.stdout, res.stdout
+    assert host_calls(res.stdout) == 3
+    res = hcmigrate_verify(
+        ".",
+        "--pytest",
+        "tests",
+        "--reference",
+        "legacy",
+        "--reference-jax",
+        "0.4.30",
+        cwd=repo,
+        env=env,
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert (
+        "       the reference cannot run the original: JAX 0.4.30 deprecates "
+        "`jax.numpy.clip(a/a_min/a_max=...)` (since JAX 0.4.27) and the project's warning filters make "
+        "that an error\n"
+        "COULD NOT RUN: the reference cannot run the original: 1 test(s) failed there on "
+        "`jax.numpy.clip(a/a_min/a_max=...)` (deprecated in JAX 0.4.27): the reference's JAX "
+        "deprecates "
+        "it, and the project's warning filters make that an error, so they were not compared "
+        "(no other test was); --reference-jax 0.4.25 runs a legacy JAX before that"
     ) in res.stdout, res.stdout

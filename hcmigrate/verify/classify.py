@@ -235,14 +235,49 @@ def missing_on_reference(output: str, reference: str, compat_reference: bool) ->
 
 
 def missing_on_reference_jax(message: str | None, reference_jax: str | None) -> Failure | None:
-    """The removed JAX API a test's failure on the legacy reference shows, when that JAX
-    (`reference_jax`) no longer had it: the original could not run there (SGMCMCJax's tests call
-    `jnp.alltrue`, gone in 0.4.16), so the test says nothing about the migration. None for any
-    other failure (a JAX name the table lacks counts: the reference's JAX still lacked it)."""
+    """Why the original could not run a test on the legacy reference's JAX (`reference_jax`),
+    when that JAX is the reason: it no longer had an API the original uses (SGMCMCJax's tests
+    call `jnp.alltrue`, gone in 0.4.16; a JAX name the table lacks counts too), or it warns
+    about one it deprecated (`jnp.clip(a_max=...)`, 0.4.27) and the project's warning filters
+    make that an error ("deprecated-jax-api"). Either way the test says nothing about the
+    migration. None for any other failure."""
+    if not message or not reference_jax:
+        return None
+    if _WARNING.match(message):
+        return _deprecated_on(message, reference_jax)
     failure = classify(message)
-    if failure is None or failure.kind != "removed-jax-api" or not reference_jax:
+    if failure is None or failure.kind != "removed-jax-api":
         return None
     if failure.row is not None and version(failure.row.removed_in) > version(reference_jax):
         return None
     failure.message = message
     return failure
+
+
+_WARNING = re.compile(r"\s*(?:E\s+)?\w*Warning\b")
+
+
+def _deprecated_on(message: str, reference_jax: str) -> Failure | None:
+    """The table's row of a deprecation warning JAX `reference_jax` gave (deprecated by then,
+    not yet removed), the row of a keyword the message quotes first."""
+    spelled = message.replace("jnp.", "jax.numpy.")
+    rows = [
+        r
+        for r in REMOVED_APIS
+        if r.deprecated_in
+        and version(r.deprecated_in) <= version(reference_jax) < version(r.removed_in)
+        and re.search(rf"\b{re.escape(r.name)}\b", spelled)
+    ]
+    if not rows:
+        return None
+    # (keyword rows the message quotes, in its order: JAX names several at once, "Passing
+    # arguments 'a', 'a_min' or 'a_max' to jax.numpy.clip is deprecated")
+    quoted = sorted(
+        (r for r in rows if r.keyword and f"'{r.keyword}'" in message),
+        key=lambda r: message.index(f"'{r.keyword}'"),
+    )
+    row = (quoted or rows)[0]
+    api = row.name
+    if quoted:
+        api += f"({'/'.join(r.keyword for r in quoted)}=...)"
+    return Failure("deprecated-jax-api", api, row, message)

@@ -309,3 +309,23 @@ def names_testpaths(root: Path, config: str) -> bool:
     except OSError:
         return False
     return re.search(r"(?m)^\s*testpaths\s*=", text) is not None
+
+
+def warnings_are_errors(root: Path) -> bool:
+    """Does the package's pytest configuration make warnings errors (`filterwarnings` naming
+    `error`, alone or for a category)? Then a JAX that deprecates an API its code uses fails
+    its own suite (blackjax 1.1.0's)."""
+    config = pytest_config(root) if root.is_dir() else None
+    if config is None:
+        return False
+    try:
+        text = (root / config).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    # (the option's value: the rest of its line and the indented lines after it, an ini
+    # file's continuation lines or a TOML array's items)
+    found = re.search(r"(?m)^\s*filterwarnings\s*=(?P<value>.*(?:\n[ \t]+.*)*)", text)
+    return found is not None and (
+        re.search(r"""(?m)(?:^|[\s"'\[,=])error(?:::[\w.]*)?\s*(?:$|["',\]])""", found["value"])
+        is not None
+    )

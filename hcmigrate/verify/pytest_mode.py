@@ -544,8 +544,10 @@ def _not_comparable(out: Outcome) -> list[str]:
         out.not_comparable.append(
             {
                 "where": t["nodeid"],
+                "kind": failure.kind,
                 "api": failure.api,
                 "removed_in": failure.removed_in,
+                "deprecated_in": failure.row.deprecated_in if failure.row else None,
                 "error": failure.message,
             }
         )
@@ -554,29 +556,39 @@ def _not_comparable(out: Outcome) -> list[str]:
 
 
 def _missing_there(failure: Failure, ref: dict) -> str:
+    if failure.kind == "deprecated-jax-api":
+        return (
+            f"JAX {ref.get('jax')} deprecates `{failure.api}` (since JAX "
+            f"{failure.row.deprecated_in}) and the project's warning filters make that an error"
+        )
     when = f", removed in JAX {failure.removed_in}" if failure.removed_in else ""
     return f"`{failure.api}` is not in JAX {ref.get('jax')}{when}"
 
 
 def _why_not_comparable(out: Outcome) -> str:
     first = out.not_comparable[0]
-    removed_in = first["removed_in"]
-    when = f" (removed in JAX {removed_in})" if removed_in else ""
-    older = [
-        v for v in sorted(ERA_END, key=version) if removed_in and version(v) < version(removed_in)
-    ]
-    if older:
-        remedy = f"--reference-jax {older[-1]} runs a legacy JAX that has it"
+    if first["kind"] == "deprecated-jax-api":
+        since, what = (
+            first["deprecated_in"],
+            "deprecates it, and the project's warning filters make that an error",
+        )
+        when = f" (deprecated in JAX {since})"
     else:
-        wanted = f"jax<{removed_in}" if removed_in else "a JAX that has it"
+        since, what = first["removed_in"], "no longer has it"
+        when = f" (removed in JAX {since})" if since else ""
+    older = [v for v in sorted(ERA_END, key=version) if since and version(v) < version(since)]
+    if older:
+        remedy = f"--reference-jax {older[-1]} runs a legacy JAX before that"
+    else:
+        wanted = f"jax<{since}" if since else "a JAX that has it"
         remedy = (
             "no legacy JAX this tool installs has it: --reference PYTHON runs an environment "
             f"of your own with {wanted} (and jax.experimental.host_callback)"
         )
     return (
         f"the reference cannot run the original: {len(out.not_comparable)} test(s) failed "
-        f"there on `{first['api']}`{when}, which the reference's JAX no longer has, so they "
-        f"were not compared ({_others_compared(out)}); {remedy}"
+        f"there on `{first['api']}`{when}: the reference's JAX {what}, so they were not "
+        f"compared ({_others_compared(out)}); {remedy}"
     )
 
 

@@ -32,6 +32,7 @@ from hcmigrate.files import read_regular
 from hcmigrate.jax_removals import REMOVED_APIS, Kind, RemovedApi, version
 from hcmigrate.removed_api_scan import RemovedApiScan
 from hcmigrate.verify.era import DATED_REFERENCES, ERA_END
+from hcmigrate.verify.pytest_env import warnings_are_errors
 from hcmigrate.verify.workspace import project_files
 
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
@@ -41,6 +42,23 @@ _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
 class RemovedUse:
     row: RemovedApi
     path: Path  # the first file that uses it
+    # not removed yet but deprecated by then, in a project whose warning filters make that an
+    # error: the original's suite failed on such a JAX as on one without the API
+    deprecated: bool = False
+
+    @property
+    def bound(self) -> str:
+        """The JAX release the original cannot run on (nor on any after it)."""
+        return self.row.deprecated_in if self.deprecated else self.row.removed_in
+
+    @property
+    def why(self) -> str:
+        if self.deprecated:
+            return (
+                f"deprecated in JAX {self.row.deprecated_in}, which the project's warning "
+                "filters make an error"
+            )
+        return f"removed in JAX {self.row.removed_in}"
 
 
 def released(jax_version: str) -> datetime.date:
@@ -48,14 +66,18 @@ def released(jax_version: str) -> datetime.date:
     return datetime.date.fromisoformat(ERA_END[jax_version]) - datetime.timedelta(days=1)
 
 
-def removed_uses(original: Path, legacy: str) -> list[RemovedUse]:
-    """The removal-table rows, removed in `legacy` or before, that the original's Python files
-    use outside guarded fallbacks (one file each), oldest removal first."""
+def removed_uses(original: Path, legacy: str, deprecations: bool = False) -> list[RemovedUse]:
+    """The removal-table rows, removed in `legacy` or before (or, with `deprecations`,
+    deprecated by then), that the original's Python files use outside guarded fallbacks (one
+    file each), the oldest bound first."""
     rows = [
         r
         for r in REMOVED_APIS
         if r.kind not in (Kind.BEHAVIOUR, Kind.CALL_BEHAVIOUR)
-        and version(r.removed_in) <= version(legacy)
+        and (
+            version(r.removed_in) <= version(legacy)
+            or (deprecations and r.deprecated_in and version(r.deprecated_in) <= version(legacy))
+        )
     ]
     if not rows:
         return []
@@ -72,8 +94,10 @@ def removed_uses(original: Path, legacy: str) -> list[RemovedUse]:
         data = _without_guarded_lines(data)
         for row, scan in scans:
             if row.name not in found and scan.may_use_removed(data):
-                found[row.name] = RemovedUse(row, path)
-    return sorted(found.values(), key=lambda u: (version(u.row.removed_in), u.row.name))
+                found[row.name] = RemovedUse(
+                    row, path, deprecated=version(row.removed_in) > version(legacy)
+                )
+    return sorted(found.values(), key=lambda u: (version(u.bound), u.row.name))
 
 
 def choose_reference_jax(
@@ -100,21 +124,20 @@ def choose_reference_jax(
                 f"reference: jax {chosen}, the newest legacy JAX released by {date}, when the "
                 "original was committed (--reference-jax VERSION chooses another)"
             )
-    for use in removed_uses(original, chosen):
+    for use in removed_uses(original, chosen, deprecations=warnings_are_errors(original)):
         shown = _shown(use.path, original)
-        older = [v for v in installable if version(v) < version(use.row.removed_in)]
+        older = [v for v in installable if version(v) < version(use.bound)]
         if not older:
             notes.append(
-                f"the original uses `{use.row.name}` ({shown}), removed in JAX "
-                f"{use.row.removed_in}, before every legacy JAX this tool installs "
-                f"({', '.join(installable)}): the reference may fail on it; --reference PYTHON "
-                "runs an environment of your own"
+                f"the original uses `{use.row.name}` ({shown}), {use.why}, before every legacy "
+                f"JAX this tool installs ({', '.join(installable)}): the reference may fail on "
+                "it; --reference PYTHON runs an environment of your own"
             )
             continue
         chosen = older[-1]
         notes.append(
-            f"reference: jax {chosen}: the original uses `{use.row.name}` ({shown}), removed "
-            f"in JAX {use.row.removed_in} (--reference-jax VERSION chooses another)"
+            f"reference: jax {chosen}: the original uses `{use.row.name}` ({shown}), "
+            f"{use.why} (--reference-jax VERSION chooses another)"
         )
         break
     return chosen
