@@ -171,3 +171,19 @@ def test_the_order_is_read_from_the_file_as_its_authors_wrote_it():
     )
     code = migrate_source(source).code
     assert "\nimport tqdm\nfrom jax.experimental import io_callback\n" in code
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("pyproject.toml", "[tool.isort]\nprofile = 'black'\nlines_after_imports = 2\n"),
+        (".isort.cfg", "[settings]\nlines_after_imports=2\n"),
+        ("setup.cfg", "[isort]\nlines_after_imports = 2\n"),
+        ("pyproject.toml", "[tool.ruff.lint.isort]\nlines-after-imports = 2\n"),
+    ],
+)
+def test_lines_after_imports_from_each_file(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    assert read_import_style(tmp_path).lines_after_imports == 2
+    (tmp_path / name).write_text(text.replace("2", "-1"))
+    assert read_import_style(tmp_path).lines_after_imports == -1

@@ -501,3 +501,41 @@ def test_a_floor_setup_py_computes_from_a_constant_is_raised_there(tmp_path):
     ) in res.output, res.output
     again = run(["--no-cache", "."], tmp_path)
     assert (tmp_path / "setup.py").read_text() == written and "raised" not in again.output
+
+
+def test_a_project_capped_below_what_the_rewrite_writes_keeps_its_module(tmp_path):
+    """netket's older trees cap `jax<0.4`: the modern callbacks run on no JAX that project
+    installs, so its host_callback module is left as it is, each site a manual finding naming
+    the cap, and the project's metadata is not touched. The same module in a project that
+    allows a newer JAX is rewritten."""
+    from tests.cli_helpers import run
+
+    source = (
+        "import numpy as np\n"
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        "def norm(x):\n"
+        "    return hcb.call(np.linalg.norm, x, result_shape=x[0])\n"
+    )
+    pyproject = '[project]\nname = "capped"\nversion = "0.1"\ndependencies = ["jax<0.4"]\n'
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    module = tmp_path / "capped" / "ops.py"
+    module.parent.mkdir()
+    module.write_text(source)
+    result = run(["--no-cache", "."], tmp_path)
+    assert module.read_text() == source, module.read_text()
+    assert (tmp_path / "pyproject.toml").read_text() == pyproject
+    assert "HCB001" not in result.output, result.output  # (the import follows its uses)
+    assert ("capped/ops.py:6:12: HCB301 [manual] call -> jax.pure_callback") in result.output, (
+        result.output
+    )
+    assert (
+        "left as it is: the rewrite writes `jax.pure_callback(vmap_method=)` (JAX >= 0.4.35), which "
+        "the project's jax requirement (jax<0.4) never allows; raise that cap, then run again "
+        "(or choose the compat runtime)"
+    ) in result.output, result.output
+    # a cap set when host_callback broke (0.4.30) is what the migration lifts: rewritten,
+    # the cap reported
+    (tmp_path / "pyproject.toml").write_text(pyproject.replace("jax<0.4", "jax<=0.4.30"))
+    result = run(["--no-cache", "."], tmp_path)
+    assert "host_callback" not in module.read_text(), module.read_text()
+    assert "`jax<=0.4.30` excludes JAX" in result.output, result.output

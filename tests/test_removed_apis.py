@@ -792,3 +792,24 @@ def test_an_import_of_jax_config_beside_import_jax_goes():
     assert migrate_source("import jax.config\n\nprint(jax.config)\n").code == (
         "import jax\n\nprint(jax.config)\n"
     )
+
+
+def test_a_written_guard_after_imports_follows_the_projects_lines_after_imports():
+    """diffrax sets isort's `lines_after_imports = 2`: the guarded import the run writes after
+    an import block is code to isort, so two blank lines stand between them there (one by
+    default), and `isort --check` with that setting passes; two before a `def` after it
+    (black's)."""
+    from hcmigrate.projects.import_style import ImportStyle
+
+    text = "import jax.experimental.pjit\n\n\ndef prim():\n    return jax.experimental.pjit.pjit_p\n"
+    guard = (
+        "try:\n    from jax.extend.core.primitives import jit_p as pjit_p\nexcept ImportError:\n"
+        "    from jax.experimental.pjit import pjit_p\n"
+    )
+    tail = "\n\ndef prim():\n    return pjit_p\n"
+    default = migrate_source(text, Options(target_jax=(0, 4, 14))).code
+    assert default == "import jax.experimental.pjit\n\n" + guard + tail, default
+    options = Options(target_jax=(0, 4, 14), import_style=ImportStyle(lines_after_imports=2))
+    spaced = migrate_source(text, options).code
+    assert spaced == "import jax.experimental.pjit\n\n\n" + guard + tail, spaced
+    assert migrate_source(spaced, options).code == spaced

@@ -182,11 +182,14 @@ def _two_blank_lines_above(statement: cst.BaseStatement) -> cst.BaseStatement:
     return statement.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *lines])
 
 
-def space_new_guarded_imports(module: cst.Module, original: cst.Module) -> cst.Module:
+def space_new_guarded_imports(
+    module: cst.Module, original: cst.Module, lines_after_imports: int = -1
+) -> cst.Module:
     """A guarded import the run wrote at module level (`try: from jax.extend.core import
     Literal` / `except ImportError: ...`, JAX107/JAX111) stands apart from the statements
-    around it by a blank line, as isort and ruff's I001 lay out a `try` after an import block;
-    the module's own statements keep their spacing."""
+    around it as isort and ruff's I001 lay out a `try` after an import block: after imports,
+    by the project's `lines_after_imports` (diffrax's 2; else one blank line); before a `def`
+    or `class`, two (black's); else one. The module's own statements keep their spacing."""
     own = {original.code_for_node(s) for s in original.body if isinstance(s, cst.Try)}
     body = list(module.body)
     new = [
@@ -196,11 +199,38 @@ def space_new_guarded_imports(module: cst.Module, original: cst.Module) -> cst.M
     ]
     for i in new:
         for j in (i, i + 1):
-            if 0 < j < len(body) and not _blank_above(body[j]):
+            if not 0 < j < len(body):
+                continue
+            wanted = 1
+            if j == i and _is_import(body[j - 1]) and lines_after_imports > 0:
+                wanted = lines_after_imports
+            elif j == i + 1 and isinstance(body[j], (cst.FunctionDef, cst.ClassDef)):
+                wanted = 2
+            blank = _blank_lines_above(body[j])
+            if blank < wanted:
                 body[j] = body[j].with_changes(
-                    leading_lines=[cst.EmptyLine(), *body[j].leading_lines]
+                    leading_lines=[*[cst.EmptyLine()] * (wanted - blank), *body[j].leading_lines]
                 )
     return module.with_changes(body=body) if new else module
+
+
+def _is_import(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
+
+
+def _blank_lines_above(statement: cst.BaseStatement) -> int:
+    """The blank lines right above `statement` (before any comment line)."""
+    if isinstance(statement, VerbatimStatement) and not statement.leading_lines:
+        # (a statement the partial parse kept as text carries its blank lines in its text)
+        return statement.text.count("\n", 0, len(statement.text) - len(statement.text.lstrip()))
+    count = 0
+    for line in statement.leading_lines:
+        if line.comment is not None:
+            break
+        count += 1
+    return count
 
 
 def _imports_only(statement: cst.Try) -> bool:
@@ -212,10 +242,3 @@ def _imports_only(statement: cst.Try) -> bool:
         for block in blocks
         for line in block
     )
-
-
-def _blank_above(statement: cst.BaseStatement) -> bool:
-    if statement.leading_lines:
-        return statement.leading_lines[0].comment is None
-    # (a statement the partial parse kept as text carries its blank lines in its text)
-    return isinstance(statement, VerbatimStatement) and statement.text.startswith(("\n", "\r\n"))

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import re
 from dataclasses import replace
 
 import libcst as cst
 
+from hcmigrate.native_needs import needs_of
+from hcmigrate.projects.targets import never_reaches
 from hcmigrate.options import MigrationResult, Options
 from hcmigrate.codemod.add_imports import add_imports, in_file_order
 from hcmigrate.codemod.context import ModuleContext
@@ -49,6 +52,7 @@ from hcmigrate.codemod.usage import Usage
 from hcmigrate.codemod.reporting import selected
 from hcmigrate.diagnostics import Diagnostic, Level
 from hcmigrate.errors import MigrationError
+from hcmigrate.facts import NATIVE_OUTPUT_SINCE
 from hcmigrate.rules.context import ModuleSite
 from hcmigrate.rules.registry import Registry, registry as the_registry
 from hcmigrate.rules.spec import Rule
@@ -118,6 +122,10 @@ def _migrate(text: str, options: Options, filename: str, top_level_await: bool) 
         options = replace(options, dropped_sites=options.dropped_sites | kept_barriers)
         return _migrate(text, options, filename, top_level_await)
     code, _ = index.print_module(new_module)
+    beyond_cap = _sites_beyond_the_projects_cap(code, diagnostics, options)
+    if beyond_cap:  # (migrated again with the module's rewrites left as they are)
+        options = replace(options, dropped_sites=options.dropped_sites | beyond_cap)
+        return _migrate(text, options, filename, top_level_await)
     if options.lay_out:
         code = format_written_lines(
             text,
@@ -205,6 +213,49 @@ def _barriers_beside_legacy_sites(diagnostics, options: Options) -> frozenset:
         and d.level is not Level.MANUAL
         and (d.code, d.line, d.col) not in done
     )
+
+
+def _sites_beyond_the_projects_cap(code: str, diagnostics, options: Options) -> frozenset:
+    """Every site rewrite of a module whose rewrite writes an API the project's own `jax`
+    requirement never allows, in a project capped below the JAX that deprecated host_callback
+    (netket's older trees: `jax<0.4`, beside `io_callback`, 0.4.1): that code could not run on
+    any JAX the project installs, and the cap is no reaction to the deprecation, so the module
+    is left as it is and each site is a manual finding naming the cap. (A cap at 0.4.30, set
+    when host_callback began to warn or broke, is what the migration lifts: the code is
+    rewritten and the cap reported, HCB008.) Empty when the requirements allow what it writes."""
+    if not options.jax_requirements or not never_reaches(
+        options.jax_requirements, ".".join(map(str, NATIVE_OUTPUT_SINCE))
+    ):
+        return frozenset()
+    needs = needs_of(code)
+    beyond = [
+        use
+        for use in needs.above((0,))
+        if never_reaches(options.jax_requirements, ".".join(map(str, use[2])))
+    ]
+    if not beyond:
+        return frozenset()
+    name, _, since = beyond[0]
+    cap = ", ".join(options.jax_requirements)
+    why = (
+        f"left as it is: the rewrite writes `{name}` (JAX >= {'.'.join(map(str, since))}), "
+        f"which the project's jax requirement ({cap}) never allows; raise that cap, then run "
+        "again (or choose the compat runtime)"
+    )
+    done = _dropped_keys(options)
+    return frozenset(
+        (d.code, d.line, d.col, f"{d.message}: {why}")
+        for d in diagnostics
+        if _REWRITES_A_SITE.match(d.code)
+        and d.level is not Level.MANUAL
+        and (d.code, d.line, d.col) not in done
+    )
+
+
+# The rules that rewrite a call site: host_callback's calls (HCB1xx-HCB6xx; the imports,
+# HCB0xx, follow their uses) and the removed JAX APIs (not the notes on behaviour that
+# changed with no rewrite: JAX110's random stream, JAX115's calls)
+_REWRITES_A_SITE = re.compile(r"HCB[1-6]\d\d|JAX1(?!10|15)\d\d")
 
 
 def _dropped_keys(options: Options) -> set[tuple[str, int, int]]:
@@ -298,7 +349,12 @@ def _with_imports_and_helpers(cleaned: cst.Module, ctx: ModuleContext, style, te
     with_imports = add_imports(cleaned, imports, style)
     indent = indent_unit(text)
     helped = add_helpers(with_imports, ctx.helper_definitions(ctx.helpers), indent)
-    return space_new_guarded_imports(helped, ctx.resolver.index.module), ctx.diagnostics
+    return (
+        space_new_guarded_imports(
+            helped, ctx.resolver.index.module, ctx.options.import_style.lines_after_imports
+        ),
+        ctx.diagnostics,
+    )
 
 
 def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:

@@ -45,6 +45,9 @@ class ImportStyle:
     default_section: str = THIRDPARTY
     force_sort_within_sections: bool = False  # `import x` and `from x import` interleaved
     force_single_line: bool = False  # one name per `from x import` statement
+    # blank lines between an import block and the code after it (-1: isort's default, one, or
+    # two before a `def`/`class`; diffrax sets 2)
+    lines_after_imports: int = -1
     source: str = ""  # where it was read, for -v
 
     def with_first_party(self, names) -> ImportStyle:
@@ -153,8 +156,16 @@ def _from_isort(values: dict, source: str) -> ImportStyle:
         default_section=str(values.get("default_section", THIRDPARTY)).upper(),
         force_sort_within_sections=_flag(values.get("force_sort_within_sections", force_sort)),
         force_single_line=_flag(values.get("force_single_line", single_line)),
+        lines_after_imports=_count(values.get("lines_after_imports")),
         source=source,
     )
+
+
+def _count(value) -> int:
+    try:
+        return int(str(value).strip().strip('"'))
+    except ValueError:
+        return -1
 
 
 _RUFF_SECTIONS = {
@@ -187,6 +198,7 @@ def _from_ruff(values: dict, ruff: dict, source: str) -> ImportStyle:
         first_party=tuple(m for m, s in known if s == FIRSTPARTY),
         force_sort_within_sections=_flag(values.get("force-sort-within-sections")),
         force_single_line=_flag(values.get("force-single-line")),
+        lines_after_imports=_count(values.get("lines-after-imports")),
         source=source,
     )
 
