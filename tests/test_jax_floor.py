@@ -539,3 +539,34 @@ def test_a_project_capped_below_what_the_rewrite_writes_keeps_its_module(tmp_pat
     result = run(["--no-cache", "."], tmp_path)
     assert "host_callback" not in module.read_text(), module.read_text()
     assert "`jax<=0.4.30` excludes JAX" in result.output, result.output
+
+
+def test_an_exact_pin_in_a_test_requirements_file_does_not_keep_the_install_floor(tmp_path):
+    """kfac-jax: setup.py reads install_requires from requirements.txt (`jax>=0.3.13`) and its
+    tests extra from requirements_tests.txt, which pins the oldest versions (`jax==0.3.13`).
+    The install floor rises to what the code needs; the test pin, which cannot rise alone,
+    is a manual finding of its own."""
+    _project(
+        tmp_path,
+        "setup.py",
+        "import os\nfrom setuptools import setup\n\n"
+        "HERE = os.path.dirname(os.path.abspath(__file__))\n\n\n"
+        "def _requirements(path):\n"
+        "    with open(path) as f:\n"
+        "        return [line.strip() for line in f if line.strip()]\n\n\n"
+        "setup(\n"
+        '    name="p",\n'
+        '    install_requires=_requirements(os.path.join(HERE, "requirements.txt")),\n'
+        '    extras_require={"tests": _requirements(os.path.join(HERE, "requirements_tests.txt"))},\n'
+        ")\n",
+    )
+    (tmp_path / "requirements.txt").write_text("numpy>=1.19\njax>=0.3.13\n")
+    pins = "pytest\njax==0.3.13\njaxlib==0.3.10\n"
+    (tmp_path / "requirements_tests.txt").write_text(pins)
+    res = run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "requirements.txt").read_text() == "numpy>=1.19\njax>=0.4.26\n", res.output
+    assert (tmp_path / "requirements_tests.txt").read_text() == pins
+    assert (
+        "requirements_tests.txt: HCB008 [manual] not raised to 0.4.26 (which step.py:7 uses "
+        "jax.numpy.trapezoid (JAX >= 0.4.26)) with the project's floor: `==0.3.13` is an exact pin"
+    ) in res.output, res.output

@@ -91,6 +91,10 @@ class FloorRaise:
     needs: dict[str, str]
     texts: dict[Path, str] = field(default_factory=dict)
     changes: list[Change] = field(default_factory=list)
+    # side requirement files (tests, docs, CI) whose pin could not be raised alone (kfac's
+    # `jax==0.3.15` in requirements_tests.txt, its oldest-versions test): (path, reason), told
+    # by hand; they do not keep the install floor from rising
+    left: list[tuple[Path, str]] = field(default_factory=list)
 
     def said(self, c: Change, written: bool, reason: str) -> str:
         """What is said of one change: `reason` is the line of code that needs the floor."""
@@ -125,6 +129,7 @@ def plan_raise(root: Path, jax: tuple[int, ...] = NATIVE_OUTPUT_SINCE) -> FloorR
     floors below what that JAX requires); None when no jax floor is below; Kept when one of
     them cannot be raised safely (then nothing is edited)."""
     plan = FloorRaise(needs_for(jax))
+    install = _install_requirement_files(root)
     for path in _metadata_files(root):
         text = read_metadata(path)
         if text is None:
@@ -135,6 +140,9 @@ def plan_raise(root: Path, jax: tuple[int, ...] = NATIVE_OUTPUT_SINCE) -> FloorR
                 continue
             new, changes = _raised(path, text, plan.needs)
         except Unsafe as why:
+            if _kind(path) == "txt" and path not in install:
+                plan.left.append((path, str(why)))
+                continue
             return Kept(path, str(why))
         if changes:
             plan.texts[path] = new
@@ -171,6 +179,15 @@ def _metadata_files(root: Path) -> list[Path]:
         if found not in files:
             files.append(found)
     return files
+
+
+def _install_requirement_files(root: Path) -> set[Path]:
+    """The requirement files that say what the project installs: the one setup.py's computed
+    list reads, else `requirements.txt` (the others, `requirements_tests.txt`,
+    `requirements-dev.txt`, ..., set up its tests, docs or CI)."""
+    setup_py = read_metadata(root / "setup.py")
+    read = requirements_file_of(root, setup_py) if setup_py is not None else None
+    return {read} if read is not None else {root / "requirements.txt"}
 
 
 def _name(requirement) -> str:

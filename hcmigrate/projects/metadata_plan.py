@@ -231,6 +231,13 @@ def _plan_project(
                 f"raised to {need_text}, which {justification}: {raised.reason}"
             )
         elif isinstance(raised, FloorRaise):
+            for path, reason in raised.left:
+                out.findings.append(
+                    f"{shown_path(path)}: HCB008 [manual] not raised to {need_text} (which "
+                    f"{justification}) with the project's floor: {reason}; raise it by hand, "
+                    "with what that JAX requires, where this file's environment should run the "
+                    "migrated code"
+                )
             for path, text in raised.texts.items():
                 overlay[path] = text
                 out.edits[path] = MetadataEdit(path, text)
