@@ -21,9 +21,13 @@ def bind_argument_nodes(
     bound: dict[str, cst.Arg] = {}
     extra: dict[str, cst.Arg] = {}
     positional = list(signature.positional)
-    for arg in call.args:
+    for n, arg in enumerate(call.args):
         if arg.star:
-            raise CannotBind(f"`{arg.star}` arguments cannot be bound statically")
+            element = _the_one_element(arg, call.args[n + 1 :], positional)
+            if element is None:
+                raise CannotBind(f"`{arg.star}` arguments cannot be bound statically")
+            bound[positional.pop(0)] = cst.Arg(value=element)
+            continue
         if arg.keyword is None:
             if not positional:
                 raise CannotBind(f"too many positional arguments for {legacy_name}")
@@ -46,3 +50,23 @@ def bind_argument_nodes(
         else:
             raise CannotBind(f"{legacy_name} has no parameter {name!r}")
     return bound, extra
+
+
+def _the_one_element(star: cst.Arg, after, positional: list[str]) -> cst.BaseExpression | None:
+    """What `*X` binds where it can only fill the one positional parameter left (GPJax's
+    `id_tap(func, *args, result=r)`: legacy's `arg`; more elements were a TypeError there):
+    the element of a one-element tuple or list, or `X[0]` for a name. None otherwise (`**`,
+    several parameters left, positional arguments after it, other expressions)."""
+    if star.star != "*" or len(positional) != 1:
+        return None
+    if any(a.keyword is None for a in after):
+        return None
+    value = star.value
+    if isinstance(value, (cst.Tuple, cst.List)):
+        elements = value.elements
+        if len(elements) == 1 and not isinstance(elements[0], cst.StarredElement):
+            return elements[0].value
+        return None
+    if isinstance(value, cst.Name):
+        return cst.Subscript(value, [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+    return None
