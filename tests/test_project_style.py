@@ -436,3 +436,51 @@ def test_definition_headers_a_rename_pushed_over_the_limit_are_rewrapped(tmp_pat
     checked = _check(root, "black", "--check", "--diff", "src")
     assert checked.returncode == 0, written + checked.stdout + checked.stderr
     assert all("tree_" in line for line in _changed_old_lines(HEADERS_ONLY, written))
+
+
+def _google_module() -> str:
+    """A module in Google's style (two-space blocks, wrapped at 80 columns) whose project
+    states no line length: 44 code lines, one in four near 80, and a tap whose rewrite is
+    87 columns on one line."""
+    lines = [
+        "import jax",
+        "import jax.numpy as jnp",
+        "from jax.experimental import host_callback as hcb",
+        "",
+        "",
+        "def _log(arg, transforms):",
+        "  print('step', arg)",
+        "",
+    ]
+    for n in range(10):
+        lines += [
+            "",
+            f"def scaled_update_number_{n}(parameters, gradients, learning_rate_values):",
+            "  scaled = jax.tree_util.tree_map(lambda p: p * learning_rate_value, gradients)",
+            "  total = jnp.sum(jnp.asarray(jax.tree_util.tree_leaves(scaled)[0]))",
+            "  return parameters, total",
+        ]
+    lines += [
+        "",
+        "def step(parameters, grads_in):",
+        "  hcb.id_tap(_log, grads_in)",
+        "  return parameters",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_a_file_kept_at_80_columns_gets_its_new_lines_at_80(tmp_path):
+    """praxis and chex state no line length; their Google-style modules keep to 80 columns.
+    The rewrite is laid out within 80 there, not at black's 88."""
+    text = _google_module()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    root = _project(tmp_path / "p", {"src/stylelib/google.py": text})
+    _migrate(root)
+    written = (root / "src/stylelib/google.py").read_text()
+    assert "jax.debug.callback(" in written, written
+    assert max(len(line) for line in written.splitlines()) <= 80, written
+    # (a short file says nothing about its width: 88, as before)
+    short = "\n".join(text.splitlines()[:8] + text.splitlines()[-4:]) + "\n"
+    root = _project(tmp_path / "q", {"src/stylelib/short.py": short})
+    _migrate(root)
+    assert max(len(line) for line in (root / "src/stylelib/short.py").read_text().splitlines()) > 80
