@@ -801,7 +801,9 @@ def test_a_written_guard_after_imports_follows_the_projects_lines_after_imports(
     (black's)."""
     from hcmigrate.projects.import_style import ImportStyle
 
-    text = "import jax.experimental.pjit\n\n\ndef prim():\n    return jax.experimental.pjit.pjit_p\n"
+    text = (
+        "import jax.experimental.pjit\n\n\ndef prim():\n    return jax.experimental.pjit.pjit_p\n"
+    )
     guard = (
         "try:\n    from jax.extend.core.primitives import jit_p as pjit_p\nexcept ImportError:\n"
         "    from jax.experimental.pjit import pjit_p\n"
