@@ -320,3 +320,29 @@ def test_verify_migrates_its_copy_with_the_per_file_strategy(tmp_path):
     assert "from hcmigrate_compat import" in (copy / "mylib/batches.py").read_text()
     assert "hcmigrate_compat" not in (copy / "mylib/info.py").read_text()
     assert "jax.debug.callback" in (copy / "mylib/info.py").read_text()
+
+
+def test_a_tap_that_only_deletes_transforms_does_not_read_it():
+    """chex's `_host_failure_handler(arg, transforms, *, device=None)` begins with `del
+    transforms`: no read. Without a device it is rewritten natively, called with `()` for
+    the parameter it keeps (its `del` needs it); with the device it reads, the manual
+    finding names the device, not `transforms`."""
+    from hcmigrate import Options, migrate_source
+
+    tap = (
+        "from jax.experimental import host_callback as hcb\n\nERRORS = []\n\n\n"
+        "def _handler(arg, transforms):\n    del transforms\n    ERRORS.append(arg)\n\n\n"
+        "def failed(x):\n    return hcb.id_tap(_handler, arg=(1, x), result=x)\n"
+    )
+    result = migrate_source(tap, Options())
+    assert "_handler(jax.tree_util.tree_map(np.array, arg), ())" in result.code, result.code
+    assert "def _handler(arg, transforms):\n    del transforms\n" in result.code
+    with_device = (
+        tap.replace("transforms):", "transforms, *, device=None):")
+        .replace("ERRORS.append(arg)", "ERRORS.append((arg, device))")
+        .replace("result=x)", "result=x, tap_with_device=True)")
+    )
+    [finding] = [
+        d for d in migrate_source(with_device, Options()).diagnostics if d.code == "HCB102"
+    ]
+    assert "the tap function uses the `device` argument" in finding.message, finding.message

@@ -60,12 +60,15 @@ def adapt(
         # `lambda *args: ...`: modern passes (arg,) instead of (arg, transforms)
         if star.name.value in used and passes_transforms:
             return Adaptation("compat", transforms_used=True, reason="reads its *args")
+    deleted_only = False  # (`del transforms`: the parameter stays, called with ())
     if passes_transforms:
         if rest:
             transforms = rest.pop(0)
-            if transforms.name.value in used:
+            name = transforms.name.value
+            if name in used and not (deleted_only := _only_deleted(body, name)):
                 return Adaptation("compat", transforms_used=True, reason="reads `transforms`")
-            drop.append(transforms.name.value)
+            if not deleted_only:
+                drop.append(name)
         elif star is not None and star.name.value in used:
             return Adaptation("compat", transforms_used=True, reason="reads its *args")
     device_param = None
@@ -85,9 +88,25 @@ def adapt(
             return Adaptation("wrap", reason="has no `device` parameter")
     if any(p.default is None for p in rest):
         return Adaptation("wrap", reason="takes more required arguments than the tap value")
+    if deleted_only:
+        return Adaptation("wrap", reason="deletes `transforms` (`del`), so it keeps that parameter")
     if not drop:
         return Adaptation("as_is")
     return Adaptation("edit", drop=tuple(drop))
+
+
+def _only_deleted(body: cst.CSTNode, name: str) -> bool:
+    """Is every use of `name` in `body` a `del name` (chex's `del transforms`), no read?"""
+    deleted = 0
+    for node in descendants(body):
+        if isinstance(node, cst.Del):
+            target = node.target
+            targets = (
+                [e.value for e in target.elements] if isinstance(target, cst.Tuple) else [target]
+            )
+            deleted += sum(isinstance(t, cst.Name) and t.value == name for t in targets)
+    total = sum(1 for n in descendants(body) if type(n) is cst.Name and n.value == name)
+    return 0 < deleted == total
 
 
 def drop_params(params: cst.Parameters, drop: tuple[str, ...]) -> cst.Parameters:
