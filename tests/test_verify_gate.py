@@ -85,14 +85,19 @@ def migrate_on_branch(repo: Path) -> None:
     git(repo, "commit", "-q", "-am", "migrate")
 
 
-def steplib(tmp_path: Path) -> Path:
+WARNINGS_ARE_ERRORS = '\n[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
+
+
+def steplib(tmp_path: Path, tests: str = TESTS, pyproject_tail: str = "") -> Path:
+    """The progress library as a git project: its tests `tests`, `pyproject_tail` after its
+    `[project]` table (a pytest configuration)."""
     return make_project(
         tmp_path / "steplib",
         {
-            "pyproject.toml": '[project]\nname = "steplib"\nversion = "0.1"\n',
+            "pyproject.toml": '[project]\nname = "steplib"\nversion = "0.1"\n' + pyproject_tail,
             "steplib/__init__.py": "",
             "steplib/progress.py": PROGRESS,
-            "tests/test_progress.py": TESTS,
+            "tests/test_progress.py": tests,
         },
     )
 
@@ -101,6 +106,13 @@ def user_env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "STEPLIB_QUIET")}
     env.update(extra)
     return env
+
+
+def legacy_gate(repo: Path, env: dict, *more: str):
+    """The documented gate's verify step on `repo`'s tests, with the legacy reference."""
+    return hcmigrate_verify(
+        ".", "--pytest", "tests", "--reference", "legacy", *more, cwd=repo, env=env
+    )
 
 
 def host_calls(stdout: str) -> int:
@@ -616,16 +628,7 @@ def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_pa
             ),
         },
     )
-    res = hcmigrate_verify(
-        ".",
-        "--pytest",
-        "tests",
-        "--reference",
-        "legacy",
-        "--project-deps",
-        cwd=repo,
-        env=user_env(),
-    )
+    res = legacy_gate(repo, user_env(), "--project-deps")
     assert res.returncode == 0, res.stdout + res.stderr
     assert (
         "note: project dependencies resolved as of 2024-06-19, the release of jax 0.4.30 (uv "
@@ -642,17 +645,7 @@ def test_project_deps_resolve_as_of_the_legacy_jax_release(legacy_python, tmp_pa
     (repo / "requirements.txt").write_text("tqdm\nhcmigrate-compat\n", encoding="utf-8")
     git(repo, "commit", "-q", "-am", "a requirement the base lacks")
     base = git(repo, "rev-parse", "main")
-    ci = hcmigrate_verify(
-        ".",
-        "--pytest",
-        "tests",
-        "--reference",
-        "legacy",
-        "--project-deps-from",
-        "requirements.txt",
-        cwd=repo,
-        env=user_env(CI="true"),
-    )
+    ci = legacy_gate(repo, user_env(CI="true"), "--project-deps-from", "requirements.txt")
     assert ci.returncode == 0, ci.stdout + ci.stderr
     assert f"--project-deps-from read at {base[:12]}: requirements.txt" in ci.stdout, ci.stdout
     assert "tqdm==4.66.4" in ci.stdout and "hcmigrate-compat" not in ci.stdout, ci.stdout
@@ -806,16 +799,7 @@ def test_a_backport_pinned_for_an_older_python_does_not_stop_the_reference(legac
     cache.mkdir()
     legacy_env = Path(legacy_python).parent.parent
     (cache / legacy_env.name).symlink_to(legacy_env, target_is_directory=True)
-    res = hcmigrate_verify(
-        ".",
-        "--pytest",
-        "tests",
-        "--reference",
-        "legacy",
-        "--project-deps",
-        cwd=repo,
-        env=user_env(CI="true", HCMIGRATE_CACHE_DIR=str(cache)),
-    )
+    res = legacy_gate(repo, user_env(CI="true", HCMIGRATE_CACHE_DIR=str(cache)), "--project-deps")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "dataclasses==0.8" in res.stdout  # (what uv chose, as the note says)
     # (and what pip did instead, as the build says)
@@ -844,19 +828,11 @@ def test_an_original_older_than_the_dated_references_runs_on_jax_0_4_13(tmp_path
     `jnp.alltrue` gets jax 0.4.13 (the one such JAX with wheels for this Python) and is
     compared. Told to run 0.4.23, which lacks it, the reference cannot run that test: it is
     not compared and not a difference (exit 2), and the line says which JAX would run it."""
-    repo = make_project(
-        tmp_path / "steplib",
-        {
-            "pyproject.toml": '[project]\nname = "steplib"\nversion = "0.1"\n',
-            "steplib/__init__.py": "",
-            "steplib/progress.py": PROGRESS,
-            "tests/test_progress.py": OLD_SUITE_TESTS,
-        },
-    )
+    repo = steplib(tmp_path, OLD_SUITE_TESTS)
     migrate_on_branch(repo)
     assert "jnp.all(" in (repo / "tests" / "test_progress.py").read_text()
     env = user_env(CI="true")
-    res = hcmigrate_verify(".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=env)
+    res = legacy_gate(repo, env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "reference: legacy jax 0.4.13" in res.stdout, res.stdout
     assert (
@@ -864,17 +840,7 @@ def test_an_original_older_than_the_dated_references_runs_on_jax_0_4_13(tmp_path
         "(tests/test_progress.py), removed in JAX 0.4.16"
     ) in res.stdout, res.stdout
     assert host_calls(res.stdout) == 3
-    told = hcmigrate_verify(
-        ".",
-        "--pytest",
-        "tests",
-        "--reference",
-        "legacy",
-        "--reference-jax",
-        "0.4.23",
-        cwd=repo,
-        env=env,
-    )
+    told = legacy_gate(repo, env, "--reference-jax", "0.4.23")
     assert told.returncode == 2, told.stdout + told.stderr
     assert (
         # (`jnp.alltrue` fails before its argument, the run, is evaluated)
@@ -902,28 +868,9 @@ def test_a_dependency_warning_on_import_is_not_the_migration(tmp_path):
         "    warnings.warn('oldopt is no longer maintained', DeprecationWarning)\n",
         encoding="utf-8",
     )
-    repo = make_project(
-        tmp_path / "steplib",
-        {
-            "pyproject.toml": (
-                '[project]\nname = "steplib"\nversion = "0.1"\n\n'
-                '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
-            ),
-            "steplib/__init__.py": "",
-            "steplib/progress.py": PROGRESS,
-            "tests/test_progress.py": "import oldopt  # noqa: F401\n" + TESTS,
-        },
-    )
+    repo = steplib(tmp_path, "import oldopt  # noqa: F401\n" + TESTS, WARNINGS_ARE_ERRORS)
     migrate_on_branch(repo)
-    res = hcmigrate_verify(
-        ".",
-        "--pytest",
-        "tests",
-        "--reference",
-        "legacy",
-        cwd=repo,
-        env=user_env(CI="true", PYTHONPATH=str(site)),
-    )
+    res = legacy_gate(repo, user_env(CI="true", PYTHONPATH=str(site)))
     assert res.returncode == 3, res.stdout + res.stderr
     assert "CANDIDATE BROKEN (not by the migration)" in res.stdout, res.stdout
     assert (
@@ -938,25 +885,15 @@ def test_a_deprecation_the_reference_makes_an_error_is_not_a_difference(legacy_p
     reference is 0.4.25. Told to run 0.4.30, the original fails there while the candidate
     (rewritten) passes: not a difference; the test is not compared, and the line names the
     JAX before the deprecation."""
-    repo = make_project(
-        tmp_path / "steplib",
-        {
-            "pyproject.toml": (
-                '[project]\nname = "steplib"\nversion = "0.1"\n\n'
-                '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n'
-            ),
-            "steplib/__init__.py": "",
-            "steplib/progress.py": PROGRESS,
-            "tests/test_progress.py": TESTS.replace(
-                "assert float(run(jnp.float32(4.0))) > 0",
-                "assert float(jnp.clip(run(jnp.float32(4.0)), a_max=100.0)) > 0",
-            ),
-        },
+    clipping = TESTS.replace(
+        "assert float(run(jnp.float32(4.0))) > 0",
+        "assert float(jnp.clip(run(jnp.float32(4.0)), a_max=100.0)) > 0",
     )
+    repo = steplib(tmp_path, clipping, WARNINGS_ARE_ERRORS)
     migrate_on_branch(repo)
     assert "a_max" not in (repo / "tests" / "test_progress.py").read_text()
     env = user_env(CI="true")
-    res = hcmigrate_verify(".", "--pytest", "tests", "--reference", "legacy", cwd=repo, env=env)
+    res = legacy_gate(repo, env)
     assert res.returncode == 0, res.stdout + res.stderr
     assert (
         "note: reference: jax 0.4.25: the original uses `jax.numpy.clip` "
@@ -964,17 +901,7 @@ def test_a_deprecation_the_reference_makes_an_error_is_not_a_difference(legacy_p
         "filters make an error"
     ) in res.stdout, res.stdout
     assert host_calls(res.stdout) == 3
-    res = hcmigrate_verify(
-        ".",
-        "--pytest",
-        "tests",
-        "--reference",
-        "legacy",
-        "--reference-jax",
-        "0.4.30",
-        cwd=repo,
-        env=env,
-    )
+    res = legacy_gate(repo, env, "--reference-jax", "0.4.30")
     assert res.returncode == 2, res.stdout + res.stderr
     assert (
         "       the reference cannot run the original: JAX 0.4.30 deprecates "
