@@ -104,7 +104,8 @@ class LiveProgress:
     "--reference-jax",
     default=None,
     metavar="VERSION",
-    help="With --reference legacy: the JAX version of the reference environment (default 0.4.30).",
+    help="With --reference legacy: the JAX version of the reference environment (default: the "
+    "one the original ran with, 0.4.13 to 0.4.30, from its commit day and the APIs it uses).",
 )
 @click.option(
     "--project-deps",
