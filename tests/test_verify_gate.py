@@ -721,6 +721,42 @@ def test_the_reference_jax_is_the_one_the_original_ran_with(tmp_path):
     assert chosen(clean) == ("0.4.30", [])
 
 
+def test_a_removed_api_named_only_in_comments_or_docstrings_keeps_the_reference_jax(tmp_path):
+    """cola 0.0.6 (2024-09-24) says `# device = A.device_buffer.device()` in a comment of
+    backends/jax_fns.py and reads `array.device` (the property of JAX >= 0.4.31) under a
+    `hasattr`: the comment took its reference down to jax 0.4.25, where `array.device` is a
+    bound method, so two of its tests failed there ("There is a device mismatch in Product")
+    and verify reported them DIFFERENT. A name in a comment or a docstring is no use."""
+    from hcmigrate.verify.reference_jax import choose_reference_jax
+
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "jax_fns.py").write_text(
+        "import jax\n\n\n"
+        "def eig(A):\n"
+        '    """Not `A.device()`: see jax.random.PRNGKeyArray."""\n'
+        "    # device = A.device_buffer.device()\n"
+        "    return jax.numpy.linalg.eig(A)\n\n\n"
+        "def get_device(array):\n"
+        "    if not isinstance(array, jax.core.Tracer) and hasattr(array, 'device'):\n"
+        "        return array.device\n"
+        "    return None  # x.device()\n",
+        encoding="utf-8",
+    )
+    notes: list[str] = []
+    assert choose_reference_jax(root, "0.4.30", notes) == "0.4.30"
+    assert notes == []
+    # the same call in code still counts
+    (root / "old.py").write_text(
+        "import jax\n\n\ndef dev(A):\n    return A.device()  # jax < 0.4.27\n"
+    )
+    assert choose_reference_jax(root, "0.4.30", notes) == "0.4.25"
+    assert notes == [
+        "reference: jax 0.4.25: the original uses `jax.Array.device` (old.py), removed in "
+        "JAX 0.4.27 (--reference-jax VERSION chooses another)"
+    ]
+
+
 def test_an_unfinished_migration_is_a_difference_that_says_so(tmp_path):
     """A pull request whose conftest still imports host_callback (so the candidate's pytest
     cannot start) is exit 1, DIFFERENT, with the reason under each test: the migration is not
