@@ -757,6 +757,63 @@ def test_a_removed_api_named_only_in_comments_or_docstrings_keeps_the_reference_
     ]
 
 
+def test_a_difference_names_the_host_function_not_a_helper_it_hands_data_to(tmp_path):
+    """cola 0.0.6's migrated `lambda arg: update_info(jax.tree_util.tree_map(np.array, arg), ())`:
+    update_info calls `errorfn(arg)` with part of its argument, and the report's "got
+    (candidate)" line named that helper (`lanczos_fact.<locals>.error`) instead of update_info,
+    the function the data was followed to."""
+    orig = tmp_path / "orig.py"
+    orig.write_text(
+        textwrap.dedent(
+            """\
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+            from jax.experimental import host_callback
+
+
+            def make(errorfn):
+                info = {"errors": []}
+
+                def update_info(ival, _):
+                    i, arg = ival
+                    info["errors"].append(errorfn(arg))
+
+                def run(x):
+                    host_callback.id_tap(update_info, (0, x))
+                    return x
+
+                return run, info
+
+
+            def error(state):
+                return float(np.sum(state))
+
+
+            def main():
+                run, info = make(error)
+                jax.jit(run)(jnp.ones(3))
+                jax.effects_barrier()
+                return len(info["errors"])
+            """
+        )
+    )
+    cand = tmp_path / "cand.py"
+    cand.write_text(
+        orig.read_text()
+        .replace("from jax.experimental import host_callback\n", "")
+        .replace(
+            "host_callback.id_tap(update_info, (0, x))",
+            "jax.debug.callback(lambda arg: update_info(jax.tree_util.tree_map(np.array, arg), ()),"
+            " (0, x + 1), ordered=True)",
+        )
+    )
+    r = hcmigrate_verify(str(orig), "--candidate", str(cand), "--reference", "compat")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "got (candidate):      make.<locals>.update_info((int32[] 0" in r.stdout, r.stdout
+    assert "error((int32[]" not in r.stdout, r.stdout
+
+
 def test_an_unfinished_migration_is_a_difference_that_says_so(tmp_path):
     """A pull request whose conftest still imports host_callback (so the candidate's pytest
     cannot start) is exit 1, DIFFERENT, with the reason under each test: the migration is not
