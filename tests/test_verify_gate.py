@@ -814,6 +814,41 @@ def test_a_difference_names_the_host_function_not_a_helper_it_hands_data_to(tmp_
     assert "error((int32[]" not in r.stdout, r.stdout
 
 
+def test_a_test_extra_that_adds_its_list_to_install_requires_is_read(tmp_path):
+    """hoi 0.0.1's setup.py: `install_requires=requirements` (read from requirements.txt) and
+    `extras_require={"test": requirements + test_deps}`, test_deps a literal list naming
+    xarray, which its tests import. The extra was skipped as "not a literal list", so the gate
+    stopped (exit 2) saying the project's test requirements do not name xarray."""
+    from hcmigrate.verify.project_deps import project_dependencies
+
+    (tmp_path / "requirements.txt").write_text("jax\nnumpy>=1.22\ntqdm\n")
+    (tmp_path / "setup.py").write_text(
+        textwrap.dedent(
+            """\
+            from setuptools import setup
+
+            with open("requirements.txt") as f:
+                requirements = f.read().splitlines()
+            test_deps = ["pytest", "xarray"]
+            doc_deps = ["sphinx"]
+            setup(
+                name="hoi",
+                install_requires=requirements,
+                extras_require={
+                    "test": requirements + test_deps,
+                    "doc": requirements + doc_deps,
+                    "odd": requirements + unknown,
+                },
+            )
+            """
+        )
+    )
+    deps = project_dependencies(tmp_path)
+    assert deps.requirements == ["numpy>=1.22", "tqdm", "xarray"]
+    assert "setup.py extra 'test'" in deps.used
+    assert not any("'test'" in s for s in deps.skipped), deps.skipped
+
+
 def test_an_unfinished_migration_is_a_difference_that_says_so(tmp_path):
     """A pull request whose conftest still imports host_callback (so the candidate's pytest
     cannot start) is exit 1, DIFFERENT, with the reason under each test: the migration is not
