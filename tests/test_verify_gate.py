@@ -745,6 +745,134 @@ def test_the_reference_jax_is_the_one_the_original_ran_with(tmp_path):
     assert chosen(clean) == ("0.4.30", [])
 
 
+def test_a_removed_api_named_only_in_comments_or_docstrings_keeps_the_reference_jax(tmp_path):
+    """cola 0.0.6 (2024-09-24) says `# device = A.device_buffer.device()` in a comment of
+    backends/jax_fns.py and reads `array.device` (the property of JAX >= 0.4.31) under a
+    `hasattr`: the comment took its reference down to jax 0.4.25, where `array.device` is a
+    bound method, so two of its tests failed there ("There is a device mismatch in Product")
+    and verify reported them DIFFERENT. A name in a comment or a docstring is no use."""
+    from hcmigrate.verify.reference_jax import choose_reference_jax
+
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "jax_fns.py").write_text(
+        "import jax\n\n\n"
+        "def eig(A):\n"
+        '    """Not `A.device()`: see jax.random.PRNGKeyArray."""\n'
+        "    # device = A.device_buffer.device()\n"
+        "    return jax.numpy.linalg.eig(A)\n\n\n"
+        "def get_device(array):\n"
+        "    if not isinstance(array, jax.core.Tracer) and hasattr(array, 'device'):\n"
+        "        return array.device\n"
+        "    return None  # x.device()\n",
+        encoding="utf-8",
+    )
+    notes: list[str] = []
+    assert choose_reference_jax(root, "0.4.30", notes) == "0.4.30"
+    assert notes == []
+    # the same call in code still counts
+    (root / "old.py").write_text(
+        "import jax\n\n\ndef dev(A):\n    return A.device()  # jax < 0.4.27\n"
+    )
+    assert choose_reference_jax(root, "0.4.30", notes) == "0.4.25"
+    assert notes == [
+        "reference: jax 0.4.25: the original uses `jax.Array.device` (old.py), removed in "
+        "JAX 0.4.27 (--reference-jax VERSION chooses another)"
+    ]
+
+
+def test_a_difference_names_the_host_function_not_a_helper_it_hands_data_to(tmp_path):
+    """cola 0.0.6's migrated `lambda arg: update_info(jax.tree_util.tree_map(np.array, arg), ())`:
+    update_info calls `errorfn(arg)` with part of its argument, and the report's "got
+    (candidate)" line named that helper (`lanczos_fact.<locals>.error`) instead of update_info,
+    the function the data was followed to."""
+    orig = tmp_path / "orig.py"
+    orig.write_text(
+        textwrap.dedent(
+            """\
+            import jax
+            import jax.numpy as jnp
+            import numpy as np
+            from jax.experimental import host_callback
+
+
+            def make(errorfn):
+                info = {"errors": []}
+
+                def update_info(ival, _):
+                    i, arg = ival
+                    info["errors"].append(errorfn(arg))
+
+                def run(x):
+                    host_callback.id_tap(update_info, (0, x))
+                    return x
+
+                return run, info
+
+
+            def error(state):
+                return float(np.sum(state))
+
+
+            def main():
+                run, info = make(error)
+                jax.jit(run)(jnp.ones(3))
+                jax.effects_barrier()
+                return len(info["errors"])
+            """
+        )
+    )
+    cand = tmp_path / "cand.py"
+    cand.write_text(
+        orig.read_text()
+        .replace("from jax.experimental import host_callback\n", "")
+        .replace(
+            "host_callback.id_tap(update_info, (0, x))",
+            "jax.debug.callback(lambda arg: update_info(jax.tree_util.tree_map(np.array, arg), ()),"
+            " (0, x + 1), ordered=True)",
+        )
+    )
+    r = hcmigrate_verify(str(orig), "--candidate", str(cand), "--reference", "compat")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "got (candidate):      make.<locals>.update_info((int32[] 0" in r.stdout, r.stdout
+    assert "error((int32[]" not in r.stdout, r.stdout
+
+
+def test_a_test_extra_that_adds_its_list_to_install_requires_is_read(tmp_path):
+    """hoi 0.0.1's setup.py: `install_requires=requirements` (read from requirements.txt) and
+    `extras_require={"test": requirements + test_deps}`, test_deps a literal list naming
+    xarray, which its tests import. The extra was skipped as "not a literal list", so the gate
+    stopped (exit 2) saying the project's test requirements do not name xarray."""
+    from hcmigrate.verify.project_deps import project_dependencies
+
+    (tmp_path / "requirements.txt").write_text("jax\nnumpy>=1.22\ntqdm\n")
+    (tmp_path / "setup.py").write_text(
+        textwrap.dedent(
+            """\
+            from setuptools import setup
+
+            with open("requirements.txt") as f:
+                requirements = f.read().splitlines()
+            test_deps = ["pytest", "xarray"]
+            doc_deps = ["sphinx"]
+            setup(
+                name="hoi",
+                install_requires=requirements,
+                extras_require={
+                    "test": requirements + test_deps,
+                    "doc": requirements + doc_deps,
+                    "odd": requirements + unknown,
+                },
+            )
+            """
+        )
+    )
+    deps = project_dependencies(tmp_path)
+    assert deps.requirements == ["numpy>=1.22", "tqdm", "xarray"]
+    assert "setup.py extra 'test'" in deps.used
+    assert not any("'test'" in s for s in deps.skipped), deps.skipped
+
+
 def test_an_unfinished_migration_is_a_difference_that_says_so(tmp_path):
     """A pull request whose conftest still imports host_callback (so the candidate's pytest
     cannot start) is exit 1, DIFFERENT, with the reason under each test: the migration is not

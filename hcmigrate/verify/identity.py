@@ -58,6 +58,12 @@ def display_name(ev: dict) -> str:
     callback itself is a lambda (`trace.<locals>._tap`, not `step.<locals>.<lambda>`)."""
     cb = ev.get("callback")
     if ev["class"] != "print" and cb and cb.get("lambda"):
+        host = ev.get("host")
+        if host and not host.get("lambda"):
+            # where the data was followed to, not the last function that got some of it (a
+            # host function handing part of its argument to a helper: cola's update_info
+            # calling errorfn(arg) was named `error`)
+            return strip_main(host["name"])
         if ev.get("receivers"):
             return strip_main(ev["receivers"][-1])
         if ev.get("host"):

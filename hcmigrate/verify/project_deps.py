@@ -282,6 +282,16 @@ def setup_py_declarations(text: str) -> list[tuple[str, list[tuple[str, bool]] |
     literals = _constants(tree)
     out: list[tuple[str, list[tuple[str, bool]] | None]] = []
     for call in _setup_calls(tree):
+        # install_requires's own name (`install_requires=requirements`): an extra written as
+        # `requirements + test_deps` (hoi 0.0.1) repeats it, and it is read with install_requires
+        covered = next(
+            (
+                k.value.id
+                for k in call.keywords
+                if k.arg == "install_requires" and isinstance(k.value, ast.Name)
+            ),
+            None,
+        )
         for keyword in call.keywords:
             if keyword.arg == "install_requires":
                 out.append(("install_requires", _requirements_of(keyword.value, literals)))
@@ -297,7 +307,7 @@ def setup_py_declarations(text: str) -> list[tuple[str, list[tuple[str, bool]] |
                     if not isinstance(name, str):
                         out.append(("extras_require", None))
                         continue
-                    out.append((name, _requirements_of(value, literals)))
+                    out.append((name, _requirements_of(value, literals, covered)))
     return out
 
 
@@ -325,8 +335,23 @@ def _setup_calls(tree: ast.Module) -> list[ast.Call]:
     ]
 
 
-def _requirements_of(node: ast.expr, literals: dict) -> list[tuple[str, bool]] | None:
-    """A list of requirements (each with: written as a literal string) or None."""
+def _requirements_of(
+    node: ast.expr, literals: dict, covered: str | None = None
+) -> list[tuple[str, bool]] | None:
+    """A list of requirements (each with: written as a literal string) or None. In an extra
+    that repeats install_requires's own name (`covered`), a sum of lists (`requirements +
+    test_deps`) is read part by part, that name adding nothing here (it is read with
+    install_requires); a computed install_requires stays unread (the codemod names it)."""
+    if covered is not None and isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        out = []
+        for side in (node.left, node.right):
+            if covered is not None and isinstance(side, ast.Name) and side.id == covered:
+                continue
+            part = _requirements_of(side, literals, covered)
+            if part is None:
+                return None
+            out += part
+        return out
     if isinstance(node, ast.Name) and node.id in literals:
         node = literals[node.id]
     if not isinstance(node, (ast.List, ast.Tuple)):

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import ast
 import datetime
+import io
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,7 +93,7 @@ def removed_uses(original: Path, legacy: str, deprecations: bool = False) -> lis
             continue
         if not any_row.may_use_removed(data):
             continue
-        data = _without_guarded_lines(data)
+        data = _without_guarded_lines(_without_prose(data))
         for row, scan in scans:
             if row.name not in found and scan.may_use_removed(data):
                 found[row.name] = RemovedUse(
@@ -186,6 +188,49 @@ def _without_guarded_lines(data: bytes) -> bytes:
         if 0 < number <= len(out):
             out[number - 1] = b""
     return b"\n".join(out)
+
+
+def _without_prose(data: bytes) -> bytes:
+    """The module's text with its comments and docstrings blanked (a docstring becomes `0`, so
+    the text still parses): they may still name an API the code no longer calls (cola 0.0.6's
+    `# device = A.device_buffer.device()` took its reference down to 0.4.25, where its
+    `array.device` property is a bound method). (Text Python cannot tokenize or parse: as it
+    is.)"""
+    text = data.decode("utf-8", "surrogateescape")
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+        tree = ast.parse(data)
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return data
+    lines = data.split(b"\n")
+    text_lines = text.split("\n")
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            row, column = token.start
+            cut = len(text_lines[row - 1][:column].encode("utf-8", "surrogateescape"))
+            lines[row - 1] = lines[row - 1][:cut]
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            continue
+        doc = body[0]  # (ast offsets are in UTF-8 bytes)
+        first, last = doc.lineno - 1, (doc.end_lineno or doc.lineno) - 1
+        start, stop = doc.col_offset, doc.end_col_offset or len(lines[last])
+        if first == last:
+            line = lines[first]
+            lines[first] = line[:start] + b"0" + b" " * (stop - start - 1) + line[stop:]
+            continue
+        lines[first] = lines[first][:start] + b"0"
+        for number in range(first + 1, last):
+            lines[number] = b""
+        lines[last] = b" " * stop + lines[last][stop:]
+    return b"\n".join(lines)
 
 
 def _catches_fallback(kind: ast.expr | None) -> bool:
