@@ -570,3 +570,19 @@ def test_an_exact_pin_in_a_test_requirements_file_does_not_keep_the_install_floo
         "requirements_tests.txt: HCB008 [manual] not raised to 0.4.26 (which step.py:7 uses "
         "jax.numpy.trapezoid (JAX >= 0.4.26)) with the project's floor: `==0.3.13` is an exact pin"
     ) in res.output, res.output
+
+
+def test_a_floor_raised_in_an_extra_is_not_also_said_to_be_missing(tmp_path):
+    """pyPESTO declares jax only in an extra (`[options.extras_require] jax = jax>=0.3.13`): the
+    run raises that floor and says so; it does not also note that the project does not
+    declare jax."""
+    _project(
+        tmp_path,
+        "setup.cfg",
+        "[metadata]\nname = p\n\n[options]\ninstall_requires =\n    numpy\n\n"
+        "[options.extras_require]\njax =\n    jax>=0.3.13\n",
+    )
+    res = run(["--no-cache", "."], tmp_path)
+    assert "jax>=0.4.26" in (tmp_path / "setup.cfg").read_text(), res.output
+    assert "raised the project's JAX floor" in res.output, res.output
+    assert "does not declare jax" not in res.output, res.output

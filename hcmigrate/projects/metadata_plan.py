@@ -206,6 +206,7 @@ def _plan_project(
         elif facts.use is not None:
             other_needs.append((role, f.path, facts.use[1], facts.use[0], facts.need))
     overlay: dict[Path, str] = {}
+    raised_jax = False
     if why is not None and raise_floor:
         need_text = _dotted(map(str, need))
         justification = f"{shown_path(why[0])}:{why[1]} uses {why[2]} (JAX >= {need_text})"
@@ -231,6 +232,7 @@ def _plan_project(
                 f"raised to {need_text}, which {justification}: {raised.reason}"
             )
         elif isinstance(raised, FloorRaise):
+            raised_jax = any(c.name == "jax" for c in raised.changes)
             for path, reason in raised.left:
                 out.findings.append(
                     f"{shown_path(path)}: HCB008 [manual] not raised to {need_text} (which "
@@ -249,7 +251,8 @@ def _plan_project(
                     )
                 )
     declared = declared_jax_floor(project.root)
-    if declared is None and why is not None and not out.findings:
+    # (a floor the run raised where the project declares jax, an extra's included, is said)
+    if declared is None and why is not None and not out.findings and not raised_jax:
         need_text = _dotted(map(str, need))
         listed = (
             "lists jax without a floor"
