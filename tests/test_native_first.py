@@ -346,3 +346,26 @@ def test_a_tap_that_only_deletes_transforms_does_not_read_it():
         d for d in migrate_source(with_device, Options()).diagnostics if d.code == "HCB102"
     ]
     assert "the tap function uses the `device` argument" in finding.message, finding.message
+
+
+def test_transforms_handed_to_a_nested_helper_that_ignores_it_is_no_read():
+    """cola's factories define the tap and the helper it hands `transforms` to inside one
+    function; the helper never reads it, so the tap is rewritten natively (as at module level),
+    not left manual as "reads `transforms`"."""
+    from hcmigrate import Options, migrate_source
+
+    text = (
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        "def make():\n"
+        "    def update(arg, transform):\n        print('update', arg)\n\n"
+        "    def close(arg, transform):\n        update(arg, transform)\n\n"
+        "    def run(x):\n        return hcb.id_tap(close, x)\n\n"
+        "    return run\n"
+    )
+    result = migrate_source(text, Options())
+    assert [d.code for d in result.diagnostics if d.code.startswith("HCB1")] == ["HCB101"]
+    assert "close(jax.tree_util.tree_map(np.array, arg), ())" in result.code, result.code
+    # (a nested helper that reads it keeps the finding)
+    reading = text.replace("print('update', arg)", "print('update', arg, transform)")
+    codes = [d.code for d in migrate_source(reading, Options()).diagnostics]
+    assert "HCB102" in codes, codes

@@ -233,7 +233,7 @@ class Planner:
                 if argument.star or any(a.star for a in node.args[:position]):
                     return None
                 keyword = argument.keyword.value if argument.keyword is not None else None
-                if not ignores_parameter(self._resolver, node.func.value, position, keyword):
+                if not ignores_parameter(self._resolver, node.func, position, keyword):
                     return None
                 helpers.add(node.func.value)
                 reads -= 1
@@ -339,28 +339,27 @@ def _axis_name(call: ast.Call) -> str | None:
     return None
 
 
-def ignores_parameter(resolver: Resolver, name: str, position: int, keyword: str | None) -> bool:
-    """Is `name` the module's one top-level def, which never reads the parameter an argument at
-    `position` (or passed as `keyword`) binds?"""
-    found = [
-        node
-        for node in resolver.scopes.tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
-    ]
-    if len(found) != 1 or found[0].decorator_list:
+def ignores_parameter(
+    resolver: Resolver, name: cst.Name, position: int, keyword: str | None
+) -> bool:
+    """Is `name` the one def it refers to where it is called (at module level or nested, as
+    cola's factories define their tap helpers), undecorated, which never reads the parameter
+    an argument at `position` (or passed as `keyword`) binds?"""
+    fdef = resolver.function_def(name)
+    if fdef is None or fdef.decorators:
         return False
-    args = found[0].args
-    positional = [*args.posonlyargs, *args.args]
+    params = fdef.params
+    positional = [*params.posonly_params, *params.params]
     if keyword is not None:
-        bound = next((a for a in [*positional, *args.kwonlyargs] if a.arg == keyword), None)
+        named = [*positional, *params.kwonly_params]
+        bound = next((p for p in named if p.name.value == keyword), None)
     else:
         bound = positional[position] if position < len(positional) else None
     if bound is None:
         return False
     return not any(
-        isinstance(node, ast.Name) and node.id == bound.arg
-        for statement in found[0].body
-        for node in ast.walk(statement)
+        isinstance(node, cst.Name) and node.value == bound.name.value
+        for node in descendants(fdef.body)
     )
 
 
