@@ -1041,3 +1041,57 @@ def test_a_deprecation_the_reference_makes_an_error_is_not_a_difference(legacy_p
         "it, and the project's warning filters make that an error, so they were not compared "
         "(no other test was); --reference-jax 0.4.25 runs a legacy JAX before that"
     ) in res.stdout, res.stdout
+
+
+# A solver test that draws its input without a seed (CoLA's `generate_pd_from_diag(seed=None)`):
+# its host calls differ from one run of the original to the next.
+UNSEEDED = """\
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import host_callback as hcb
+
+
+def _record(value, transforms):
+    pass
+
+
+def run(x):
+    start = float(np.random.rand())
+
+    def body(carry, i):
+        carry = hcb.id_tap(_record, carry * 0.5 + start, result=carry * 0.5 + start)
+        return carry, None
+
+    return jax.lax.scan(body, x, jnp.arange(3))[0]
+"""
+
+
+def test_a_test_whose_original_differs_from_itself_is_not_compared(legacy_python, tmp_path):
+    """Host calls that change from run to run of the original itself cannot tell whether the
+    migration changed them: such a test is set apart (SKIP, exit 2 naming it and how to leave
+    it out), never DIFFERENT."""
+    repo = make_project(
+        tmp_path / "noisylib",
+        {
+            "pyproject.toml": '[project]\nname = "noisylib"\nversion = "0.1"\n',
+            "noisylib/__init__.py": "",
+            "noisylib/solve.py": UNSEEDED,
+            "tests/test_solve.py": (
+                "import jax.numpy as jnp\nfrom noisylib.solve import run\n\n\n"
+                "def test_converges():\n    assert float(run(jnp.float32(1.0))) > 0\n"
+            ),
+        },
+    )
+    migrate_on_branch(repo)
+    res = legacy_gate(repo, user_env(CI="true"))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "  SKIP tests/test_solve.py::test_converges: passed, 3 host call(s)\n" in res.stdout
+    assert (
+        "not compared: the original's own host calls differ from one run to the next" in res.stdout
+    )
+    assert (
+        "COULD NOT RUN: 1 test(s) make host calls that differ from one run of the original to "
+        "the next on the same JAX (tests/test_solve.py::test_converges: "
+    ) in res.stdout, res.stdout
+    assert '(-- -k "not test_converges")' in res.stdout, res.stdout

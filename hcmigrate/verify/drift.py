@@ -12,6 +12,8 @@ its verdict."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from hcmigrate.verify.classify import classify
 from hcmigrate.verify.compare import compare_pytest_traces
 from hcmigrate.verify.execute import SidesInterrupted, interruption, run_sides
@@ -59,18 +61,8 @@ def separate_drift(req, out, comparison, ref_trace, cand_trace, cand_side, site_
         extra_paths=[str(p) for p in source_paths(original)],
         select=suspects,
     )
-    try:
-        [run] = run_sides(
-            [third],
-            script_args=list(args),
-            entries=[],
-            timeout=req.timeout,
-            workdir=workdir,
-            platform=req.platform,
-        )
-    except SidesInterrupted as stop:  # (the plain comparison stands)
-        out.interrupted = interruption(stop)
-        out.interrupted["finished"] = len(comparison.tests)
+    run = _run_original(req, out, comparison, third, args, workdir)
+    if run is None:
         return comparison
     if run.trace is None:
         _cannot_tell(out, suspects, cand_trace, run.why_no_trace())
@@ -97,6 +89,15 @@ def separate_drift(req, out, comparison, ref_trace, cand_trace, cand_side, site_
         and outcomes[n]["equivalent"]
         and outcomes[n]["reference_outcome"] == outcomes[n]["candidate_outcome"]
     }
+    undecided = [
+        n
+        for n in suspects
+        if n in outcomes
+        and n not in drifted
+        and outcomes[n]["reference_outcome"] == outcomes[n]["candidate_outcome"]
+    ]
+    if undecided:
+        _set_apart_unstable(req, out, comparison, run, third, undecided, args, workdir)
     if not drifted:
         return comparison
     first = {}
@@ -129,3 +130,62 @@ def _cannot_tell(out, tests: list[str], cand_trace: dict, why: str) -> None:
         f"does not run on JAX {cand_trace.get('jax')} with the compat runtime ({why}), so a "
         "numerical difference there may be JAX's drift rather than the migration's"
     )
+
+
+def _run_original(req, out, comparison, side: Side, args, workdir):
+    """The original's tests `side.select` on current JAX (compat runtime); None when stopped
+    by a signal (the plain comparison stands)."""
+    try:
+        [run] = run_sides(
+            [side],
+            script_args=list(args),
+            entries=[],
+            timeout=req.timeout,
+            workdir=workdir,
+            platform=req.platform,
+        )
+    except SidesInterrupted as stop:
+        out.interrupted = interruption(stop)
+        out.interrupted["finished"] = len(comparison.tests)
+        return None
+    return run
+
+
+def _set_apart_unstable(req, out, comparison, run, third, tests, args, workdir):
+    """Of `tests` (the candidate differs from the original run on its own JAX), those whose
+    original differs from itself when run again there: their host calls change from run to run
+    (unseeded random numbers, the clock: CoLA's solvers draw `generate_pd_from_diag(seed=None)`),
+    so no comparison can judge the migration. Each is set apart (category "nondeterministic",
+    `out.not_comparable`), never DIFFERENT."""
+    again = _run_original(
+        req, out, comparison, dataclasses.replace(third, select=tests), args, workdir
+    )
+    if again is None or again.trace is None:
+        return
+    keep = set(tests)
+    # (no site map: both sides are the original, there is no candidate line to name)
+    itself = compare_pytest_traces(
+        only_tests(run.trace, keep), only_tests(again.trace, keep), req.tolerance
+    )
+    first = {}
+    for d in itself.differences:
+        first.setdefault(d.entry, d.message)
+    unstable = {t["nodeid"] for t in itself.tests if not t["equivalent"]}
+    for t in comparison.tests:
+        if t["nodeid"] in unstable:
+            t["category"] = "nondeterministic"
+            t["failure"] = (
+                "not compared: the original's own host calls differ from one run to the next "
+                f"on JAX {again.trace.get('jax')} ({first.get(t['nodeid'])})"
+            )
+            out.not_comparable.append(
+                {
+                    "where": t["nodeid"],
+                    "kind": "nondeterministic",
+                    "api": None,
+                    "removed_in": None,
+                    "deprecated_in": None,
+                    "error": first.get(t["nodeid"]),
+                }
+            )
+    comparison.differences = [d for d in comparison.differences if d.entry not in unstable]

@@ -120,7 +120,7 @@ def _difference_lines(differences) -> list[str]:
 
 # (a test set apart from the verdict: a candidate failure the migration did not cause, or an
 # original the reference's JAX cannot run)
-_MARKS = {"unrelated": "NOTE", "reference-cannot-run": "SKIP"}
+_MARKS = {"unrelated": "NOTE", "reference-cannot-run": "SKIP", "nondeterministic": "SKIP"}
 
 
 def _pytest_report_lines(out: Outcome) -> list[str]:
@@ -140,7 +140,7 @@ def _pytest_report_lines(out: Outcome) -> list[str]:
         lines.append(f"  {mark} {t['nodeid']}: {outcome}, {calls}")
         if t.get("note"):  # (what the candidate's failure was, when it is the migration's)
             lines.append(f"       why: {t['note']}")
-        if t.get("category") == "reference-cannot-run":
+        if t.get("category") in ("reference-cannot-run", "nondeterministic"):
             lines.append(f"       {t['failure']}")
     tests = [t for t in comp.tests if t["reference_outcome"] != "-"]
     if out.exit_code in (CANDIDATE_BROKEN, CANNOT_RUN):
