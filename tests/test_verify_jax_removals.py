@@ -225,6 +225,11 @@ def test_pytest_s_report_of_a_conftest_that_failed_to_import_is_read():
         classify("TypeError: clip() got an unexpected keyword argument 'a'").row
         is BY_KEY["jax.numpy.clip:a"]
     )
+    # jaxlib's own modules are JAX's: gone, not a dependency the environment lacks (GPJax's
+    # `from jaxlib.xla_extension import PjitFunction` on jaxlib >= 0.6.1)
+    gone = classify("ModuleNotFoundError: No module named 'jaxlib.xla_extension'")
+    assert gone is not None and gone.kind == "removed-jax-api", gone
+    assert "`jaxlib.xla_extension` is not in JAX 0.10.2" in gone.describe("0.10.2")
 
 
 def test_a_candidate_that_cannot_start_keeps_the_reference_results(legacy_python, tmp_path):

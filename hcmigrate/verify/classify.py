@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from hcmigrate.jax_removals import REMOVED_APIS, Kind, RemovedApi, lookup, version
 
 HOST_CALLBACK = "jax.experimental.host_callback"
+# JAX's own distributions: a name gone from them is a removal (jaxlib.xla_extension, renamed
+# jaxlib._jax in jaxlib 0.6.1: measured on the wheels' file lists), not a missing dependency
+_JAX_PACKAGES = ("jax", "jaxlib")
 
 # The messages current JAX (and Python) give when a removed API is used; each is matched to a
 # row of the table (tests/test_jax_removals_facts.py checks that every row's measured failure
@@ -130,11 +133,11 @@ def classify(message: str | None) -> Failure | None:
         m = pattern.search(message)
         if m:
             name = f"{m.group('mod')}.{m.group('name')}"
-            return _jax_failure(name) if name.split(".")[0] == "jax" else None
+            return _jax_failure(name) if name.split(".")[0] in _JAX_PACKAGES else None
     m = _NO_MODULE.search(message)
     if m:
         module = m.group("mod")
-        if module.split(".")[0] == "jax":
+        if module.split(".")[0] in _JAX_PACKAGES:
             return _jax_failure(module)
         if module.split(".")[0] in ("compat", "hcmigrate_compat"):
             return None  # the compat runtime missing is the migration's business
