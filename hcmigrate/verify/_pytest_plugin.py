@@ -176,6 +176,11 @@ class RecorderPlugin:
 
     def pytest_collection_finish(self, session):
         self._write({"t": "collected", "nodeids": [item.nodeid for item in session.items]})
+        if self.collect_errors and getattr(self.r.STATE, "side", "") == "reference":
+            # (a reference that cannot import a test module ends the comparison as "could not
+            # run" whatever its other tests do: said now, not after the whole suite ran; no
+            # test is run)
+            session.items[:] = []
 
     # -- bookkeeping ---------------------------------------------------------------------
 

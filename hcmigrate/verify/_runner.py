@@ -68,6 +68,7 @@ class _State:
         self.entry_calls: dict[str, int] = {}
         self.patched: list[str] = []
         self.jax_version: str | None = None
+        self.side = ""  # the side this process records: "reference", "candidate", ...
 
 
 STATE = _State()
@@ -114,6 +115,7 @@ STREAM: _Stream | None = None
 
 def open_stream(path: str, side: str, **header) -> _Stream:
     global STREAM
+    STATE.side = side
     STREAM = _Stream(path)
     STREAM.write(
         {
