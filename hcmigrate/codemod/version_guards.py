@@ -194,12 +194,18 @@ def _below(test: ast.expr, jax_names, flags) -> tuple[bool, tuple] | None:
 
 
 def _is_jax_version(node: ast.expr, jax_names) -> bool:
-    """`jax.__version__`, `jax.version.__version__`, `jax.__version_info__`, or one of them
-    handed to a version parser (`version.parse(...)`, `Version(...)`, `LooseVersion(...)`,
+    """`jax.__version__`, `jax.version.__version__`, `jax.__version_info__`, a call given the
+    distribution's name (`version("jax")`), or one of them handed to a version parser (`version.parse(...)`, `Version(...)`, `LooseVersion(...)`,
     `tuple(map(int, jax.__version__.split(".")[:2]))`)."""
     modules, versions = jax_names
     for sub in ast.walk(node):
         if isinstance(sub, ast.Name) and sub.id in versions:
+            return True
+        # (the installed distribution's version: `importlib.metadata.version("jax")`,
+        # netket's own `module_version("jax")`)
+        if isinstance(sub, ast.Call) and any(
+            isinstance(a, ast.Constant) and a.value == "jax" for a in sub.args
+        ):
             return True
         if isinstance(sub, ast.Attribute) and sub.attr in _VERSION_ATTRIBUTES:
             root = sub.value
