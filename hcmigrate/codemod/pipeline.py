@@ -166,20 +166,14 @@ def _sites_to_drop(diagnostics, line: int, why: str, options: Options) -> frozen
     compile, not dropped yet: a rewrite that fits where a name is read may not fit where
     only a dotted name may stand (`case jnp.NINF:` -> `-jnp.inf` in a pattern). The
     host_callback rules' rewrites must always compile: theirs stays an internal error."""
-    done = _dropped_keys(options)
-    return frozenset(
-        (
-            d.code,
-            d.line,
-            d.col,
-            f"{d.message}: that rewrite does not compile here ({why}); left as it is (the "
-            "module's other sites are rewritten): change it by hand",
-        )
-        for d in diagnostics
-        if d.code.startswith("JAX")
-        and d.line == line
-        and d.level is not Level.MANUAL
-        and (d.code, d.line, d.col) not in done
+    return _left_as_they_are(
+        diagnostics,
+        options,
+        lambda d: d.code.startswith("JAX") and d.line == line,
+        lambda d: (
+            f"{d.message}: that rewrite does not compile here ({why}); left as it is "
+            "(the module's other sites are rewritten): change it by hand"
+        ),
     )
 
 
@@ -197,22 +191,13 @@ def _barriers_beside_legacy_sites(diagnostics, options: Options) -> frozenset:
     )
     if not left:
         return frozenset()
-    done = _dropped_keys(options)
     lines = ", ".join(map(str, left[:3])) + (", ..." if len(left) > 3 else "")
-    return frozenset(
-        (
-            d.code,
-            d.line,
-            d.col,
-            f"barrier_wait() kept: the module's host_callback sites on line(s) {lines} stay, and "
-            "legacy's barrier waits for their taps where jax.effects_barrier() does not (an "
-            "accelerator's outfeed on jax < 0.4.35); rewrite it with them",
-        )
-        for d in diagnostics
-        if d.code == "HCB401"
-        and d.level is not Level.MANUAL
-        and (d.code, d.line, d.col) not in done
+    why = (
+        f"barrier_wait() kept: the module's host_callback sites on line(s) {lines} stay, and "
+        "legacy's barrier waits for their taps where jax.effects_barrier() does not (an "
+        "accelerator's outfeed on jax < 0.4.35); rewrite it with them"
     )
+    return _left_as_they_are(diagnostics, options, lambda d: d.code == "HCB401", lambda d: why)
 
 
 def _sites_beyond_the_projects_cap(code: str, diagnostics, options: Options) -> frozenset:
@@ -242,13 +227,11 @@ def _sites_beyond_the_projects_cap(code: str, diagnostics, options: Options) -> 
         f"which the project's jax requirement ({cap}) never allows; raise that cap, then run "
         "again (or choose the compat runtime)"
     )
-    done = _dropped_keys(options)
-    return frozenset(
-        (d.code, d.line, d.col, f"{d.message}: {why}")
-        for d in diagnostics
-        if _REWRITES_A_SITE.match(d.code)
-        and d.level is not Level.MANUAL
-        and (d.code, d.line, d.col) not in done
+    return _left_as_they_are(
+        diagnostics,
+        options,
+        lambda d: _REWRITES_A_SITE.match(d.code) is not None,
+        lambda d: f"{d.message}: {why}",
     )
 
 
@@ -258,9 +241,15 @@ def _sites_beyond_the_projects_cap(code: str, diagnostics, options: Options) -> 
 _REWRITES_A_SITE = re.compile(r"HCB[1-6]\d\d|JAX1(?!10|15)\d\d")
 
 
-def _dropped_keys(options: Options) -> set[tuple[str, int, int]]:
-    """(code, line, col) of the sites `options` drops already."""
-    return {(code, at, col) for code, at, col, _ in options.dropped_sites}
+def _left_as_they_are(diagnostics, options: Options, chosen, why) -> frozenset:
+    """Options.dropped_sites entries, (code, line, col, `why(d)`), for the sites `chosen`
+    picks among those the run rewrote (not manual) and does not drop already."""
+    done = {(code, at, col) for code, at, col, _ in options.dropped_sites}
+    return frozenset(
+        (d.code, d.line, d.col, why(d))
+        for d in diagnostics
+        if chosen(d) and d.level is not Level.MANUAL and (d.code, d.line, d.col) not in done
+    )
 
 
 def _dropped_findings(options: Options) -> list[Diagnostic]:

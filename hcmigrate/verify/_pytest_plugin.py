@@ -30,8 +30,10 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -322,9 +324,6 @@ def _installed_package_raising(report) -> str | None:
     collection error (the traceback's last frame): a dependency's own import failing, e.g. a
     warning it gives that the project's `filterwarnings = error` makes an error. None when
     the project's own code raised it."""
-    import re
-    from pathlib import Path
-
     frames = re.findall(r"^(\S+\.py):\d+: in ", str(getattr(report, "longrepr", "")), re.M)
     if not frames:
         return None

@@ -18,6 +18,7 @@ from hcmigrate.verify.classify import classify
 from hcmigrate.verify.compare import compare_pytest_traces
 from hcmigrate.verify.execute import SidesInterrupted, interruption, run_sides
 from hcmigrate.verify.launch import Side
+from hcmigrate.verify.outcome import not_comparable
 from hcmigrate.verify.project import source_paths
 from hcmigrate.verify.reference_env import project_compat_dir
 from hcmigrate.verify.traces import only_tests
@@ -179,13 +180,6 @@ def _set_apart_unstable(req, out, comparison, run, third, tests, args, workdir):
                 f"on JAX {again.trace.get('jax')} ({first.get(t['nodeid'])})"
             )
             out.not_comparable.append(
-                {
-                    "where": t["nodeid"],
-                    "kind": "nondeterministic",
-                    "api": None,
-                    "removed_in": None,
-                    "deprecated_in": None,
-                    "error": first.get(t["nodeid"]),
-                }
+                not_comparable(t["nodeid"], "nondeterministic", first.get(t["nodeid"]))
             )
     comparison.differences = [d for d in comparison.differences if d.entry not in unstable]

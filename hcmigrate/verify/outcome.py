@@ -59,6 +59,22 @@ class Outcome:
         }.get(self.exit_code, "could-not-run")
 
 
+def not_comparable(where: str, kind: str, error: str | None, failure=None) -> dict:
+    """An entry of `Outcome.not_comparable` (`--json` "not_comparable"): a test set apart
+    because the reference's JAX cannot run the original (`failure`, its classify.Failure:
+    "removed-jax-api", "deprecated-jax-api") or because the original differs from itself
+    ("nondeterministic")."""
+    row = failure.row if failure is not None else None
+    return {
+        "where": where,
+        "kind": kind,
+        "api": failure.api if failure is not None else None,
+        "removed_in": row.removed_in if row is not None else None,
+        "deprecated_in": row.deprecated_in if row is not None else None,
+        "error": error,
+    }
+
+
 def conclude(out, reference: dict, candidate: dict, keep_traces, comparison: Comparison) -> None:
     """Record both traces (and keep them on disk if asked) and the comparison's verdict."""
     out.reference_trace, out.candidate_trace = reference, candidate

@@ -28,6 +28,7 @@ from hcmigrate.verify.outcome import (
     EQUIVALENT,
     CannotRun,
     Outcome,
+    not_comparable,
     conclude,
 )
 from hcmigrate.verify.prng import old_jax, prng_note, second_opinion
@@ -542,14 +543,7 @@ def _not_comparable(out: Outcome) -> list[str]:
         t["category"] = "reference-cannot-run"
         t["failure"] = f"the reference cannot run the original: {_missing_there(failure, ref)}"
         out.not_comparable.append(
-            {
-                "where": t["nodeid"],
-                "kind": failure.kind,
-                "api": failure.api,
-                "removed_in": failure.removed_in,
-                "deprecated_in": failure.row.deprecated_in if failure.row else None,
-                "error": failure.message,
-            }
+            not_comparable(t["nodeid"], failure.kind, failure.message, failure)
         )
         moved.append(t["nodeid"])
     return moved
