@@ -980,8 +980,8 @@ def test_an_original_older_than_the_dated_references_runs_on_jax_0_4_13(tmp_path
         # (`jnp.alltrue` fails before its argument, the run, is evaluated)
         "  SKIP tests/test_progress.py::test_run_halves: failed in the reference, passed in the "
         "candidate, 0 host call(s) in the reference, 3 in the candidate\n"
-        "       the reference cannot run the original: `jax.numpy.alltrue` is not in JAX 0.4.23, "
-        "removed in JAX 0.4.16\n"
+        "       the reference cannot run the original: `jax.numpy.alltrue` is not in JAX 0.4.23 "
+        "(removed in JAX 0.4.16)\n"
         "COULD NOT RUN: the reference cannot run the original: 1 test(s) failed there on "
         "`jax.numpy.alltrue` (removed in JAX 0.4.16): the reference's JAX no longer has it, "
         "so they were not compared (no other test was); --reference-jax 0.4.13 runs a "
@@ -1101,3 +1101,32 @@ def test_a_test_whose_original_differs_from_itself_is_not_compared(legacy_python
         "the next on the same JAX (tests/test_solve.py::test_converges: "
     ) in res.stdout, res.stdout
     assert '(-- -k "not test_converges")' in res.stdout, res.stdout
+
+
+def test_a_mixed_set_apart_counts_each_cause_apart():
+    """Two tests the reference's JAX cannot run and one that differs from itself: the
+    message counts the two on the removed API, and names the third apart (it was counted
+    with them)."""
+    from hcmigrate.jax_removals import REMOVED_APIS
+    from hcmigrate.verify.classify import Failure
+    from hcmigrate.verify.differences import Comparison
+    from hcmigrate.verify.outcome import Outcome, not_comparable
+    from hcmigrate.verify.pytest_mode import _why_not_comparable
+
+    row = next(r for r in REMOVED_APIS if r.removed_in)
+    failure = Failure("removed-jax-api", row.name, row, "AttributeError: gone")
+    out = Outcome(exit_code=2, original="o.py")
+    out.comparison = Comparison(
+        tests=[{"nodeid": f"t.py::test_{i}", "category": "c"} for i in range(3)]
+        + [{"nodeid": "t.py::test_ok"}]
+    )
+    out.not_comparable = [
+        not_comparable("t.py::test_0", failure.kind, failure.message, failure),
+        not_comparable("t.py::test_1", failure.kind, failure.message, failure),
+        not_comparable("t.py::test_2", "nondeterministic", "event #3 differs"),
+    ]
+    why = _why_not_comparable(out)
+    assert "2 test(s) failed there on" in why, why
+    assert f"`{row.name}`" in why, why
+    assert "1 more test(s) differ from one run of the original to the next" in why, why
+    assert "t.py::test_2" in why and "the 1 other test(s) above were" in why, why

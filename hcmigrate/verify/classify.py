@@ -59,6 +59,11 @@ class Failure:
         return self.row.removed_in if self.row else None
 
     @property
+    def removed_when(self) -> str:
+        """` (removed in JAX X)`, the way every message says it ("" when not known)."""
+        return f" (removed in JAX {self.removed_in})" if self.removed_in else ""
+
+    @property
     def rule(self) -> str:
         """The code of the codemod rule that rewrites or reports the API ("" when none)."""
         return self.row.rule if self.row else ""
@@ -210,9 +215,9 @@ def removed_on_compat_reference(output: str, compat_reference: bool) -> str | No
     failure = classify_output(output)
     if failure is None or failure.kind != "removed-jax-api":
         return None
-    when = f" (removed in JAX {failure.removed_in})" if failure.removed_in else ""
     return (
-        f"the original uses `{failure.api}`, which current JAX no longer has{when}, so it "
+        f"the original uses `{failure.api}`, which current JAX no longer has"
+        f"{failure.removed_when}, so it "
         "cannot run on the compat reference (the compat runtime on current JAX): use "
         "--reference legacy (real jax 0.4.30)"
     )

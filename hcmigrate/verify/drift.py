@@ -124,8 +124,7 @@ def _cannot_tell(out, tests: list[str], cand_trace: dict, why: str) -> None:
     drift all the same."""
     failure = classify(why)
     if failure is not None and failure.kind == "removed-jax-api":
-        when = f", removed in JAX {failure.removed_in}" if failure.removed_in else ""
-        why = f"it uses `{failure.api}`{when}"
+        why = f"it uses `{failure.api}`{failure.removed_when}"
     out.notes.append(
         f"drift check not possible for {len(tests)} test(s) ({tests[0]}, ...): the original "
         f"does not run on JAX {cand_trace.get('jax')} with the compat runtime ({why}), so a "
