@@ -84,6 +84,7 @@ EVIDENCE = {
     "jax.jaxpr_util": "0.4.30 FAIL, 0.6.2 FAIL, 0.10.2 FAIL; wheels: absent 0.4.16–0.10.2",
     "jax.extend.ffi": "0.4.30 OK, 0.6.2 OK, 0.10.2 FAIL; wheels: absent 0.4.16–0.4.28, present 0.4.29–0.7.2, absent 0.8.0–0.10.2",
     "jax.prng": "0.4.30 FAIL, 0.6.2 FAIL, 0.10.2 FAIL; wheels: present 0.4.16–0.4.23, absent 0.4.24–0.10.2",
+    "jaxlib.xla_extension": "0.4.30 OK, 0.6.2 FAIL, 0.10.2 FAIL; jaxlib wheels: present 0.4.16–0.6.0, absent 0.6.1–0.10.2",
     "jax.tree_util.tree_multimap": "0.4.30 FAIL, 0.6.2 FAIL, 0.10.2 FAIL; wheels: absent 0.4.16–0.10.2",
     "jax.ops.index_update": "0.4.30 FAIL, 0.6.2 FAIL, 0.10.2 FAIL; wheels: absent 0.4.16–0.10.2",
     "jax.ops.index_add": "0.4.30 FAIL, 0.6.2 FAIL, 0.10.2 FAIL; wheels: absent 0.4.16–0.10.2",

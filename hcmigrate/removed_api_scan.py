@@ -29,6 +29,14 @@ from functools import lru_cache
 from hcmigrate.jax_removals import Kind, RemovedApi
 
 ROOT = "jax"
+# JAX's distributions: the table's rows are names of either (`jaxlib.xla_extension`)
+PACKAGES = (ROOT, "jaxlib")
+
+
+def is_jax(real: str) -> bool:
+    """Is the dotted name `real` one of JAX's (`jax`, `jax.numpy.clip`, `jaxlib.xla_extension`)?"""
+    return real.split(".", 1)[0] in PACKAGES
+
 
 # `import jax`, `import jax.numpy as jnp, numpy as np`, `from jax import (numpy as jnp, lax)`,
 # `from jax.config import config`: what follows the keyword, to the end of the (continued)
@@ -53,7 +61,8 @@ def import_bindings(data: bytes) -> list[tuple[str, str, bool]]:
                 continue
             real = f"{module.decode()}.{name.decode()}" if module else name.decode()
             if not module and not alias:  # `import jax.numpy` binds `jax`
-                found.append((ROOT, ROOT, False))
+                top = name.split(b".", 1)[0].decode()
+                found.append((top, top, False))
                 real_bound = real
             else:
                 real_bound = (alias or name).decode()

@@ -17,6 +17,13 @@ Two measurements, written to docs/jax_removals.json:
   message), function signatures (keyword rows), methods of `ArrayImpl` (array-method rows),
   module files (module rows) and the `jax_threefry_partitionable` default (the random-stream
   row). Every release is read, so `removed_in` is the first release without the API, exactly.
+  A row of a `jaxlib` module (`jaxlib.xla_extension`) is read from the file list of the jaxlib
+  wheel each jax release runs with (the newest jaxlib on the index not newer than it: jax pins
+  `jaxlib<=` its own version), read through HTTP range requests (the zip's central directory
+  only, no 80 MB download) and cached in ~/.cache/hcmigrate/jaxlib-wheels.
+* homes: for a removed module whose names have public homes (`jaxlib.xla_extension.Device` is
+  `jax.Device`), a probe in the three interpreters (each name is its home, or a subclass of it,
+  where the module still imports) and each home's status in every `jax` wheel.
 * guards: for each row with a `guard`, the guarded import the codemod writes for a project
   whose JAX range starts before the replacement (hcmigrate.rules.removed_api_rewrite
   .guarded_import), run in the three interpreters with a check of what it binds: the
@@ -40,11 +47,13 @@ import ast
 import json
 import os
 import re
+import io
 import subprocess
 import sys
+import urllib.request
 import zipfile
 from concurrent.futures import ThreadPoolExecutor
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -208,6 +217,52 @@ GUARD_SAME_OBJECT = (
     "value = None if old is None else {bound} is old"
 )
 
+# Removed modules whose public names have homes elsewhere: the name as imported from the
+# module -> its home (the advice of the row names each; tests/test_jax_removals_facts.py checks
+# that the advice names them with the release the wheels give). RENAMED: the module's new
+# (private) name, compared with where the old one is gone.
+HOMES = {
+    "jaxlib.xla_extension": {
+        "Device": "jax.Device",
+        "ArrayImpl": "jax.Array",
+        "XlaRuntimeError": "jax.errors.JaxRuntimeError",
+    },
+}
+RENAMED = {"jaxlib.xla_extension": "jaxlib._jax"}
+# What each name is on one JAX, beside the module it was read from: "same" (the home's object),
+# "subclass" (of the home), "other", "gone" (neither module has the name), "no home" (the home
+# is not there).
+HOME_PROBE = """\
+import importlib
+value = {{}}
+for name, home in {homes!r}.items():
+    try:
+        new = resolve(home)
+    except Exception:
+        value[name] = "no home"
+        continue
+    for module in {modules!r}:
+        try:
+            old = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            continue
+        if old is new:
+            verdict = "same"
+        elif isinstance(old, type) and isinstance(new, type) and issubclass(old, new):
+            verdict = "subclass"
+        else:
+            verdict = "other"
+        value[name] = f"{{verdict}} ({{module}})"
+        break
+    else:
+        value[name] = "gone"
+"""
+
+
+def home_probe(module: str) -> str:
+    modules = [module] + ([RENAMED[module]] if module in RENAMED else [])
+    return HOME_PROBE.format(homes=HOMES[module], modules=modules)
+
 
 def guard_probe(row) -> str:
     """The guarded import of the row's name, as the codemod writes it for a project whose
@@ -301,6 +356,11 @@ def all_probes(rows) -> list[dict]:
     ]
     probes += [{"id": f"control/{name}", "code": code} for name, code in CONTROLS.items()]
     probes += [{"id": f"guard/{row.key}", "code": guard_probe(row)} for row in rows if row.guard]
+    probes += [
+        {"id": f"homes/{row.key}", "code": home_probe(row.name)}
+        for row in rows
+        if row.name in HOMES
+    ]
     return probes
 
 
@@ -388,6 +448,106 @@ def wheel_path(version: str) -> Path:
             check=True,
         )
     return path
+
+
+# ----------------------------------------------------------------------------------------------
+# jaxlib: the file lists of its wheels (binary, ~80 MB each: only the zip's directory is read).
+# ----------------------------------------------------------------------------------------------
+
+JAXLIB_INDEX = "https://pypi.org/simple/jaxlib/"  # PEP 691 JSON: every file with its URL
+_EXTENSION = re.compile(r"\.(?:[\w-]+\.)?(?:so|pyd)$")  # xla_extension.so, _jax.cpython-311-….so
+
+
+def is_jaxlib(row) -> bool:
+    return row.name.split(".")[0] == "jaxlib"
+
+
+@lru_cache(maxsize=1)
+def jaxlib_index() -> dict[str, str]:
+    """{jaxlib version: the URL of one of its wheels} (a manylinux x86_64 one, for Python 3.11
+    where there is one: the module files are the same in every wheel of a release)."""
+    request = urllib.request.Request(
+        JAXLIB_INDEX, headers={"Accept": "application/vnd.pypi.simple.v1+json"}
+    )
+    with urllib.request.urlopen(request, timeout=120) as response:
+        files = json.load(response)["files"]
+    found: dict[str, tuple[int, str]] = {}
+    for f in files:
+        m = re.match(r"jaxlib-([\d.]+)-(.*)\.whl$", f["filename"])
+        if not m or f.get("yanked"):
+            continue
+        tags = m.group(2)
+        rank = ("cp311" in tags) * 2 + ("manylinux" in tags and "x86_64" in tags)
+        if rank > found.get(m.group(1), (-1, ""))[0]:
+            found[m.group(1)] = (rank, f["url"])
+    return {v: url for v, (_, url) in found.items()}
+
+
+def jaxlib_for(jax_version: str) -> str:
+    """The jaxlib jax `jax_version` runs with: the newest on the index not newer than it (jax
+    requires `jaxlib<=` its own version; 0.4.37 and 0.5.2 were jax-only releases; jaxlib
+    0.4.14-0.4.17 are not on the index, so jax 0.4.16-0.4.17 read 0.4.13)."""
+    older = [v for v in jaxlib_index() if version_key(v) <= version_key(jax_version)]
+    return max(older, key=version_key)
+
+
+class _Ranges(io.RawIOBase):
+    """A remote file read by HTTP range requests (zipfile reads the end, then the directory)."""
+
+    def __init__(self, url: str):
+        self.url, self.pos = url, 0
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as r:
+            self.size = int(r.headers["Content-Length"])
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.pos = (0, self.pos, self.size)[whence] + offset
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n is None or n < 0 else min(self.size, self.pos + n)
+        if end <= self.pos:
+            return b""
+        headers = {"Range": f"bytes={self.pos}-{end - 1}"}
+        with urllib.request.urlopen(
+            urllib.request.Request(self.url, headers=headers), timeout=120
+        ) as r:
+            if r.status != 206:
+                raise RuntimeError(f"{self.url}: no range requests (HTTP {r.status})")
+            data = r.read()
+        self.pos += len(data)
+        return data
+
+
+def jaxlib_files(version: str) -> set[str]:
+    """The file names of jaxlib `version`'s wheel (cached: the wheel's name, then one a line)."""
+    folder = wheel_dir().parent / "jaxlib-wheels"
+    cached = folder / f"jaxlib-{version}.files"
+    if not cached.exists():
+        url = jaxlib_index()[version]
+        names = zipfile.ZipFile(_Ranges(url)).namelist()
+        folder.mkdir(parents=True, exist_ok=True)
+        cached.write_text("\n".join([url.rsplit("/", 1)[1].split("#")[0], *names]) + "\n")
+    return set(cached.read_text().splitlines()[1:])
+
+
+def jaxlib_module(version: str, dotted: str) -> tuple[str, str]:
+    """Is the module `dotted` in jaxlib `version`'s wheel (a .py, a package, or an extension
+    module)? "present" or "absent", and the file."""
+    base = dotted.replace(".", "/")
+    for name in sorted(jaxlib_files(version)):
+        rest = name[len(base) :] if name.startswith(base) else None
+        if rest in (".py", "/__init__.py") or (rest is not None and _EXTENSION.fullmatch(rest)):
+            return "present", name
+    return "absent", ""
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -734,6 +894,11 @@ def wheel_status(wheel: Wheel, row) -> tuple[str, str]:
     message where it has one."""
     from hcmigrate.jax_removals import Kind
 
+    if is_jaxlib(row):
+        if row.kind is not Kind.MODULE:
+            raise ValueError(f"{row.key}: only whole jaxlib modules are read (file lists)")
+        status, _ = jaxlib_module(jaxlib_for(wheel.version), row.name)
+        return status, ""
     if row.kind is Kind.KEYWORD:
         return wheel.keyword(row.name, row.keyword)
     if row.kind is Kind.METHOD:
@@ -837,7 +1002,8 @@ def evidence(row_data: dict) -> str:
         return f"{row_data['jax'][role]} {worst['outcome']}"
 
     parts = [", ".join(outcome(role) for role in ROLES)]
-    parts.append("wheels: " + describe_runs(row_data["wheels"]["api"]))
+    wheels = "jaxlib wheels" if "jaxlib_read" in row_data["wheels"] else "wheels"
+    parts.append(f"{wheels}: " + describe_runs(row_data["wheels"]["api"]))
     message = row_data["wheels"].get("message")
     if message:
         short = message if len(message) <= 120 else message[:120].rsplit(" ", 1)[0] + " …"
@@ -914,7 +1080,24 @@ def measure_wheels(rows, versions: list[str]) -> dict[str, dict]:
             entry["first_message"] = said[0]
         if replacement is not None:
             entry["replacement"] = runs_of(replacement)
+        if is_jaxlib(row):  # (the jaxlib read for each jax release, where not its namesake)
+            entry["jaxlib_read"] = {v: jaxlib_for(v) for v in versions if jaxlib_for(v) != v}
         out[row.key] = entry
+    return out
+
+
+def measure_homes(module: str, versions: list[str]) -> dict:
+    """Each home of `module`'s names in every wheel: its runs, and the first release that has
+    it (None: every release read)."""
+    out = {}
+    for name, home in HOMES[module].items():
+        statuses = {v: Wheel(v).dotted(home)[0] for v in versions}
+        since = first_where(statuses, lambda s: s in USABLE)
+        out[name] = {
+            "home": home,
+            "wheels": runs_of(statuses),
+            "since": None if since == versions[0] else since,
+        }
     return out
 
 
@@ -946,6 +1129,14 @@ def measure(rows, pythons: dict[str, str], versions: list[str]) -> dict:
             }
             for row in rows
             if row.guard
+        },
+        "homes": {
+            row.key: {
+                "runs": {role: measured[role][f"homes/{row.key}"] for role in pythons},
+                "names": measure_homes(row.name, versions),
+            }
+            for row in rows
+            if row.name in HOMES
         },
         "rows": {},
     }

@@ -233,6 +233,7 @@ def test_the_committed_outcomes_still_hold(role, committed, remeasured):
     }
     expected.update({name: runs[role] for name, runs in committed["controls"].items()})
     expected.update({f"guard/{key}": g["runs"][role] for key, g in committed["guards"].items()})
+    expected.update({f"homes/{key}": h["runs"][role] for key, h in committed["homes"].items()})
     changed = [
         f"{probe}:\n  committed {result}\n  measured  {measured[probe]}"
         for probe, result in expected.items()
@@ -275,6 +276,50 @@ def test_every_guarded_import_binds_what_its_row_says(committed):
             else:
                 gone = _before(row.removed_in, first)
                 assert (origin == "neither") is gone, (row.key, first, origin)
+
+
+def test_the_public_homes_a_row_names_are_the_measured_ones(committed):
+    """A removed module whose names have public homes (`jaxlib.xla_extension.Device` is
+    `jax.Device`): its row's advice names each home, with the first release that has it where
+    that is newer than the oldest wheel read; on each measured JAX that has the home, the name
+    (read from the module, or from the module it was renamed to) is the home's object or a
+    subclass of it, or gone from both; before the home's release it has none."""
+    homed = [row for row in REMOVED_APIS if row.name in measure.HOMES]
+    assert {row.key for row in homed} == set(committed["homes"])
+    for row in homed:
+        data = committed["homes"][row.key]
+        assert committed["probes"][f"homes/{row.key}"] == measure.home_probe(row.name)
+        seen = set()
+        for name, home in measure.HOMES[row.name].items():
+            since = data["names"][name]["since"]
+            assert data["names"][name]["home"] == home
+            assert f"{name} is {home}" in row.advice, (row.key, name)
+            if since is not None:
+                assert f"{home} (JAX >= {since}" in row.advice, (row.key, name, since)
+            for role, result in data["runs"].items():
+                assert result["outcome"] == "OK", (row.key, role, result)
+                verdict = result["value"][name]
+                version = committed["environments"][role]["jax"]
+                if since is not None and not _before(since, version):
+                    assert verdict == "no home", (row.key, name, role, verdict)
+                    continue
+                assert verdict.split(" ")[0] in ("same", "subclass", "gone"), (name, role, verdict)
+                if verdict != "gone":
+                    seen.add(name)
+        assert seen == set(measure.HOMES[row.name]), (row.key, seen)
+
+
+def test_a_jaxlib_row_is_read_from_the_jaxlib_each_release_runs_with(committed):
+    """A row of a jaxlib module is read from the file list of the jaxlib each jax release
+    runs with (never newer than the release: jax requires `jaxlib<=` its own version); the
+    pairing is in the data where the two differ."""
+    for row in REMOVED_APIS:
+        wheels = committed["rows"][row.key]["wheels"]
+        assert ("jaxlib_read" in wheels) == measure.is_jaxlib(row), row.key
+        for jax_version, jaxlib in wheels.get("jaxlib_read", {}).items():
+            assert _before(jaxlib, jax_version) and jaxlib != jax_version, (row.key, jax_version)
+        if measure.is_jaxlib(row):
+            assert row.kind is Kind.MODULE and "jaxlib wheels: " in row.evidence
 
 
 def test_the_docs_page_has_the_table_as_the_module_has_it():

@@ -86,6 +86,10 @@ SCAN = RemovedApiScan(REMOVED_APIS)
         "import jax\nd = x.device()\n",
         "from jax import core\ncall = core.closed_call_p\n",
         "from jax.interpreters import pxla\nrules = {pxla.xla_pmap_p: None}\n",
+        "from jaxlib.xla_extension import XlaRuntimeError\n",
+        "from jaxlib import xla_extension\n",
+        "import jaxlib.xla_extension as xe\n",
+        "import jaxlib\nd = jaxlib.xla_extension.Device\n",
     ],
 )
 def test_scan_finds_every_spelling_of_a_removed_api(text):
@@ -102,6 +106,7 @@ def test_scan_finds_every_spelling_of_a_removed_api(text):
         "from jax._src import core\ncore.Primitive('p')\n",
         "import jax\nd = x.device\n",
         "def tree_map(f, x):\n    return f(x)\n",
+        "import jaxlib\nfrom jaxlib import xla_client\nprint(jaxlib.__version__)\n",
     ],
 )
 def test_scan_passes_over_current_jax_and_look_alikes(text):
@@ -618,6 +623,43 @@ def test_a_guarded_import_already_there_is_left_as_it_is():
     )
     result = migrate_source(text, Options(target_jax=(0, 4, 14)))
     assert result.code == text and result.diagnostics == []
+
+
+def test_jaxlib_xla_extension_is_reported_in_every_spelling_with_its_public_homes():
+    """jaxlib's extension module (gone from jaxlib 0.6.1): every import of it and every use
+    through `jaxlib` is a JAX109 finding naming the public homes of its names; the guard a
+    project already wrote (the old import as the fallback, or the renamed module) stays
+    silent, and jaxlib's other modules are no finding."""
+    text = textwrap.dedent(
+        """\
+        import jaxlib
+        import jaxlib.xla_extension as xe
+        from jaxlib import xla_client, xla_extension
+        from jaxlib.xla_extension import Device, XlaRuntimeError
+        d = jaxlib.xla_extension.Device
+        try:
+            from jax.errors import JaxRuntimeError
+        except ImportError:
+            from jaxlib.xla_extension import XlaRuntimeError as JaxRuntimeError
+        try:
+            from jaxlib.xla_extension import ArrayImpl
+        except ImportError:
+            from jaxlib._jax import ArrayImpl
+        """
+    )
+    result = migrate_source(text)
+    assert result.code == text
+    found = sorted((d.line, d.col, d.code) for d in result.diagnostics)
+    assert found == [
+        (2, 8, "JAX109"),
+        (3, 32, "JAX109"),
+        (4, 34, "JAX109"),  # (one finding for the statement's names from the module)
+        (5, 5, "JAX109"),
+    ], result.diagnostics
+    for diagnostic in result.diagnostics:
+        assert "`jaxlib.xla_extension` was removed in JAX 0.6.1" in diagnostic.message
+        for home in ("jax.Device", "jax.Array", "jax.errors.JaxRuntimeError (JAX >= 0.4.34"):
+            assert home in diagnostic.message
 
 
 def test_jax_util_names_with_no_public_home_keep_the_import():

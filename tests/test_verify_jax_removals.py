@@ -230,6 +230,13 @@ def test_pytest_s_report_of_a_conftest_that_failed_to_import_is_read():
     gone = classify("ModuleNotFoundError: No module named 'jaxlib.xla_extension'")
     assert gone is not None and gone.kind == "removed-jax-api", gone
     assert "`jaxlib.xla_extension` is not in JAX 0.10.2" in gone.describe("0.10.2")
+    # ... and the table's row: when it went, what to use, the rule that reports it
+    assert gone.row is BY_KEY["jaxlib.xla_extension"]
+    said = gone.describe("0.10.2")
+    assert "(removed in JAX 0.6.1)" in said and "jax.errors.JaxRuntimeError" in said
+    assert "hcmigrate's rule JAX109 reports it" in said
+    name = classify("ImportError: cannot import name 'Device' from 'jaxlib.xla_extension'")
+    assert name is not None and name.row is BY_KEY["jaxlib.xla_extension"]
 
 
 def test_a_candidate_that_cannot_start_keeps_the_reference_results(legacy_python, tmp_path):

@@ -34,14 +34,14 @@ from hcmigrate.codemod.removed_aliases import Alias, ValueAliases, value_aliases
 from hcmigrate.codemod.removed_sharding import CONSTRUCT, REPLICATE, RESHAPE, ShardingUses
 from hcmigrate.codemod.scopes import BUILTIN, IMPORT, LOCAL
 from hcmigrate.jax_removals import Kind, RemovedApi
-from hcmigrate.removed_api_scan import ROOT, RemovedApiScan, is_call, method_name, only_imported
+from hcmigrate.removed_api_scan import (
+    RemovedApiScan,
+    is_call,
+    is_jax,
+    method_name,
+    only_imported,
+)
 from hcmigrate.rules.nodes import dotted_name
-
-_JAX_PREFIX = ROOT + "."
-
-
-def is_jax(real: str) -> bool:
-    return real == ROOT or real.startswith(_JAX_PREFIX)
 
 
 def calls_into(scopes, modules: frozenset[str]) -> list[int]:
