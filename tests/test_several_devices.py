@@ -266,7 +266,23 @@ def solve(model, x0, parallel):
         "HCB202",
     ),
     "the_pmapped_lambda_itself": ("run = jax.pmap(lambda x: hcb.id_print(x))\n", "HCB202"),
+    "handed_in_a_dict": (
+        G + 'def solve(model):\n    func = model["func"]\n    return jax.pmap(lambda x: func(x))\n'
+        '\n\nrun = solve({"func": g})\n',
+        "HCB202",
+    ),
+    "held_by_an_instance": (
+        G + "class Runner:\n    def __init__(self, fn):\n        self.fn = fn\n\n"
+        "    def step(self, x):\n        return self.fn(x)\n\n"
+        "    def run(self, x):\n        return jax.pmap(self.step)(x)\n\n\n"
+        "RUNNER = Runner(g)\n",
+        "HCB202",
+    ),
     # undecided: the module as a whole, as before
+    "through_getattr": (
+        G + 'def f(x):\n    return getattr(OPS, "g")(x)\n\n\nrun = jax.pmap(f)\n',
+        "HCB202",
+    ),
     "a_parameter": (G + "def run(fn, x):\n    return jax.pmap(fn)(x)\n", "HCB202"),
     "a_pmap_bound_to_a_name": (
         G + 'pmapped = functools.partial(jax.pmap, axis_name="i")\n'

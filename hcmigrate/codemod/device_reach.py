@@ -78,7 +78,8 @@ class _Module:
         self.tree = tree
         self.apis = apis
         self.defs: dict[str, list[ast.AST]] = {}  # name -> the defs and classes of that name
-        self.params: dict[str, list[list[str]]] = {}  # def name -> each such def's parameters
+        # def name -> each such def's parameters (a class's name: each of its methods')
+        self.params: dict[str, list[list[str]]] = {}
         self.imported: set[str] = set()
         self.lambdas: list[ast.Lambda] = []
         self.decorated: list[ast.AST] = []  # defs and classes with a decorator
@@ -89,6 +90,10 @@ class _Module:
                     self.decorated.append(node)
             if isinstance(node, _FUNCTIONS):
                 self.params.setdefault(node.name, []).append(_parameters(node))
+            if isinstance(node, ast.ClassDef):  # (`Runner(g)`: its methods' `self` holds g)
+                for item in node.body:
+                    if isinstance(item, _FUNCTIONS):
+                        self.params.setdefault(node.name, []).append(_parameters(item))
             if isinstance(node, ast.Lambda):
                 self.lambdas.append(node)
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -150,68 +155,110 @@ def _named_unapplied(module: _Module, applied: set[int]) -> bool:
     return False
 
 
-def _handed_on(module: _Module) -> tuple[set[str], list[ast.AST]]:
-    """The names that may hold a function of the module (flow-insensitive, by name), and the
-    functions so held: defs named other than as a callee, decorated ones, classes (their
-    instances carry their methods), lambdas."""
+def _held(module: _Module) -> dict[str, list[ast.AST]]:
+    """name -> the functions of the module a variable, parameter, container or attribute
+    (by its root name) of that name may hold, flow-insensitively: a def named other than as a
+    callee, a lambda, a class (its instances carry its methods), what a factory of the module
+    returns; through assignments, loops, `with`, the parameters of the module's defs that
+    calls (or decorators) hand them to, and containers given them by a method (`fns.append(f)`)."""
+    held: dict[str, dict[int, ast.AST]] = {}
+    returns: dict[str, dict[int, ast.AST]] = {}  # factory def name -> what it returns
     callees = {id(n.func) for n in ast.walk(module.tree) if isinstance(n, ast.Call)}
-    held: set[str] = set()
-    for node in ast.walk(module.tree):
-        if (
-            isinstance(node, (ast.Name, ast.Attribute))
-            and not isinstance(node.ctx, ast.Store)
-            and id(node) not in callees
-            and _last(node) in module.defs
-        ):
-            held.add(_last(node))
-    held.update(name for name, nodes in module.defs.items() if any(_is_class(n) for n in nodes))
-    held.update(node.name for node in module.decorated)
-    functions = [n for name in held for n in module.defs[name]] + list(module.lambdas)
 
-    def holds(expr: ast.AST | None) -> bool:
-        if expr is None:
-            return False
-        for node in ast.walk(expr):
+    def functions(expr: ast.AST | None) -> dict[int, ast.AST]:
+        found: dict[int, ast.AST] = {}
+        for node in ast.walk(expr) if expr is not None else ():
             if isinstance(node, ast.Lambda):
-                return True
-            if isinstance(node, ast.Name) and node.id in held:
-                return True
-            if isinstance(node, ast.Attribute) and node.attr in held:
-                return True
-        return False
+                found[id(node)] = node
+            name = _last(node) if isinstance(node, _NAMES) else None
+            if name is None or isinstance(node.ctx, ast.Store):
+                continue
+            called = id(node) in callees
+            if name in module.defs:
+                if called:  # (a factory's result; an instance of a class)
+                    found.update(returns.get(name, {}))
+                    found.update((id(d), d) for d in module.defs[name] if _is_class(d))
+                else:
+                    found.update((id(d), d) for d in module.defs[name])
+            if isinstance(node, ast.Name):
+                for function in held.get(node.id, {}).values():
+                    if not called:
+                        found[id(function)] = function
+                    elif not isinstance(function, ast.Lambda):  # (what calling it returns)
+                        found.update(returns.get(function.name, {}))
+        return found
 
-    changed = True
-    while changed:
-        before = len(held)
-        for node in ast.walk(module.tree):
-            targets: list[ast.AST] = []
-            value: ast.AST | None = None
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-                targets, value = [node.target], node.value
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                targets, value = [node.target], node.iter
-            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                targets, value = [node.optional_vars], node.context_expr
-            elif isinstance(node, ast.Call):
-                arguments = [*node.args, *(k.value for k in node.keywords)]
-                if any(holds(a) for a in arguments):
-                    for named in ast.walk(node):  # (`run(f)`, `partial(step, model)`)
-                        name = _last(named) if isinstance(named, _NAMES) else None
-                        for params in module.params.get(name, []) if name else []:
-                            held.update(params)  # (handed to a def of the module)
-                    if isinstance(node.func, ast.Attribute):
-                        targets = [node.func.value]  # (`fns.append(f)`, `registry.add(f)`)
-                        value = node
-            elif isinstance(node, _FUNCTIONS):
-                if any(holds(r.value) for r in ast.walk(node) if isinstance(r, ast.Return)):
-                    held.add(node.name)  # (a factory: what it returns holds a function)
-            if value is not None and holds(value):
-                for target in targets:
-                    held.update(_target_roots(target))
-        changed = len(held) != before
-    return held, functions
+    def flows(names: Iterable[str], found: dict[int, ast.AST], into) -> bool:
+        grew = False
+        for name in names:
+            known = into.setdefault(name, {})
+            before = len(known)
+            known.update(found)
+            grew |= len(known) != before
+        return grew
+
+    flowing = []  # (targets, value): what an assignment, loop or `with` binds
+    calls = []
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Assign):
+            flowing.append((node.targets, node.value))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            flowing.append(([node.target], node.value))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            flowing.append(([node.target], node.iter))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            flowing.append(([node.optional_vars], node.context_expr))
+        elif isinstance(node, ast.Call):
+            calls.append(node)
+    factories = [
+        (node, [r.value for r in ast.walk(node) if isinstance(r, ast.Return)])
+        for name in module.defs
+        for node in module.defs[name]
+        if isinstance(node, _FUNCTIONS)
+    ]
+    grew = True
+    while grew:
+        grew = False
+        for targets, value in flowing:
+            found = functions(value)
+            if found:
+                names = [n for t in targets for n in _target_roots(t)]
+                grew |= flows(names, found, held)
+        for call in calls:
+            found = {}
+            for argument in [*call.args, *(k.value for k in call.keywords)]:
+                found.update(functions(argument))
+            if not found:
+                continue
+            for name in _receivers(call):  # (`run(f)`, `partial(step, model)`)
+                for params in module.params.get(name, []):
+                    grew |= flows(params, found, held)  # (handed to a def of the module)
+            if isinstance(call.func, ast.Attribute):  # (`fns.append(f)`, `self.add(f)`)
+                roots = [r for r in _target_roots(call.func.value) if r not in module.imported]
+                grew |= flows(roots, found, held)
+        for node, values in factories:
+            found = {}
+            for value in values:
+                found.update(functions(value))
+            if found:
+                grew |= flows([node.name], found, returns)
+        for node in module.decorated:
+            for decorator in node.decorator_list:
+                for named in ast.walk(decorator):
+                    name = _last(named) if isinstance(named, _NAMES) else None
+                    for params in module.params.get(name, []) if name else []:
+                        grew |= flows(params, {id(node): node}, held)
+    return {name: list(found.values()) for name, found in held.items()}
+
+
+def _receivers(call: ast.Call) -> list[str]:
+    """The names of the functions a call hands its arguments to: its callee (`run(f)`), the
+    function of `partial(step, model)` and of `jax.jit(step)(model)`."""
+    names = [_last(call.func)]
+    inner = call.func if isinstance(call.func, ast.Call) else call
+    if (inner is not call or _is_partial(call.func)) and inner.args:
+        names.append(_last(inner.args[0]))
+    return [name for name in names if name is not None]
 
 
 def _is_class(node: ast.AST) -> bool:
@@ -219,8 +266,7 @@ def _is_class(node: ast.AST) -> bool:
 
 
 def _reach(module: _Module, roots: list[ast.AST]) -> list[ast.AST]:
-    held: set[str] | None = None
-    handed: list[ast.AST] = []
+    held: dict[str, list[ast.AST]] | None = None
     reached: dict[int, ast.AST] = {}
     work = list(roots)
     while work:
@@ -229,20 +275,19 @@ def _reach(module: _Module, roots: list[ast.AST]) -> list[ast.AST]:
             continue
         reached[id(unit)] = unit
         for node in ast.walk(unit):
-            name = _last(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+            name = _last(node) if isinstance(node, _NAMES) else None
             if name is not None and not isinstance(node.ctx, ast.Store) and name in module.defs:
                 work.extend(module.defs[name])
-            if not isinstance(node, ast.Call) or _last(node.func) in module.defs:
+            if not isinstance(node, ast.Call):
                 continue
+            if isinstance(node.func, ast.Call) and _last(node.func.func) == "getattr":
+                raise _Undecided  # (`getattr(obj, name)(x)`: any method)
             root = _root(node.func)
-            if isinstance(root, ast.Call) or _last(node.func) == "getattr":
-                raise _Undecided  # (`getattr(obj, name)(x)`)
             if not isinstance(root, ast.Name) or root.id in module.imported:
                 continue  # (code outside the module: handed none of its functions here)
             if held is None:
-                held, handed = _handed_on(module)
-            if root.id in held:
-                work.extend(handed)  # (a value that may hold what the module hands on)
+                held = _held(module)
+            work.extend(held.get(root.id, ()))  # (what a value called here may hold)
     return list(reached.values())
 
 
