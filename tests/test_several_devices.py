@@ -93,7 +93,12 @@ CASES = {
         DEBUG_CHAIN,
         "jax.debug.callback(",
     ),
-    "pmap_of_another_function": ("run = jax.pmap(lambda x: -x)\n", {}, DEBUG_CHAIN, "jax.debug.callback("),
+    "pmap_of_another_function": (
+        "run = jax.pmap(lambda x: -x)\n",
+        {},
+        DEBUG_CHAIN,
+        "jax.debug.callback(",
+    ),
     "setting_and_pmap_of_another_function_before_jax_0_8": (
         "run = jax.pmap(lambda x: x)\n",
         {"several_devices": True, **OLD},
@@ -285,8 +290,7 @@ def solve(model, x0, parallel):
     ),
     "a_parameter": (G + "def run(fn, x):\n    return jax.pmap(fn)(x)\n", "HCB202"),
     "a_pmap_bound_to_a_name": (
-        G + 'pmapped = functools.partial(jax.pmap, axis_name="i")\n'
-        "run = pmapped(lambda x: x)\n",
+        G + 'pmapped = functools.partial(jax.pmap, axis_name="i")\nrun = pmapped(lambda x: x)\n',
         "HCB202",
     ),
     "held_in_a_container": (
