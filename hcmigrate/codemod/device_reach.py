@@ -83,7 +83,20 @@ class _Module:
         self.imported: set[str] = set()
         self.lambdas: list[ast.Lambda] = []
         self.decorated: list[ast.AST] = []  # defs and classes with a decorator
-        for node in ast.walk(tree):
+        self.nodes: list[ast.AST] = []  # every node, once
+        self.returned: dict[int, list[ast.AST]] = {}  # id(def) -> the values it returns
+        self.calls: list[ast.Call] = []
+        stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]  # (node, innermost def)
+        while stack:
+            node, around = stack.pop()
+            self.nodes.append(node)
+            if isinstance(node, _FUNCTIONS):
+                around = node
+            stack.extend((child, around) for child in ast.iter_child_nodes(node))
+            if isinstance(node, ast.Return) and node.value is not None and around is not None:
+                self.returned.setdefault(id(around), []).append(node.value)
+            if isinstance(node, ast.Call):
+                self.calls.append(node)
             if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
                 self.defs.setdefault(node.name, []).append(node)
                 if node.decorator_list:
@@ -120,7 +133,7 @@ def _applications(module: _Module) -> tuple[list[ast.AST], set[int]]:
             raise _Undecided  # (a value: which function it holds is not followed)
         roots.extend(module.defs[name])
 
-    for node in ast.walk(module.tree):
+    for node in module.nodes:
         if isinstance(node, ast.Call):
             if module.is_api(node.func):
                 applied.add(id(node.func))
@@ -148,7 +161,7 @@ def _applications(module: _Module) -> tuple[list[ast.AST], set[int]]:
 
 def _named_unapplied(module: _Module, applied: set[int]) -> bool:
     """Does the code name an API other than where it is applied (`p = jax.pmap`)?"""
-    for node in ast.walk(module.tree):
+    for node in module.nodes:
         if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(node.ctx, ast.Store):
             if module.is_api(node) and id(node) not in applied:
                 return True
@@ -161,93 +174,102 @@ def _held(module: _Module) -> dict[str, list[ast.AST]]:
     callee, a lambda, a class (its instances carry its methods), what a factory of the module
     returns; through assignments, loops, `with`, the parameters of the module's defs that
     calls (or decorators) hand them to, and containers given them by a method (`fns.append(f)`)."""
-    held: dict[str, dict[int, ast.AST]] = {}
-    returns: dict[str, dict[int, ast.AST]] = {}  # factory def name -> what it returns
-    callees = {id(n.func) for n in ast.walk(module.tree) if isinstance(n, ast.Call)}
+    callees = {id(call.func) for call in module.calls}
+    flowing: list[tuple[list[str], ast.AST]] = []  # (names bound, the value they get)
+    calls: list[tuple[list[str], list[ast.AST]]] = []  # (names handed to, the arguments)
+    for node in module.nodes:
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets, value = [node.target], node.value
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            targets, value = [node.target], node.iter
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            targets, value = [node.optional_vars], node.context_expr
+        elif isinstance(node, ast.Call):
+            receivers = [
+                p for name in _receivers(node) for ps in module.params.get(name, []) for p in ps
+            ]
+            if isinstance(node.func, ast.Attribute):  # (`fns.append(f)`, `self.add(f)`)
+                receivers += [r for r in _target_roots(node.func.value) if r not in module.imported]
+            arguments = [*node.args, *(k.value for k in node.keywords)]
+            if receivers and arguments:
+                calls.append((receivers, arguments))
+        if targets and value is not None:
+            flowing.append(([n for t in targets for n in _target_roots(t)], value))
+    for node in module.decorated:  # (a decorator of the module gets the def)
+        for decorator in node.decorator_list:
+            for named in ast.walk(decorator):
+                name = _last(named) if isinstance(named, _NAMES) else None
+                for params in module.params.get(name, []) if name else []:
+                    flowing.append((params, node))
+    factories = [
+        ([node.name], module.returned.get(id(node), []))
+        for nodes in module.defs.values()
+        for node in nodes
+        if isinstance(node, _FUNCTIONS)
+    ]
+    bindable = {n for names, _ in flowing for n in names} | {n for ns, _ in calls for n in ns}
 
-    def functions(expr: ast.AST | None) -> dict[int, ast.AST]:
-        found: dict[int, ast.AST] = {}
-        for node in ast.walk(expr) if expr is not None else ():
+    def summary(expr: ast.AST) -> tuple[dict[int, ast.AST], list[str], list[str], list[str]]:
+        """What an expression may hold, read once: the functions it names (lambdas, defs
+        named other than as a callee, classes called), the factories it calls, the names it
+        reads that may hold functions, those it calls."""
+        static: dict[int, ast.AST] = {}
+        factories_called, names, names_called = [], [], []
+        if isinstance(expr, (*_FUNCTIONS, ast.ClassDef)):
+            return {id(expr): expr}, [], [], []
+        for node in ast.walk(expr):
             if isinstance(node, ast.Lambda):
-                found[id(node)] = node
+                static[id(node)] = node
             name = _last(node) if isinstance(node, _NAMES) else None
             if name is None or isinstance(node.ctx, ast.Store):
                 continue
             called = id(node) in callees
             if name in module.defs:
                 if called:  # (a factory's result; an instance of a class)
-                    found.update(returns.get(name, {}))
-                    found.update((id(d), d) for d in module.defs[name] if _is_class(d))
+                    factories_called.append(name)
+                    static.update((id(d), d) for d in module.defs[name] if _is_class(d))
                 else:
-                    found.update((id(d), d) for d in module.defs[name])
-            if isinstance(node, ast.Name):
-                for function in held.get(node.id, {}).values():
-                    if not called:
-                        found[id(function)] = function
-                    elif not isinstance(function, ast.Lambda):  # (what calling it returns)
-                        found.update(returns.get(function.name, {}))
+                    static.update((id(d), d) for d in module.defs[name])
+            if isinstance(node, ast.Name) and node.id in bindable:
+                (names_called if called else names).append(node.id)
+        return static, factories_called, names, names_called
+
+    held: dict[str, dict[int, ast.AST]] = {}
+    returns: dict[str, dict[int, ast.AST]] = {}  # factory def name -> what it returns
+
+    def functions(read) -> dict[int, ast.AST]:
+        static, factories_called, names, names_called = read
+        found = dict(static)
+        for name in factories_called:
+            found.update(returns.get(name, {}))
+        for name in names:
+            found.update(held.get(name, {}))
+        for name in names_called:  # (what calling a held function returns)
+            for function in held.get(name, {}).values():
+                if not isinstance(function, ast.Lambda):
+                    found.update(returns.get(function.name, {}))
         return found
 
-    def flows(names: Iterable[str], found: dict[int, ast.AST], into) -> bool:
-        grew = False
-        for name in names:
-            known = into.setdefault(name, {})
-            before = len(known)
-            known.update(found)
-            grew |= len(known) != before
-        return grew
-
-    flowing = []  # (targets, value): what an assignment, loop or `with` binds
-    calls = []
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Assign):
-            flowing.append((node.targets, node.value))
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
-            flowing.append(([node.target], node.value))
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            flowing.append(([node.target], node.iter))
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            flowing.append(([node.optional_vars], node.context_expr))
-        elif isinstance(node, ast.Call):
-            calls.append(node)
-    factories = [
-        (node, [r.value for r in ast.walk(node) if isinstance(r, ast.Return)])
-        for name in module.defs
-        for node in module.defs[name]
-        if isinstance(node, _FUNCTIONS)
-    ]
+    rules = [(held, names, [summary(value)]) for names, value in flowing]
+    rules += [(held, names, [summary(a) for a in arguments]) for names, arguments in calls]
+    rules += [(returns, names, [summary(v) for v in values]) for names, values in factories]
     grew = True
     while grew:
         grew = False
-        for targets, value in flowing:
-            found = functions(value)
-            if found:
-                names = [n for t in targets for n in _target_roots(t)]
-                grew |= flows(names, found, held)
-        for call in calls:
-            found = {}
-            for argument in [*call.args, *(k.value for k in call.keywords)]:
-                found.update(functions(argument))
+        for into, names, reads in rules:
+            found: dict[int, ast.AST] = {}
+            for read in reads:
+                found.update(functions(read))
             if not found:
                 continue
-            for name in _receivers(call):  # (`run(f)`, `partial(step, model)`)
-                for params in module.params.get(name, []):
-                    grew |= flows(params, found, held)  # (handed to a def of the module)
-            if isinstance(call.func, ast.Attribute):  # (`fns.append(f)`, `self.add(f)`)
-                roots = [r for r in _target_roots(call.func.value) if r not in module.imported]
-                grew |= flows(roots, found, held)
-        for node, values in factories:
-            found = {}
-            for value in values:
-                found.update(functions(value))
-            if found:
-                grew |= flows([node.name], found, returns)
-        for node in module.decorated:
-            for decorator in node.decorator_list:
-                for named in ast.walk(decorator):
-                    name = _last(named) if isinstance(named, _NAMES) else None
-                    for params in module.params.get(name, []) if name else []:
-                        grew |= flows(params, {id(node): node}, held)
+            for name in names:
+                known = into.setdefault(name, {})
+                before = len(known)
+                known.update(found)
+                grew |= len(known) != before
     return {name: list(found.values()) for name, found in held.items()}
 
 
