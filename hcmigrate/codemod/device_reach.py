@@ -13,7 +13,8 @@ everything written inside a reached function.
 Names are matched by name, wherever the def is (over-reaching only keeps a site as it is today).
 A reached function that calls a value the module may have put a function of its own in (a
 variable, container or attribute given a def, lambda, class or such a value, a parameter a
-module function is passed to) reaches every function the module hands on that way. What cannot
+module function is passed to) reaches every function that value may hold (`_held`: by name,
+whatever the order of the statements). What cannot
 be followed is undecided, and the whole module stays on several devices: a pmap given something
 other than a def of the module, a lambda or `partial(f, ...)`; the API named other than applied
 (`p = partial(jax.pmap, axis_name="i")`); a call through `getattr`. Code outside the module
