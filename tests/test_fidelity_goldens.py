@@ -67,7 +67,7 @@ c04_numpy_random_not_pure f_callbacks_as_parameters t_grad t_scan c10_id_print_c
 j01_tree_clip_round j02_core_primitive j03_random_stream c08_x64_environ_scalar_shape
 c11_import_groups c10_id_print_kinds c10_id_print_io_chain c12_host_check_on_devices
 j04_jaxpr_internals c08_x64_package_init c13_sharded_decode_loop
-c14_host_scalars_and_buffers c15_version_guarded_branch
+c14_host_scalars_and_buffers c15_version_guarded_branch c16_pmap_of_another_function
 """.split()
 
 

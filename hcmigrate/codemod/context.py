@@ -266,11 +266,11 @@ class ModuleContext(NamesContext, StatementsContext):
     def visible_value(self, name: cst.Name) -> cst.BaseExpression | None:
         return self.resolver.visible_value(name)
 
-    def several_devices(self) -> str | None:
-        return self.resolver.several_devices()
+    def several_devices(self, node: cst.CSTNode | None = None) -> str | None:
+        return self.resolver.several_devices(node)
 
-    def io_chain_blocker(self) -> str | None:
-        return self.resolver.io_chain_blocker()
+    def io_chain_blocker(self, node: cst.CSTNode | None = None) -> str | None:
+        return self.resolver.io_chain_blocker(node)
 
     def patched_internal(self) -> str | None:
         return self.resolver.patched_internal()

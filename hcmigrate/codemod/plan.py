@@ -74,15 +74,15 @@ class Planner:
         """The legacy internal the module patches, if any (no call of it is rewritten)."""
         return self._resolver.patched_internal()
 
-    def several_devices(self) -> str | None:
-        """Why the module runs on several devices, if it does:
-        hcmigrate.codemod.resolution.Resolver.several_devices."""
-        return self._resolver.several_devices()
+    def several_devices(self, node: cst.CSTNode | None = None) -> str | None:
+        """Why the module (the code around `node`, a site) runs on several devices, if it
+        does: hcmigrate.codemod.resolution.Resolver.several_devices."""
+        return self._resolver.several_devices(node)
 
-    def io_chain_blocker(self) -> str | None:
-        """What keeps the module's host calls off an ordered io_callback chain on several
-        devices (Resolver.io_chain_blocker)."""
-        return self._resolver.io_chain_blocker()
+    def io_chain_blocker(self, node: cst.CSTNode | None = None) -> str | None:
+        """What keeps the module's host calls (the one at `node`) off an ordered io_callback
+        chain on several devices (Resolver.io_chain_blocker)."""
+        return self._resolver.io_chain_blocker(node)
 
     def left_under_vmap(self, site: CallSite, legacy_did: str) -> bool:
         """Is the site left as it is (no native spelling) because this module visibly runs its
@@ -102,7 +102,7 @@ class Planner:
         """The site (a tap, print or call for its effect, planned natively) is on the module's
         ordered chain: in a module on several devices through sharded jit it is an ordered
         io_callback (Resolver.devices_join_io_chain), as the module's taps then are."""
-        if self._resolver.devices_join_io_chain():
+        if self._resolver.devices_join_io_chain(site.original):
             self.joins_ordered_io(site)
 
     def left_as_is(self, site: CallSite, reason: str) -> None:
@@ -135,7 +135,7 @@ class Planner:
         axis name, on the module's ordered io_callback chain: legacy's device for shard i was
         the pmap's i-th device, `jax.local_devices()[i]` (no `devices=`); the callback is given
         `jax.lax.axis_index(name)` to pick it (hcmigrate.rules.id_tap). False: no such pmap."""
-        if not self._resolver.devices_join_io_chain():
+        if not self._resolver.devices_join_io_chain(site.original):
             return False
         axis = pmap_axis_name(self._resolver, site.original)
         if axis is None:

@@ -11,10 +11,11 @@ import ast
 
 import libcst as cst
 
+from hcmigrate.codemod.device_reach import Span, per_device_spans
 from hcmigrate.codemod.legacy_names import LegacyRef, classify, legacy_member
 from hcmigrate.codemod.node_index import NodeIndex, root_name
 from hcmigrate.codemod.scopes import LOCAL, QualifiedName, ScopeAnalysis
-from hcmigrate.facts import IO_BREAKING_TRANSFORMS, LEGACY_PUBLIC_NAMES
+from hcmigrate.facts import IO_BREAKING_TRANSFORMS, LEGACY_PUBLIC_NAMES, MULTI_DEVICE_APIS
 from hcmigrate.project_model.model import ProjectModel
 from hcmigrate.project_model.module_facts import (
     PER_DEVICE,
@@ -46,6 +47,7 @@ class Resolver:
         self._facts: ModuleFacts | None = None
         self.star_refs: dict[int, cst.Name] = {}  # names resolved through a legacy star import
         self._vmapped_names: dict[str, int] | None = None  # (_names_given_to_vmap)
+        self._spans: dict[frozenset[str], list[Span] | None] = {}  # (_runs_per_device)
 
     # ---------------------------------------------------------------- names
     def qualified_names(self, node: cst.CSTNode) -> set[QualifiedName]:
@@ -107,47 +109,76 @@ class Resolver:
             self._runs_under = own + self._runs_elsewhere
         return self._runs_under
 
-    def several_devices(self) -> str | None:
+    def several_devices(self, node: cst.CSTNode | None = None) -> str | None:
         """Why the module's code runs on several devices: the multi-device API its code names
         (not a docstring, comment or string), a function of it that another module of the
         run applies one to (hcmigrate.project_model), or the project says so (the
-        `several-devices` setting); None: none of these."""
+        `several-devices` setting); None: none of these. With `node` (a site), a pmap or xmap
+        counts only where it runs the code around `node` (_runs_per_device)."""
+        named = self.module_facts.names_in_code & set(MULTI_DEVICE_APIS)
         api = self.module_facts.multi_device_api
-        if api is not None:
+        if api is not None and not (
+            named <= PER_DEVICE and not self._runs_per_device(node, frozenset(named))
+        ):
             return f"the module uses {api}"
         for function, transform, where in self.runs_under:
-            if transform in SEVERAL_DEVICES:
+            if transform in SEVERAL_DEVICES and not (
+                transform in PER_DEVICE and not self._runs_per_device(node, frozenset({transform}))
+            ):
                 return f"`{function}` runs under {transform} ({where})"
         if self._several_devices_setting:
             return "the several-devices setting"
         return None
 
-    def per_device(self) -> str | None:
+    def per_device(self, node: cst.CSTNode | None = None) -> str | None:
         """Why the module's code runs once per device where an ordered io_callback is refused
         too (pmap before jax 0.8, xmap: its code names one, or another module of the run
-        applies one to a function of it); None: neither."""
+        applies one to a function of it); None: neither. With `node` (a site): only where
+        that pmap or xmap runs the code around it (_runs_per_device)."""
         refused = PER_DEVICE - ({"pmap"} if self._ordered_io_under_pmap else set())
         for api in sorted(refused & self.module_facts.names_in_code):
-            return f"the module uses {api}"
+            if self._runs_per_device(node, frozenset({api})):
+                return f"the module uses {api}"
         for function, transform, where in self.runs_under:
-            if transform in refused:
+            if transform in refused and self._runs_per_device(node, frozenset({transform})):
                 return f"`{function}` runs under {transform} ({where})"
         return None
 
-    def io_chain_blocker(self) -> str | None:
+    def _runs_per_device(self, node: cst.CSTNode | None, apis: frozenset[str]) -> bool:
+        """May the code around `node` run under one of `apis` (pmap, xmap): in a function the
+        module or another module of the run gives to one, or one such a function calls or hands
+        on (hcmigrate.codemod.device_reach)? True without `node`, and where that cannot be
+        followed (the module as a whole, as before issue 37's econpizza finding)."""
+        offset = None if node is None else self.index.start_offset(node)
+        if offset is None:
+            return True
+        if apis not in self._spans:
+            elsewhere = [f for f, transform, _ in self.runs_under if transform in apis]
+            self._spans[apis] = per_device_spans(self.scopes.tree, apis, elsewhere)
+        spans = self._spans[apis]
+        if spans is None:
+            return True
+        text = self.index.text
+        line_start = text.rfind("\n", 0, offset) + 1
+        at = (self.index.line_at(offset), len(text[line_start:offset].encode()))  # (as ast's)
+        return any((s[0], s[1]) <= at < (s[2], s[3]) for s in spans)
+
+    def io_chain_blocker(self, node: cst.CSTNode | None = None) -> str | None:
         """What keeps the module's host calls off an ordered io_callback chain on several
         devices: the pmap it runs under ("the module uses pmap"), or a transformation an
-        ordered io_callback fails under ("it uses vmap"); None: nothing."""
+        ordered io_callback fails under ("it uses vmap"); None: nothing. With `node`: the
+        pmap only where it runs the code around that site."""
         transform = self.io_breaking_transform()
-        return self.per_device() or (None if transform is None else f"it uses {transform}")
+        return self.per_device(node) or (None if transform is None else f"it uses {transform}")
 
-    def devices_join_io_chain(self) -> bool:
+    def devices_join_io_chain(self, node: cst.CSTNode | None = None) -> bool:
         """Does the module run on several devices through sharded programs (sharded jit,
         shard_map; pmap too when the target JAX runs ordered io_callbacks there), using no
         transformation an ordered io_callback fails under? Then
         its taps, prints and calls are ordered io_callbacks, which run there as legacy's
-        did (docs/callback-semantics.md, "Ordered callbacks on several devices")."""
-        return self.several_devices() is not None and self.io_chain_blocker() is None
+        did (docs/callback-semantics.md, "Ordered callbacks on several devices"). With `node`
+        (a site): a pmap counts only where it runs the code around it."""
+        return self.several_devices(node) is not None and self.io_chain_blocker(node) is None
 
     def io_breaking_transform(self) -> str | None:
         """The first transformation of facts.IO_BREAKING_TRANSFORMS the module's code names

@@ -366,7 +366,7 @@ def plan(site: CallSite, planner) -> None:
         planner.left_as_is(site, reason)
         return
     for_effect = not _result_used(site) and not _is_check(site, planner)
-    on_devices = several_devices_reason(planner) if for_effect else None
+    on_devices = several_devices_reason(planner, site) if for_effect else None
     if on_devices is not None:
         planner.left_as_is(site, on_devices)
         return
@@ -409,7 +409,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = patches_internals(ctx) or compat_reason(site, "call_with_device")
     is_check = _is_check(site, ctx)
     if reason is None and not _result_used(site) and not is_check:
-        reason = several_devices_reason(ctx)
+        reason = several_devices_reason(ctx, site)
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.mode == "compat":
         reason = f"the callback {adaptation.reason}"
@@ -434,7 +434,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(
             EFFECT,
             site.original,
-            f"call -> io_callback(..., ordered=True): {why}; {io_chain_note(ctx)}",
+            f"call -> io_callback(..., ordered=True): {why}; {io_chain_note(ctx, site)}",
             level=Level.FIXED_WITH_NOTE,
         )
         if _no_result(site):

@@ -27,14 +27,14 @@ def compat_reason(site: CallSite, device_flag: str) -> str | None:
     return None
 
 
-def several_devices_reason(ctx) -> str | None:
+def several_devices_reason(ctx, site: CallSite) -> str | None:
     """Why a tap, print or call for its effect has no native spelling on several devices:
     ordered jax.debug callbacks are refused there, and an ordered io_callback under pmap
-    before jax 0.8 or in a module using vmap or grad (None: the module does not run on several
-    devices as far
-    as the run sees, or its calls are ordered io_callbacks there: devices_join_io_chain)."""
-    why = ctx.several_devices()
-    blocker = ctx.io_chain_blocker() if why is not None else None
+    before jax 0.8 or in a module using vmap or grad (None: the site does not run on several
+    devices as far as the run sees (a pmap of the module that cannot run its code does not
+    count), or its calls are ordered io_callbacks there: devices_join_io_chain)."""
+    why = ctx.several_devices(site.original)
+    blocker = ctx.io_chain_blocker(site.original) if why is not None else None
     if blocker is None:
         return None
     if blocker == why:
@@ -110,10 +110,10 @@ IO_CHAIN_NOTE = (
 )
 
 
-def io_chain_note(ctx) -> str:
+def io_chain_note(ctx, site: CallSite) -> str:
     """What a tap, print or call on the module's ordered io_callback chain does differently
     from legacy; on several devices, why it is there."""
-    why = ctx.several_devices()
+    why = ctx.several_devices(site.original)
     if why is None:
         return IO_CHAIN_NOTE
     if not ctx.target_at_least(ORDERED_IO_UNDER_PMAP_SINCE):

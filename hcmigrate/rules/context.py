@@ -304,16 +304,17 @@ class RuleContext(Protocol):
         """The value of the one assignment `name = value` that binds an original `name` where
         it is used (None: not visibly one)."""
 
-    def several_devices(self) -> str | None:
+    def several_devices(self, node: cst.CSTNode | None = None) -> str | None:
         """Why the module runs on several devices: "the module uses pmap" (its code names a
         multi-device API), or "`step` runs under pmap (p.solver, line 12)" (another module of
-        the run applies one to its function); None: neither."""
+        the run applies one to its function); None: neither. With `node` (an original site),
+        a pmap counts only where it may run the code around that site (issue 37)."""
 
-    def io_chain_blocker(self) -> str | None:
-        """What keeps the module's host calls off an ordered io_callback chain on several
-        devices: "the module uses pmap", "it uses vmap" (a transformation an ordered
-        io_callback fails under); None: nothing, and a module on several devices puts its
-        taps, prints and calls there (Resolver.devices_join_io_chain)."""
+    def io_chain_blocker(self, node: cst.CSTNode | None = None) -> str | None:
+        """What keeps the module's host calls (the one at `node`) off an ordered io_callback
+        chain on several devices: "the module uses pmap", "it uses vmap" (a transformation an
+        ordered io_callback fails under); None: nothing, and a module on several devices puts
+        its taps, prints and calls there (Resolver.devices_join_io_chain)."""
 
     def patched_internal(self) -> str | None:
         """The legacy internal the module patches (`outside_call_p`), or None."""

@@ -316,7 +316,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         if given:
             reason = f"`{given[0]}=` has no jax.debug.print equivalent"
     if reason is None:
-        reason = several_devices_reason(ctx)
+        reason = several_devices_reason(ctx, site)
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.mode == "compat":
         reason = f"it {adaptation.reason}"
@@ -361,7 +361,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     if ctx.taps_join_ordered_io:
         target, note = (
             f"io_callback({helper.value}, None, ..., ordered=True)",
-            io_chain_note(ctx),
+            io_chain_note(ctx, site),
         )
     ctx.report(
         NATIVE,
@@ -446,7 +446,7 @@ def _print_one_array(site: CallSite, ctx: RuleContext, header: str) -> cst.BaseE
     if ctx.taps_join_ordered_io:
         target, note = (
             "io_callback(lambda v: print(...), None, ..., ordered=True)",
-            io_chain_note(ctx),
+            io_chain_note(ctx, site),
         )
     ctx.report(
         NATIVE,

@@ -470,7 +470,7 @@ def plan(site: CallSite, planner) -> None:
     if reason is not None:
         planner.left_as_is(site, reason)
         return
-    on_devices = several_devices_reason(planner)
+    on_devices = several_devices_reason(planner, site)
     if on_devices is not None:
         planner.left_as_is(site, on_devices)
         return
@@ -502,7 +502,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
     reason = (
         patches_internals(ctx)
         or compat_reason(site, "tap_with_device")
-        or several_devices_reason(ctx)
+        or several_devices_reason(ctx, site)
     )
     adaptation = ctx.adaptation(site)
     if reason is None and adaptation.mode == "compat":
@@ -525,7 +525,7 @@ def rewrite(site: CallSite, ctx: RuleContext) -> cst.BaseExpression | None:
         ctx.report(
             NATIVE,
             site.original,
-            f"id_tap -> io_callback(..., ordered=True): {io_chain_note(ctx)}",
+            f"id_tap -> io_callback(..., ordered=True): {io_chain_note(ctx, site)}",
             level=Level.FIXED_WITH_NOTE,
         )
         return with_legacy_value(
@@ -591,7 +591,7 @@ def _with_device_of_shard(site: CallSite, ctx: RuleContext, axis: str) -> cst.Ba
         site.original,
         f"id_tap(tap_with_device=True) -> io_callback(..., jax.lax.axis_index({axis!r}), "
         f"ordered=True), the device of shard i being jax.local_devices()[i] as legacy's: "
-        f"{io_chain_note(ctx)}; `str(device)` is `cpu:0` where jax 0.4.30 wrote `TFRT_CPU_0`",
+        f"{io_chain_note(ctx, site)}; `str(device)` is `cpu:0` where jax 0.4.30 wrote `TFRT_CPU_0`",
         level=Level.FIXED_WITH_NOTE,
     )
     index = parse(f"{ctx.dotted('jax.lax.axis_index')}({axis!r})")
