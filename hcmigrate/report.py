@@ -91,7 +91,7 @@ class Summary:
         self.unchanged += n
 
     def add(self, r: FileResult) -> None:
-        self.scanned += 1
+        self.scanned += not r.created  # (a file the run creates was not there to scan)
         if r.status == CHANGED:
             self.changed += 1
         elif r.status == UNCHANGED:

@@ -34,7 +34,12 @@ from hcmigrate.codemod.add_imports import add_imports, in_file_order
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
 from hcmigrate.codemod.line_diff import source_line
-from hcmigrate.codemod.module_helpers import add_helpers, indent_unit, space_new_guarded_imports
+from hcmigrate.codemod.module_helpers import (
+    add_helpers,
+    indent_unit,
+    shared_imports,
+    space_new_guarded_imports,
+)
 from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, PointAtCompat
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.parsing import (
@@ -334,10 +339,13 @@ def migrate_module(
 
 
 def _with_imports_and_helpers(cleaned: cst.Module, ctx: ModuleContext, style, text: str):
-    imports = [*ctx.imports, *ctx.helper_imports(ctx.helpers)]
+    # (a helper the run writes once for the package is imported from there: shared_imports)
+    shared = shared_imports(cleaned, ctx.helpers, ctx.options.shared_helpers)
+    own = [key for key in ctx.helpers if key not in shared]
+    imports = [*ctx.imports, *ctx.helper_imports(own), *shared.values()]
     with_imports = add_imports(cleaned, imports, style)
     indent = indent_unit(text)
-    helped = add_helpers(with_imports, ctx.helper_definitions(ctx.helpers), indent)
+    helped = add_helpers(with_imports, ctx.helper_definitions(own), indent)
     return (
         space_new_guarded_imports(
             helped, ctx.resolver.index.module, ctx.options.import_style.lines_after_imports
