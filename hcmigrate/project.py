@@ -138,7 +138,13 @@ def plan_run(
         options_of[i] = options
     # (modules of one package that print containers share one id_print helper)
     new_files = share_helpers(
-        targets, options_of, mode, jobs, settings.file_timeout, scanned.unparsed
+        targets,
+        options_of,
+        mode,
+        jobs,
+        settings.file_timeout,
+        scanned.unparsed,
+        settings.id_print_helper,
     )
     tasks = [
         (

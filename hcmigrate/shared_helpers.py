@@ -44,9 +44,13 @@ class NewFile:
     result: FileResult | None = None  # (--check, --diff: known when planned; fix: once written)
 
 
-def share_helpers(targets, options_of: dict, mode: str, jobs: int, budget, unparsed=()) -> list:
+def share_helpers(
+    targets, options_of: dict, mode: str, jobs: int, budget, unparsed=(), named=None
+) -> list:
     """The helper modules the run creates (NewFile), with `options_of` (target index ->
-    Options) changed in place for the modules that import the helper instead of defining it."""
+    Options) changed in place for the modules that import the helper instead of defining it.
+    `named`: the file `id-print-helper` of [tool.hcmigrate] names (hcmigrate.settings), the
+    helper's place for the modules of its top-level package."""
     if mode == "review":
         return []
     from hcmigrate.runner import Task, map_in_workers
@@ -60,7 +64,7 @@ def share_helpers(targets, options_of: dict, mode: str, jobs: int, budget, unpar
     probed = [
         (i, top)
         for top, members in groups.items()
-        if (ours(top / FILE_NAME) if os.path.lexists(top / FILE_NAME) else len(members) > 1)
+        if (ours(place(top, named)) if os.path.lexists(place(top, named)) else len(members) > 1)
         for i in members
     ]
     probes = [
@@ -86,20 +90,13 @@ def share_helpers(targets, options_of: dict, mode: str, jobs: int, budget, unpar
             users_of.setdefault(top, []).append(i)
     created = []
     for top, users in users_of.items():
-        helper = top / FILE_NAME
+        helper = place(top, named)
         exists = os.path.lexists(helper)
         if not exists and len(users) < 2:
             continue  # (no new file for one use)
-        stem = FILE_NAME.removesuffix(".py")
         for i in users:
-            relative = "." * (
-                len(Path(targets[i].display).resolve().parent.relative_to(top).parts) + 1
-            )
-            relative += stem
-            absolute = f"{top.name}.{stem}" if top.name.isidentifier() else relative
-            options_of[i] = dataclasses.replace(
-                options_of[i], shared_helpers=((KEY, absolute, relative),)
-            )
+            spellings = import_names(Path(targets[i].display), helper, top)
+            options_of[i] = dataclasses.replace(options_of[i], shared_helpers=((KEY, *spellings),))
         if not exists:
             created.append(
                 _new_file(helper, [targets[i].display for i in users], options_of, users, mode)
@@ -168,6 +165,29 @@ def write_new_files(new_files: list[NewFile], tasks: list) -> list:
 def _inline(task):
     options = dataclasses.replace(task.options, shared_helpers=())
     return dataclasses.replace(task, options=options)
+
+
+def place(top: Path, named: Path | None) -> Path:
+    """Where the helper of the modules of the top-level package `top` is: the file
+    `id-print-helper` names where it is in that package, else `<top>/_id_print.py`."""
+    if named is not None and top_package(str(named)) == top:
+        return named.parent.resolve() / named.name
+    return top / FILE_NAME
+
+
+def import_names(module: Path, helper: Path, top: Path) -> tuple[str, str]:
+    """How the module at `module` names the helper module at `helper` (both in the top-level
+    package `top`): absolutely (`pkg.utils.printing`) and relatively (`..utils.printing`;
+    absolutely too where a folder's name is no identifier)."""
+    own = module.resolve().parent.relative_to(top).parts
+    there = helper.parent.relative_to(top).parts
+    common = 0
+    while common < min(len(own), len(there)) and own[common] == there[common]:
+        common += 1
+    relative = "." * (1 + len(own) - common) + ".".join([*there[common:], helper.stem])
+    parts = [top.name, *there, helper.stem]
+    absolute = ".".join(parts) if all(p.isidentifier() for p in parts) else relative
+    return absolute, relative
 
 
 def top_package(path: str) -> Path | None:

@@ -177,3 +177,28 @@ def test_a_later_module_imports_the_helper_module_an_earlier_run_wrote(tmp_path)
     assert res.exit_code == 0 and "created" not in res.output
     assert "from pkg._id_print import _print_like_id_print\n" in (src / "pkg" / "c.py").read_text()
     assert (src / "pkg" / "_id_print.py").read_bytes() == helper
+
+
+def test_id_print_helper_names_the_module_that_holds_it(tmp_path):
+    src = package(tmp_path)
+    (src / "pkg" / "utils").mkdir()
+    (src / "pkg" / "utils" / "__init__.py").write_text("")
+    (src / "pyproject.toml").write_text(
+        '[tool.hcmigrate]\nid-print-helper = "pkg/utils/printing.py"\n'
+    )
+    res = run(["."], src)
+    assert res.exit_code == 0, res.output
+    assert "created pkg/utils/printing.py" in res.output
+    assert not (src / "pkg" / "_id_print.py").exists()
+    assert "def _print_like_id_print(" in (src / "pkg" / "utils" / "printing.py").read_text()
+    a, b = (src / "pkg" / "a.py").read_text(), (src / "pkg" / "sub" / "b.py").read_text()
+    assert "from pkg.utils.printing import _print_like_id_print\n" in a
+    assert "from ..utils.printing import _print_like_id_print\n" in b
+    assert printed(src).startswith(LEGACY)
+
+
+def test_id_print_helper_outside_a_package_is_an_error(tmp_path):
+    package(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.hcmigrate]\nid-print-helper = "tools/p.py"\n')
+    res = run(["--check", "."], tmp_path)
+    assert res.exit_code == 2 and "id-print-helper must name a .py module" in res.output
