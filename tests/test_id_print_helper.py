@@ -202,3 +202,24 @@ def test_id_print_helper_outside_a_package_is_an_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.hcmigrate]\nid-print-helper = "tools/p.py"\n')
     res = run(["--check", "."], tmp_path)
     assert res.exit_code == 2 and "id-print-helper must name a .py module" in res.output
+
+
+def test_a_helper_module_that_cannot_be_created_leaves_its_modules_inline(tmp_path):
+    """A file of that name appeared after the plan: nothing is written over it, and the
+    modules that would import the helper define it instead."""
+    import dataclasses
+
+    from hcmigrate.options import Options
+    from hcmigrate.runner import Task
+    from hcmigrate.shared_helpers import NewFile, write_new_files
+
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "_id_print.py").write_text("MINE = 1\n")
+    shared = Options(shared_helpers=(("id_print", "pkg._id_print", "._id_print"),))
+    task = Task("a.py", "a.py", False, "fix", shared)
+    new = NewFile(tmp_path / "_id_print.py", "pkg/_id_print.py", "HELPER = 1\n", [3])
+    tasks = write_new_files([new], [(3, task), (4, task)])
+    assert (tmp_path / "_id_print.py").read_text() == "MINE = 1\n"
+    assert new.result.status == "failed" and "keep the helper inline" in new.result.error
+    assert tasks == [(3, dataclasses.replace(task, options=Options())), (4, task)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["__init__.py", "_id_print.py"]
