@@ -91,7 +91,10 @@ class Summary:
         self.unchanged += n
 
     def add(self, r: FileResult) -> None:
-        self.scanned += not r.created  # (a file the run creates was not there to scan)
+        if r.created:  # (a module the run creates, said on its own line: not one it scanned)
+            self.failed += r.status == FAILED
+            return
+        self.scanned += 1
         if r.status == CHANGED:
             self.changed += 1
         elif r.status == UNCHANGED:
