@@ -223,3 +223,16 @@ def test_a_helper_module_that_cannot_be_created_leaves_its_modules_inline(tmp_pa
     assert new.result.status == "failed" and "keep the helper inline" in new.result.error
     assert tasks == [(3, dataclasses.replace(task, options=Options())), (4, task)]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["__init__.py", "_id_print.py"]
+
+
+def test_reports_name_the_created_module_apart(tmp_path):
+    import json
+
+    src = package(tmp_path)
+    res = run(["--check", "--output-format", "json", "."], src)
+    report = json.loads(res.output)
+    created = [f for f in report["files"] if f.get("created")]
+    assert [f["path"] for f in created] == ["pkg/_id_print.py"]
+    assert report["summary"]["files_changed"] == 2 and report["summary"]["files_scanned"] == 6
+    github = run(["--check", "--output-format", "github", "."], src).output
+    assert "file=pkg/_id_print.py" not in github and "file=pkg/a.py" in github
