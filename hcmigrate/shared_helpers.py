@@ -27,6 +27,7 @@ from pathlib import Path
 
 from hcmigrate import files as fileio
 from hcmigrate.results import CHANGED, FAILED, FileResult
+from hcmigrate.runner import Task, adds_definition, map_in_workers, new_file_patch
 
 KEY = "id_print"  # (the helper's key in hcmigrate.codemod.module_helpers.HELPERS)
 HELPER_NAME = "_print_like_id_print"
@@ -53,8 +54,6 @@ def share_helpers(
     helper's place for the modules of its top-level package."""
     if mode == "review":
         return []
-    from hcmigrate.runner import Task, map_in_workers
-
     groups: dict[Path, list[int]] = {}
     for i in options_of:
         target = targets[i]
@@ -81,8 +80,8 @@ def share_helpers(
         )
         for i, _ in probed
     ]
-    from hcmigrate.runner import adds_definition
-
+    if not probes:
+        return []
     answers = map_in_workers(adds_definition, probes, jobs, budget, False)
     users_of: dict[Path, list[int]] = {}
     for (i, top), uses in zip(probed, answers):
@@ -133,8 +132,6 @@ def _new_file(
     if mode in ("check", "diff"):
         new.result = FileResult(new.display, CHANGED, created=True)
         if mode == "diff":
-            from hcmigrate.runner import new_file_patch
-
             new.result.diff = new_file_patch(text.encode(), display)
     return new
 
@@ -155,6 +152,7 @@ def write_new_files(new_files: list[NewFile], tasks: list) -> list:
                 new.display,
                 FAILED,
                 error=f"not written: {why}; its modules keep the helper inline",
+                created=True,
             )
             inline.update(new.users)
             continue
