@@ -97,7 +97,17 @@ def test_two_modules_of_a_package_import_one_helper_module(tmp_path):
     assert "def _print_like_id_print" not in a + b and "import numpy" not in a + b
     # laid out as black lays it out, and passes the linter
     black = subprocess.run(
-        [sys.executable, "-m", "black", "--check", "-q", "pkg/_id_print.py"], cwd=shared
+        [
+            sys.executable,
+            "-m",
+            "black",
+            "--check",
+            "-q",
+            "pkg/_id_print.py",
+            "pkg/a.py",
+            "pkg/sub/b.py",
+        ],
+        cwd=shared,
     )
     assert black.returncode == 0
     lint = subprocess.run(
