@@ -9,6 +9,10 @@ A run over files and folders, as `hcmigrate PATH...` does it:
     for result in migrate_files(plan, jobs=2):               # in file order; "fix" writes
         print(result.display, result.status, result.diagnostics)
 
+A file the run creates (the id_print helper that modules of one package share:
+hcmigrate.shared_helpers) is in `plan.new_files`; in "fix" mode `migrate_files` writes it
+before the modules, and each one's `result` says what became of it.
+
 `migrate_stream` does it for bytes read from standard input, `review_change` asks about and
 writes one change hunk by hunk (--interactive), `write_atomic` replaces a file safely. These are
 imported when first used (they pull in the file walking, the pre-filter and the runner).

@@ -394,6 +394,11 @@ def _run_paths(
     quit_review = False
     accept_all = False
     stream = migrate_files(plan, jobs, cache)
+    # (the files the run creates: written by now in fix mode, before the modules using them)
+    created = [new.result for new in plan.new_files if new.result is not None]
+    if text_out:
+        for res in created:
+            _print_result(res, mode, quiet, verbose, say)
     once_per_run = OncePerRun()
     try:
         for (i, _task), res in zip(plan.tasks, stream):
@@ -428,7 +433,7 @@ def _run_paths(
     for res, note in once_per_run.held():  # (a note no file with something to migrate showed)
         if text_out and not quiet:
             say(note.format(res.display))
-    final = [results[i] for i in sorted(results)]
+    final = [results[i] for i in sorted(results)] + created
     metadata = _project_metadata(settings, plan, final, mode, accept_all)
     if not quiet:
         for line in metadata.lines:
@@ -559,6 +564,8 @@ def _print_result(res: FileResult, mode: str, quiet: bool, verbose: int, say) ->
             _out(res.diff, nl=False)
         elif not quiet:
             verb = {"fix": "rewrote", "review": "rewrote"}.get(mode, "would rewrite")
+            if res.created:
+                verb = "created" if mode == "fix" else "would create"
             if mode == "review" and not res.written:
                 return
             say(f"{verb} {res.display}")

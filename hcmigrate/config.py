@@ -26,6 +26,9 @@ KNOWN_KEYS = {
     "respect-gitignore": bool,
     "line-length": int,
     "file-timeout": float,
+    # the file (relative to this pyproject.toml's folder) that holds the id_print helper the
+    # modules of its package share (hcmigrate.shared_helpers)
+    "id-print-helper": str,
     # `"glob" = "compat"`: the strategy of the files a gitignore-style pattern (relative to this
     # pyproject.toml's folder) matches, as Ruff's per-file-ignores (hcmigrate.settings)
     "per-file-strategy": dict,

@@ -320,6 +320,41 @@ def write_atomic(source: SourceFile, new_text: str) -> None:
         raise
 
 
+def create_atomic(path: Path, data: bytes, like: Path | None = None) -> None:
+    """Create the file `path` with `data`, never over anything by that name (FileExistsError).
+    The bytes go to a temporary file in the same folder first (flushed to disk), which is then
+    linked to `path`: the file appears whole or not at all. Its mode is that of `like` (a file
+    beside it: the package's `__init__.py`), else what the umask leaves of 0o666."""
+    if like is not None:
+        mode = stat.S_IMODE(os.stat(like).st_mode)
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=temp_name_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        try:
+            os.link(tmp, path)  # (FileExistsError where anything has that name)
+        except FileExistsError:
+            raise
+        except OSError:  # (a file system without hard links: created, then written)
+            out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+            try:
+                _overwrite(out, data)
+            finally:
+                os.close(out)
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
 def _give_owner(fd: int, st: os.stat_result) -> bool:
     """Give the new file the old one's owner and group; False where that is not allowed."""
     now = os.fstat(fd)

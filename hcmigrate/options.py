@@ -85,6 +85,12 @@ class Options:
     # (("pkg.backend.clip", "jax.numpy.clip"),): calls through them are JAX102's sites
     # (hcmigrate.removed_exports).
     removed_exports: tuple[tuple[str, str], ...] = ()
+    # Module helpers the run writes once for the package (hcmigrate.shared_helpers): (key in
+    # hcmigrate.codemod.module_helpers.HELPERS, the module to import it from, that module
+    # relative to this one), e.g. ("id_print", "pkg._id_print", ".._id_print"). The module
+    # imports the helper (relatively where it imports its own package so) instead of
+    # defining it.
+    shared_helpers: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass

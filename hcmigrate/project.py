@@ -36,6 +36,9 @@ class RunPlan:
     # What the run says once (hcmigrate.local_jax: modules a local `jax` shadows JAX for).
     notes: list[str] = dataclasses.field(default_factory=list)
     target_notes: list[str] = dataclasses.field(default_factory=list)  # each project's JAX (-v)
+    # Modules the run creates: the id_print helper its package's modules share
+    # (hcmigrate.shared_helpers.NewFile; each one's result once planned or written)
+    new_files: list = dataclasses.field(default_factory=list)
 
     @property
     def targets(self) -> list[Target]:
@@ -56,6 +59,7 @@ def plan_run(
     from hcmigrate.removed_exports import add_callers as add_removed_callers
     from hcmigrate.removed_exports import find as find_removed_exports
     from hcmigrate.runner import Task, load_codemod
+    from hcmigrate.shared_helpers import share_helpers
 
     selection = settings.selector().select(paths)
     targets = selection.targets
@@ -132,6 +136,16 @@ def plan_run(
             if x64 is not None:
                 options = dataclasses.replace(options, x64_on_import=x64)
         options_of[i] = options
+    # (modules of one package that print containers share one id_print helper)
+    new_files = share_helpers(
+        targets,
+        options_of,
+        mode,
+        jobs,
+        settings.file_timeout,
+        scanned.unparsed,
+        settings.id_print_helper,
+    )
     tasks = [
         (
             i,
@@ -155,7 +169,16 @@ def plan_run(
         for shadow, names in shadowed.items()
     ]
     return RunPlan(
-        selection, tasks, results, passed, removed, settings.file_timeout, index, said, notes
+        selection,
+        tasks,
+        results,
+        passed,
+        removed,
+        settings.file_timeout,
+        index,
+        said,
+        notes,
+        new_files,
     )
 
 
@@ -195,9 +218,13 @@ def migrate_files(
     plan: RunPlan, jobs: int, cache: ResultCache | None = None
 ) -> Iterator[FileResult]:
     """One result per task of `plan`, in order (worker processes when it pays; in fix mode
-    each file is written, atomically)."""
+    each file is written, atomically). In fix mode the files the run creates
+    (`plan.new_files`) are written first, when this is called."""
     from hcmigrate.runner import run_tasks
+    from hcmigrate.shared_helpers import write_new_files
 
+    if plan.new_files and any(task.mode == "fix" for _, task in plan.tasks):
+        plan.tasks = write_new_files(plan.new_files, plan.tasks)
     return run_tasks([task for _, task in plan.tasks], jobs, cache, plan.file_timeout)
 
 

@@ -91,6 +91,9 @@ class Summary:
         self.unchanged += n
 
     def add(self, r: FileResult) -> None:
+        if r.created:  # (a module the run creates, said on its own line: not one it scanned)
+            self.failed += r.status == FAILED
+            return
         self.scanned += 1
         if r.status == CHANGED:
             self.changed += 1
@@ -159,6 +162,7 @@ def json_report(results: list[FileResult], summary: Summary, statistics: bool) -
             {
                 "path": r.display,
                 "status": r.status,
+                **({"created": True} if r.created else {}),  # (a module the run creates)
                 **({"error": r.error, "error_location": r.error_location} if r.error else {}),
                 "diagnostics": [
                     {**d.to_json(), "path": r.display, "location": d.location(r.display)}
@@ -290,6 +294,9 @@ def github_report(results: list[FileResult], mode: str) -> str:
             lines.append(
                 f"::error file={f}{line},title=hcmigrate::{_gh_escape(r.error or 'failed')}"
             )
+        elif r.status == CHANGED and mode in ("check", "diff") and r.created:
+            # (no annotation on a file that is not there: its modules' annotations say the run)
+            continue
         elif r.status == CHANGED and mode in ("check", "diff"):
             lines.append(
                 f"::error file={f},title=hcmigrate::would be rewritten by hcmigrate (run `hcmigrate {_gh_escape(r.display)}`)"

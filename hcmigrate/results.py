@@ -27,6 +27,7 @@ class FileResult:
     # what the written code asks of its project's metadata (the JAX it needs, whether it
     # imports the compat runtime: hcmigrate.projects.metadata_plan.CodeFacts); None: unchanged
     code_facts: object | None = None
+    created: bool = False  # a new file (hcmigrate.shared_helpers), not a rewritten one
 
     @property
     def error_location(self) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -380,6 +381,63 @@ def run_isolated(task: Task, text: str, budget: float | None = None) -> Outcome:
         _outcome_of_pair, [(task, text)], 1, context, died, budget=budget, on_overrun=overran
     )
     return outcome
+
+
+def map_in_workers(fn, items: list, jobs: int, budget: float | None, failed) -> list:
+    """`fn(item)` for each item, worked out as the run's files are migrated: in worker
+    processes where they can be forked safely (an item whose worker dies or outlasts `budget`
+    gives `failed`), else in this process. `fn`: a module-level function."""
+    context = _start_context()
+    if context.get_start_method() != "fork" and jobs <= 1:
+        return [fn(item) for item in items]
+    from hcmigrate.workers import run_in_workers
+
+    return list(
+        run_in_workers(
+            fn,
+            items,
+            jobs,
+            context,
+            lambda item, how: failed,
+            budget=budget,
+            on_overrun=lambda item, stopped: failed,
+        )
+    )
+
+
+def adds_definition(item: tuple[Task, str]) -> bool:
+    """Would migrating the task's file define the top-level function named `item[1]`, which
+    it does not define yet (hcmigrate.shared_helpers asks it of a module before the run)?
+    False where the file cannot be read or migrated."""
+    task, name = item
+    try:
+        text = fileio.read_source(Path(task.path)).text
+        new = _outcome(task, text)["new"]
+    except Exception:  # (the run reports it, when it migrates the file)
+        return False
+    defines = re.compile(rf"^def {re.escape(name)}\(", re.M)
+    return new is not None and defines.search(new) is not None and not defines.search(text)
+
+
+def new_file_patch(new: bytes, name: str) -> bytes:
+    """A patch that creates the file `name` with the bytes `new` (`--- /dev/null`), which
+    `git apply` and `patch -p1` apply as patch_diff's patches are."""
+    import difflib
+
+    raw = os.fsencode(name)
+    end = b"\t" if b" " in raw else b""
+    lines = difflib.diff_bytes(
+        difflib.unified_diff,
+        [],
+        patch_lines(new),
+        b"/dev/null",
+        git_quoted(b"b/" + raw) + end,
+        lineterm=b"\n",
+    )
+    out = []
+    for line in lines:
+        out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")
+    return b"".join(out)
 
 
 def _outcome_of_pair(item: tuple[Task, str]) -> Outcome:

@@ -47,6 +47,10 @@ class Settings:
     # [tool.hcmigrate.per-file-strategy]: (gitignore-style pattern relative to `root`,
     # strategy), the last match wins; none when --strategy names one for every file
     per_file_strategy: tuple[tuple[str, str], ...] = ()
+    # `id-print-helper`: the module (a .py file in a package folder) that holds the id_print
+    # helper the modules of its top-level package share (hcmigrate.shared_helpers); None: the
+    # package's `_id_print.py`
+    id_print_helper: Path | None = None
 
     def strategy_of(self, path: str | Path) -> str:
         """The strategy of the file at `path`: its per-file-strategy pattern's, else the run's."""
@@ -178,7 +182,21 @@ def resolve_settings(
         check_patterns([p for p, _ in per_file_strategy], table)
         if no_compat and any(s == "compat" for _, s in per_file_strategy):
             raise ConfigError(f"{table} names compat files: not with no-compat")
+    id_print_helper = None
+    if "id-print-helper" in v:
+        id_print_helper = root / v["id-print-helper"]
+        if (
+            id_print_helper.suffix != ".py"
+            or not id_print_helper.stem.isidentifier()
+            or not (id_print_helper.parent / "__init__.py").is_file()
+        ):
+            raise ConfigError(
+                f"{where} id-print-helper must name a .py module in a package folder (one "
+                "with an __init__.py), relative to the pyproject.toml's folder: "
+                f"{v['id-print-helper']!r}"
+            )
     return Settings(
+        id_print_helper=id_print_helper,
         options=Options(
             strategy=strategy,
             add_todos=add_todos,

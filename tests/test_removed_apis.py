@@ -758,7 +758,7 @@ def test_moved_core_names_used_as_attributes_run_on_every_release_of_the_range(l
     [
         (
             "from jax.util import safe_map\n\nx = safe_map(str, [1])\n",
-            "\nx = list(map(str, [1]))\n",
+            "x = list(map(str, [1]))\n",  # (no blank line where the import was)
         ),
         (
             "from jax.experimental.pjit import pjit, pjit_p  # jit things\n\nP = (pjit, pjit_p)\n",

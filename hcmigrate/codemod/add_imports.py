@@ -28,7 +28,8 @@ from hcmigrate.projects.import_style import (
 from hcmigrate.rules.nodes import parse
 from hcmigrate.rules.nodes import dotted_name
 
-Needed = tuple[str, "str | None", "str | None"]  # (module, name or None, alias or None)
+# (module, name or None, alias or None); the module of a `from` import may be relative (`._x`)
+Needed = tuple[str, "str | None", "str | None"]
 
 
 def _binds(statement: cst.BaseStatement, needed: Needed) -> bool:
@@ -41,13 +42,9 @@ def _binds(statement: cst.BaseStatement, needed: Needed) -> bool:
                 dotted_name(a.name) == module and (a.evaluated_alias == alias) for a in small.names
             ):
                 return True
-        if (
-            isinstance(small, cst.ImportFrom)
-            and name is not None
-            and not small.relative
-            and small.module is not None
-        ):
-            if dotted_name(small.module) == module and not isinstance(small.names, cst.ImportStar):
+        if isinstance(small, cst.ImportFrom) and name is not None and small.module is not None:
+            spelled = "." * len(small.relative) + (dotted_name(small.module) or "")
+            if spelled == module and not isinstance(small.names, cst.ImportStar):
                 if any(
                     a.evaluated_name == name and a.evaluated_alias == alias for a in small.names
                 ):
@@ -109,9 +106,7 @@ def add_imports(
         if style.force_single_line or not (
             _merge_into(body, mod, alias_node) or _merge_into(guarded, mod, alias_node)
         ):
-            new_lines.append(
-                cst.SimpleStatementLine([cst.ImportFrom(module=parse(mod), names=[alias_node])])
-            )
+            new_lines.append(cst.SimpleStatementLine([_import_from(mod, alias_node)]))
     guard_node = body[guard] if guard is not None else None
     for line in new_lines:
         if guard_node is not None and _section(line, style) not in (FUTURE, STDLIB):
@@ -122,6 +117,16 @@ def add_imports(
         at = next(i for i, s in enumerate(body) if s is guard_node)
         body[at] = guard_node.with_changes(body=guard_node.body.with_changes(body=guarded))
     return module.with_changes(body=body)
+
+
+def _import_from(module: str, alias: cst.ImportAlias) -> cst.ImportFrom:
+    """`from module import alias`; `module` may be relative (`.._id_print`)."""
+    dotted = module.lstrip(".")
+    return cst.ImportFrom(
+        module=parse(dotted) if dotted else None,
+        relative=[cst.Dot()] * (len(module) - len(dotted)),
+        names=[alias],
+    )
 
 
 def in_file_order(body: list[cst.BaseStatement], style: ImportStyle) -> ImportStyle:
@@ -297,7 +302,12 @@ def _sort_key(line: cst.SimpleStatementLine, style: ImportStyle) -> tuple:
     alias = ""
     if isinstance(small, cst.Import) and small.names[0].asname is not None:
         alias = cst.Module(body=[]).code_for_node(small.names[0].asname.name)
-    return isinstance(small, cst.ImportFrom), _module_of(line).lower(), alias
+    module: tuple = (0, _module_of(line).lower())
+    if isinstance(small, cst.ImportFrom) and small.relative:
+        # (furthest first: `from .. import a` before `from . import b`, isort's and ruff's
+        # default)
+        module = (1, -len(small.relative), (dotted_name(small.module) or "").lower())
+    return isinstance(small, cst.ImportFrom), module, alias
 
 
 def _place(

@@ -99,6 +99,57 @@ def _shape_dtype_structs(result_shape):
 }
 
 
+def shared_imports(
+    module: cst.Module, keys, shared: tuple[tuple[str, str, str], ...]
+) -> dict[str, tuple[str, str, None]]:
+    """The imports (by helper key) of the helpers `keys` that the run writes once for the
+    package (Options.shared_helpers), from the module named relatively where the module
+    already imports relatively (`from ._id_print import ...`), else absolutely. A module that
+    defines a top-level function of the helper's name keeps its own."""
+    present = defined_functions(module)
+    relative = any(
+        isinstance(small, cst.ImportFrom) and small.relative
+        for statement in module.body
+        if isinstance(statement, cst.SimpleStatementLine)
+        for small in statement.body
+    )
+    imports = {}
+    for key, absolute, relative_name in shared:
+        name = HELPERS[key].name
+        if key in keys and name not in present:
+            imports[key] = (relative_name if relative else absolute, name, None)
+    return imports
+
+
+def helper_module_text(key: str, names: dict[str, str], indent: str = "    ") -> str:
+    """A module of its own holding the helper `key`, as the run writes it once for a package
+    whose modules share it (hcmigrate.shared_helpers): a docstring, the imports, the def.
+    `names`: the spellings of its placeholders (`{np}` the project's numpy alias)."""
+    helper = HELPERS[key]
+    lines = [
+        f"import {module}" + (f" as {names[placeholder]}" if names[placeholder] != module else "")
+        for placeholder, module, _ in helper.imports
+    ]
+    definition = helper.text(names)
+    if indent != "    ":
+        definition = cst.Module(body=[_definition(definition, indent)]).code
+    return (
+        f'"""{SHARED_DOCSTRINGS[key]}"""\n\n'
+        + "\n".join(sorted(lines, key=str.lower))
+        + "\n\n\n"
+        + definition
+    )
+
+
+# The docstring of the module the run writes for a helper its package's modules share.
+SHARED_DOCSTRINGS = {
+    "id_print": (
+        "Legacy `id_print`'s text for the modules of this package that print containers\n"
+        "(written by hcmigrate, which moved them off jax.experimental.host_callback).\n"
+    ),
+}
+
+
 def defined_functions(module: cst.Module) -> set[str]:
     return {s.name.value for s in module.body if isinstance(s, cst.FunctionDef)}
 

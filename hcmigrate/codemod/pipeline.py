@@ -34,9 +34,15 @@ from hcmigrate.codemod.add_imports import add_imports, in_file_order
 from hcmigrate.codemod.context import ModuleContext
 from hcmigrate.codemod.layout import format_written_lines
 from hcmigrate.codemod.line_diff import source_line
-from hcmigrate.codemod.module_helpers import add_helpers, indent_unit, space_new_guarded_imports
+from hcmigrate.codemod.module_helpers import (
+    add_helpers,
+    indent_unit,
+    shared_imports,
+    space_new_guarded_imports,
+)
 from hcmigrate.codemod.import_passes import CleanUpImports, ImportRulesContext, PointAtCompat
 from hcmigrate.codemod.node_index import NodeIndex
+from hcmigrate.codemod.partial_parse import VerbatimStatement
 from hcmigrate.codemod.parsing import (
     might_use_host_callback,
     might_call_removed_exports,
@@ -334,16 +340,33 @@ def migrate_module(
 
 
 def _with_imports_and_helpers(cleaned: cst.Module, ctx: ModuleContext, style, text: str):
-    imports = [*ctx.imports, *ctx.helper_imports(ctx.helpers)]
+    # (a helper the run writes once for the package is imported from there: shared_imports)
+    shared = shared_imports(cleaned, ctx.helpers, ctx.options.shared_helpers)
+    own = [key for key in ctx.helpers if key not in shared]
+    imports = [*ctx.imports, *ctx.helper_imports(own), *shared.values()]
     with_imports = add_imports(cleaned, imports, style)
     indent = indent_unit(text)
-    helped = add_helpers(with_imports, ctx.helper_definitions(ctx.helpers), indent)
-    return (
-        space_new_guarded_imports(
-            helped, ctx.resolver.index.module, ctx.options.import_style.lines_after_imports
-        ),
-        ctx.diagnostics,
+    helped = add_helpers(with_imports, ctx.helper_definitions(own), indent)
+    spaced = space_new_guarded_imports(
+        helped, ctx.resolver.index.module, ctx.options.import_style.lines_after_imports
     )
+    return _no_blank_lines_at_top(spaced), ctx.diagnostics
+
+
+def _no_blank_lines_at_top(module: cst.Module) -> cst.Module:
+    """`module` without the blank lines that stood below a first statement the run removed
+    (the legacy import, above a blank line and `import os`): a parsed module keeps the lines
+    above its first statement in its header, so blank lines above the first statement of a
+    module with no header are the run's, and black removes them."""
+    if module.header or not module.body or isinstance(module.body[0], VerbatimStatement):
+        return module
+    first = module.body[0]
+    lines = list(first.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    if len(lines) == len(first.leading_lines):
+        return module
+    return module.with_changes(body=[first.with_changes(leading_lines=lines), *module.body[1:]])
 
 
 def _nodes_to_rewrite(ctx: ModuleContext) -> set[int]:

@@ -72,8 +72,6 @@ def shutdown():
     close_files()
 """,
             after="""\
-
-
 def shutdown():
     # nothing to flush any more
     close_files()

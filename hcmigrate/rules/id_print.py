@@ -5,7 +5,8 @@ by numpy's array2string, tuples, lists and dicts as `( a b )`, `[ a b ]`, `{ k=v
 over lines at 80 columns. No format of jax.debug.print prints that text (a 0-d float32
 `2.` / `3.762` comes out as `2.0` / `3.76200008392334`, a container it cannot see by repr()),
 and the codemod cannot know a value's shape, so every print goes to the module's
-`_print_like_id_print` (hcmigrate.codemod.module_helpers), given the keywords by
+`_print_like_id_print` (hcmigrate.codemod.module_helpers; imported from one module of the
+package where two or more of its modules need it, hcmigrate.shared_helpers), given the keywords by
 functools.partial as legacy gave them to its printer. Prints join the ordered jax.debug chain
 of the module's taps, which runs under vmap (per element), grad and cond; ordered
 io_callbacks (impure calls whose result is used) are a separate chain, said in the diagnostic.
