@@ -86,10 +86,7 @@ def _unguarded_nodes(tree: ast.AST):
 
 
 def _guarded_bodies(node: ast.AST) -> set:
-    if isinstance(node, ast.If) and any(
-        "version" in (getattr(n, "id", None) or getattr(n, "attr", None) or "").lower()
-        for n in ast.walk(node.test)
-    ):
+    if _tests_version(node):
         # (both branches: the code chooses by version itself, and the branch for older JAX
         # is the one a floor must not be raised for)
         return set(node.body) | set(node.orelse)
@@ -97,6 +94,30 @@ def _guarded_bodies(node: ast.AST) -> set:
         _catches_missing_names(handler.type) for handler in node.handlers
     ):
         return set(node.body)
+    return _after_version_exit(node)
+
+
+def _tests_version(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and any(
+        "version" in (getattr(n, "id", None) or getattr(n, "attr", None) or "").lower()
+        for n in ast.walk(node.test)
+    )
+
+
+def _after_version_exit(node: ast.AST) -> set:
+    """The statements of a block after a version test that leaves it (`if module_version("jax")
+    < (0, 3, 17): raise RuntimeError(...)`, netket's nn/utils.py): they run only past the
+    test, which the code makes itself."""
+    body = getattr(node, "body", None)
+    if not isinstance(body, list):
+        return set()
+    for i, statement in enumerate(body):
+        if (
+            _tests_version(statement)
+            and statement.body
+            and isinstance(statement.body[-1], (ast.Raise, ast.Return))
+        ):
+            return set(body[i + 1 :])
     return set()
 
 

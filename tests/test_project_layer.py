@@ -601,17 +601,31 @@ def test_code_that_needs_a_jax_the_metadata_does_not_name_gets_a_note(tmp_path, 
     ) in res.output, res.output
 
 
-def test_an_extend_import_written_for_a_removed_module_counts_for_the_floor(tmp_path):
-    """(netket) JAX105 writes `from jax.extend import linear_util` for jax.linear_util: the
-    package then needs JAX 0.4.16 (measured), and its floor says so."""
+def test_an_extend_spelling_written_for_a_removed_module_counts_for_the_floor(tmp_path):
+    """(netket) JAX105 writes `jax.extend.linear_util` for jax.linear_util where the code
+    reaches it through `jax` (`import jax.linear_util`): the package then needs JAX 0.4.16
+    (measured), and its floor says so. A module bound by its own name (`import jax.linear_util
+    as lu`) is imported guarded instead, which runs on the declared floor: nothing raised."""
     files = {
         "requirements.txt": "jax>=0.3.16\n",
-        "scan.py": "import jax.linear_util as lu\n\n\ndef wrap(f):\n    return lu.wrap_init(f)\n",
+        "scan.py": "import jax.linear_util\n\n\ndef wrap(f):\n    return jax.linear_util.wrap_init(f)\n",
     }
     _write(tmp_path, files)
     res = run(["--no-cache", "."], tmp_path)
-    assert "jax.extend" in (tmp_path / "scan.py").read_text(), res.output
+    assert "jax.extend.linear_util.wrap_init" in (tmp_path / "scan.py").read_text(), res.output
     assert (tmp_path / "requirements.txt").read_text() == "jax>=0.4.16\n", res.output
+    assert "scan.py:6 uses jax.extend.linear_util (JAX >= 0.4.16)" in res.output
+    files["requirements.txt"] = "jax>=0.3.16\n"
+    files["scan.py"] = (
+        "import jax.linear_util as lu\n\n\ndef wrap(f):\n    return lu.wrap_init(f)\n"
+    )
+    _write(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert (
+        "except ImportError:\n    import jax.linear_util as lu\n"
+        in (tmp_path / "scan.py").read_text()
+    ), res.output
+    assert (tmp_path / "requirements.txt").read_text() == "jax>=0.3.16\n", res.output
 
 
 def test_a_lock_beside_an_edited_pyproject_is_named_with_its_command(tmp_path):
