@@ -513,7 +513,7 @@ def _project_metadata(
         plan.projects.owner(plan.targets[i].path) for i, r in result_of.items() if r.diagnostics
     } - {None}
     for project in sorted(with_sites, key=lambda p: str(p.root)):
-        extra += blocking_pins(project.root)
+        extra += blocking_pins(project.metadata_root)
         kept = (
             None
             if settings.target_given

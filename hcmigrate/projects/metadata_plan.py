@@ -210,16 +210,16 @@ def _plan_project(
     if why is not None and raise_floor:
         need_text = _dotted(map(str, need))
         justification = f"{shown_path(why[0])}:{why[1]} uses {why[2]} (JAX >= {need_text})"
-        raised = plan_raise(project.root, need)
-        declared = declared_jax_floor(project.root)
+        raised = plan_raise(project.metadata_root, need)
+        declared = declared_jax_floor(project.metadata_root)
         if declared is None or declared[0] < need:
-            for path, form in unread_jax_declarations(project.root):
+            for path, form in unread_jax_declarations(project.metadata_root):
                 out.findings.append(
                     f"{shown_path(path)}: HCB008 [manual] declares its requirements in a form "
                     f"hcmigrate does not read, {form}: if jax is there, raise it to >= "
                     f"{need_text} by hand ({justification})"
                 )
-        caps = [c for c in jax_caps(project.root) if not c.allows(need_text)]
+        caps = [c for c in jax_caps(project.metadata_root) if not c.allows(need_text)]
         if raised is not None and caps:
             for cap in caps:
                 out.findings.append(
@@ -250,13 +250,13 @@ def _plan_project(
                         f"{r.said(c, written, justification)}"
                     )
                 )
-    declared = declared_jax_floor(project.root)
+    declared = declared_jax_floor(project.metadata_root)
     # (a floor the run raised where the project declares jax, an extra's included, is said)
     if declared is None and why is not None and not out.findings and not raised_jax:
         need_text = _dotted(map(str, need))
         listed = (
             "lists jax without a floor"
-            if _lists_jax(project.root)
+            if _lists_jax(project.metadata_root)
             else "does not declare jax (an optional dependency, or its users' choice)"
         )
         out.notes.append(
@@ -272,7 +272,7 @@ def _plan_project(
                 "ship: the floor is not raised for them"
             )
     if imports_compat:
-        declaration = declare_compat(project.root, overlay)
+        declaration = declare_compat(project.metadata_root, overlay)
         if declaration is not None and declaration.problem is not None:
             out.findings.append(declaration.message(False))
         elif declaration is not None:
@@ -283,10 +283,10 @@ def _plan_project(
             )
     out.refused = _refusal(project, out)
     for lock, command in _LOCKS:
-        edited = project.root / "pyproject.toml" in out.edits
-        if edited and out.refused is None and (project.root / lock).is_file():
+        edited = project.metadata_root / "pyproject.toml" in out.edits
+        if edited and out.refused is None and (project.metadata_root / lock).is_file():
             out.notes.append(
-                f"{shown_path(project.root / lock)}: note: pyproject.toml's requirements "
+                f"{shown_path(project.metadata_root / lock)}: note: pyproject.toml's requirements "
                 f"changed: run `{command}` to bring the lock up to date"
             )
     return out
@@ -318,7 +318,7 @@ def _refusal(project: Project, out: ProjectMetadata) -> str | None:
 
     if not out.edits:
         return None
-    for path in sorted(set(metadata_files(project.root)) | set(out.edits)):
+    for path in sorted(set(metadata_files(project.metadata_root)) | set(out.edits)):
         if not path.exists() and not path.is_symlink():
             continue
         try:
