@@ -505,7 +505,10 @@ def _project_metadata(
         )
         files.append(CodeFile(target.path, res.code_facts if applies else None))
     metadata = plan_metadata(
-        files, plan.projects, raise_floor=not settings.target_given and settings.raise_jax_pin
+        files,
+        plan.projects,
+        raise_floor=not settings.target_given and settings.raise_jax_pin,
+        several_devices=settings.options.several_devices,
     )
     outcome = carry_out(metadata, mode, accept_all=accept_all)
     extra = bazel_targets_to_edit(t.path for t in plan.targets)

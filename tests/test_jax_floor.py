@@ -643,3 +643,37 @@ def test_a_moved_module_newer_than_the_floor_is_imported_guarded(tmp_path):
     (tmp_path / "scan.py").write_text("from jax import linear_util as lu\n")
     run(["--no-cache", "."], tmp_path)
     assert (tmp_path / "scan.py").read_text() == "from jax.extend import linear_util as lu\n"
+
+
+def test_an_ordered_io_callback_for_several_devices_needs_what_runs_there(tmp_path):
+    """(praxis with `several-devices = true`) A tap the project runs on several devices becomes
+    an ordered io_callback; io_callback exists from JAX 0.4.6, but on several devices an
+    ordered one is refused up to 0.4.20 and runs from 0.4.21 (measured): the floor rises to
+    0.4.21, said with the reason. Without the setting the tap is an ordered jax.debug.callback,
+    which the 0.4.6 floor has: nothing raised."""
+    (tmp_path / ".git").mkdir()
+    pyproject = '[project]\nname = "p"\ndependencies = ["jax>=0.4.6"]\n'
+    (tmp_path / "step.py").write_text(
+        "import jax\nfrom jax.experimental import host_callback as hcb\n\n\n"
+        "def step(x):\n    hcb.id_tap(lambda v, _: print(v), x)\n    return x\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    (tmp_path / "plain").mkdir()
+    for name in ("step.py", "pyproject.toml"):
+        (tmp_path / "plain" / name).write_text((tmp_path / name).read_text())
+    res = run(["--no-cache", "plain"], tmp_path)
+    assert "jax.debug.callback" in (tmp_path / "plain/step.py").read_text(), res.output
+    assert (tmp_path / "plain/pyproject.toml").read_text() == pyproject, res.output
+    (tmp_path / "pyproject.toml").write_text(
+        pyproject + "\n[tool.hcmigrate]\nseveral-devices = true\n"
+    )
+    res = run(["--no-cache", "step.py"], tmp_path)
+    assert "ordered=True" in (tmp_path / "step.py").read_text(), res.output
+    assert "io_callback" in (tmp_path / "step.py").read_text(), res.output
+    assert '"jax>=0.4.21"' in (tmp_path / "pyproject.toml").read_text(), res.output
+    assert (
+        "step.py:7 uses jax.experimental.io_callback(ordered=True) on several devices "
+        "(JAX >= 0.4.21)" in res.output
+    )
+    again = run(["--no-cache", "step.py"], tmp_path)
+    assert "HCB008" not in again.output and again.exit_code == 0, again.output

@@ -633,7 +633,8 @@ def test_metadata_kept_in_a_pip_package_folder_beside_the_code_is_the_projects(t
     reads and the pip-compiled requirements.txt its CI installs live in pkg/pip_package/. The
     folder above the package is the project (the package is its code), its floor is read
     there, and the lock's exact pin, which keeps out the io_callback the rewrite writes, is a
-    finding naming the file and what to raise (it was said nowhere: no project owned the code)."""
+    finding naming the file and what to raise (it was said nowhere: no project owned the code):
+    0.4.21, where an ordered io_callback runs on several devices (the project's setting)."""
     files = {
         "pkg/__init__.py": "",
         "pkg/decode.py": (
@@ -663,7 +664,7 @@ def test_metadata_kept_in_a_pip_package_folder_beside_the_code_is_the_projects(t
     assert "io_callback" in (tmp_path / "pkg/decode.py").read_text(), res.output
     assert (
         "pkg/pip_package/requirements.txt: HCB008 [manual] the project's JAX floor is not raised "
-        "to 0.4.6, which pkg/decode.py:" in res.output
+        "to 0.4.21, which pkg/decode.py:" in res.output
     ), res.output
     assert "pins `jax==0.3.25`" in res.output
     assert "docs do not ship" not in res.output

@@ -94,15 +94,16 @@ class CodeFacts:
 _IMPORTS_COMPAT = re.compile(r"^[ \t]*(?:from|import)[ \t]+hcmigrate_compat\b", re.MULTILINE)
 
 
-def code_facts(text: str, notebook: bool = False) -> CodeFacts:
+def code_facts(text: str, notebook: bool = False, several_devices: bool = False) -> CodeFacts:
     """The facts of one module's (or notebook's) text. A notebook's cells (magics do not
-    parse) only say whether they import the compat runtime."""
+    parse) only say whether they import the compat runtime. `several_devices`: the run's
+    several-devices setting (native_needs.needs_of)."""
     imports_compat = bool(_IMPORTS_COMPAT.search(text))
     if notebook:
         return CodeFacts(imports_compat=imports_compat)
     from hcmigrate.native_needs import needs_of
 
-    needs = needs_of(text)
+    needs = needs_of(text, several_devices)
     if not needs.uses:
         return CodeFacts(imports_compat=imports_compat)
     name, line, since = needs.above((0,))[0]
@@ -145,8 +146,10 @@ def plan_metadata(
     index: ProjectIndex,
     *,
     raise_floor: bool = True,
+    several_devices: bool = False,
 ) -> MetadataPlan:
-    """The metadata edits of the run whose files (as they are after it) are `files`."""
+    """The metadata edits of the run whose files (as they are after it) are `files`
+    (`several_devices`: the run's setting, for the files it did not write)."""
     by_project: dict[Project, list[CodeFile]] = {}
     for f in files:
         owner = index.owner(f.path)
@@ -155,7 +158,7 @@ def plan_metadata(
     plan = MetadataPlan()
     prefilter = _needs_prefilter() if by_project else None
     for project, owned in by_project.items():
-        done = _plan_project(project, owned, prefilter, raise_floor)
+        done = _plan_project(project, owned, prefilter, raise_floor, several_devices)
         if not any(f.facts is not None for f in owned):
             # (the run wrote none of this project's code: a floor its metadata cannot say is
             # told, not left as the run's manual work; its edits are still made, which
@@ -169,7 +172,7 @@ def plan_metadata(
     return plan
 
 
-def _facts(f: CodeFile, prefilter: re.Pattern) -> CodeFacts | None:
+def _facts(f: CodeFile, prefilter: re.Pattern, several_devices: bool) -> CodeFacts | None:
     if f.facts is not None:
         return f.facts
     try:
@@ -178,11 +181,15 @@ def _facts(f: CodeFile, prefilter: re.Pattern) -> CodeFacts | None:
         return None
     if not prefilter.search(data):
         return None
-    return code_facts(data.decode("utf-8", "replace"), f.path.suffix == ".ipynb")
+    return code_facts(data.decode("utf-8", "replace"), f.path.suffix == ".ipynb", several_devices)
 
 
 def _plan_project(
-    project: Project, files: list[CodeFile], prefilter: re.Pattern, raise_floor: bool
+    project: Project,
+    files: list[CodeFile],
+    prefilter: re.Pattern,
+    raise_floor: bool,
+    several_devices: bool = False,
 ) -> ProjectMetadata:
     from hcmigrate.projects.compat_dependency import declare_compat
     from hcmigrate.projects.constraints import jax_caps
@@ -195,7 +202,7 @@ def _plan_project(
     other_needs = []  # (role, path, line, name, since): docs and tests
     imports_compat = False
     for f in files:
-        facts = _facts(f, prefilter)
+        facts = _facts(f, prefilter, several_devices)
         if facts is None or not facts.says_anything:
             continue
         role = role_of(project, f.path)
