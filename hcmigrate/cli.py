@@ -510,7 +510,10 @@ def _project_metadata(
         )
         files.append(CodeFile(target.path, res.code_facts if applies else None))
     metadata = plan_metadata(
-        files, plan.projects, raise_floor=not settings.target_given and settings.raise_jax_pin
+        files,
+        plan.projects,
+        raise_floor=not settings.target_given and settings.raise_jax_pin,
+        several_devices=settings.options.several_devices,
     )
     outcome = carry_out(metadata, mode, accept_all=accept_all)
     extra = bazel_targets_to_edit(t.path for t in plan.targets)
@@ -518,7 +521,7 @@ def _project_metadata(
         plan.projects.owner(plan.targets[i].path) for i, r in result_of.items() if r.diagnostics
     } - {None}
     for project in sorted(with_sites, key=lambda p: str(p.root)):
-        extra += blocking_pins(project.root)
+        extra += blocking_pins(project.metadata_root)
         kept = (
             None
             if settings.target_given

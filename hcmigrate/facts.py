@@ -337,6 +337,14 @@ SHARDED_PROGRAM_APIS = (
 # from jax 0.8.0 pmap is a shard_map and it runs there, once per device as legacy's tap
 # (measured by scripts/measure_ordered_io_devices.py). xmap is gone since jax 0.4.31.
 PER_DEVICE_APIS = ("pmap", "xmap")
+# An ordered io_callback on several devices (a jit of arrays sharded over a mesh, shard_map) is
+# refused up to jax 0.4.20 ("Ordered effects are not supported for more than 1 device" on
+# 0.4.13; an AssertionError of pxla's get_gspmd_shardings_from_executable on 0.4.18 and 0.4.20)
+# and runs from 0.4.21, once with the whole array in a sharded jit (measured with
+# `scripts/measure_ordered_io_devices.py --probe io_ord CONTEXT` and 4 CPU devices on 0.4.13,
+# 0.4.18, 0.4.20, 0.4.21, 0.4.23 and 0.4.25, each with its own jaxlib; from 0.4.26 on:
+# docs/ordered_io_devices.json). Code written for several devices needs it (native_needs).
+ORDERED_IO_SEVERAL_DEVICES_SINCE = (0, 4, 21)
 ORDERED_IO_UNDER_PMAP_SINCE = (0, 8, 0)
 MULTI_DEVICE_APIS = PER_DEVICE_APIS + SHARDED_PROGRAM_APIS
 

@@ -696,3 +696,27 @@ def rows_of(rule: str) -> tuple[RemovedApi, ...]:
 def version(text: str) -> tuple[int, ...]:
     """ "0.4.25" -> (0, 4, 25)."""
     return tuple(int(part) for part in text.split("."))
+
+
+def replacement_first(row: RemovedApi) -> tuple[int, ...] | None:
+    """The first JAX release with the row's replacement: its measured `replacement_since`, or,
+    for a replacement the oldest wheel the table reads already has (`replacement_since` None),
+    the first release facts.NATIVE_SINCE read in older ones (jax.extend.linear_util: 0.4.16);
+    None: every release has it."""
+    from hcmigrate.facts import NATIVE_SINCE
+
+    if row.replacement_since:
+        return version(row.replacement_since)
+    return NATIVE_SINCE.get(row.replacement or "")
+
+
+def guard_of(row: RemovedApi) -> str | None:
+    """How an import of the row's name is guarded where its replacement is newer than the
+    project's floor (`RemovedApi.guard`). A moved module (`jax.linear_util`, now
+    `jax.extend.linear_util`) falls back to its old home: every release before the
+    replacement has it, and from there on the guard takes the replacement."""
+    if row.guard is not None:
+        return row.guard
+    if row.kind is Kind.MODULE and row.mechanical and row.replacement:
+        return "old"
+    return None

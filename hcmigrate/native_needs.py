@@ -10,7 +10,13 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from hcmigrate.facts import COMPAT_PACKAGE_JAX_FLOOR, NATIVE_KEYWORD_SINCE, NATIVE_SINCE
+from hcmigrate.facts import (
+    COMPAT_PACKAGE_JAX_FLOOR,
+    NATIVE_KEYWORD_SINCE,
+    NATIVE_SINCE,
+    ORDERED_IO_SEVERAL_DEVICES_SINCE,
+    SHARDED_PROGRAM_APIS,
+)
 from hcmigrate.jax_removals import REMOVED_APIS, version
 
 
@@ -43,14 +49,17 @@ class Needs:
         return sorted(by_line, key=lambda u: u[2], reverse=True)
 
 
-def needs_of(code: str) -> Needs:
-    """What the module `code` needs (nothing for code that does not parse)."""
+def needs_of(code: str, several_devices: bool = False) -> Needs:
+    """What the module `code` needs (nothing for code that does not parse). `several_devices`:
+    the project says its code runs on several devices (the several-devices setting); a module
+    that names a sharded-program API (facts.SHARDED_PROGRAM_APIS) says so itself."""
     needs = Needs()
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return needs
     aliases = _aliases(tree)
+    several_devices = several_devices or _names_sharded_programs(tree)
     for node in _unguarded_nodes(tree):
         if _imports_compat_package(node):
             needs.add("hcmigrate_compat", node.lineno, COMPAT_PACKAGE_JAX_FLOOR)
@@ -64,7 +73,28 @@ def needs_of(code: str) -> Needs:
                 since = NATIVE_KEYWORD_SINCE.get((callee, keyword.arg))
                 if since:
                     needs.add(f"{callee}({keyword.arg}=)", node.lineno, since)
+            if several_devices and _ordered_io(callee, node):
+                needs.add(
+                    f"{callee}(ordered=True) on several devices",
+                    node.lineno,
+                    ORDERED_IO_SEVERAL_DEVICES_SINCE,
+                )
     return needs
+
+
+def _ordered_io(callee: str | None, node: ast.Call) -> bool:
+    return callee == "jax.experimental.io_callback" and any(
+        k.arg == "ordered" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in node.keywords
+    )
+
+
+def _names_sharded_programs(tree: ast.AST) -> bool:
+    return any(
+        (getattr(n, "id", None) or getattr(n, "attr", None)) in SHARDED_PROGRAM_APIS
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Name, ast.Attribute))
+    )
 
 
 # A use the code itself guards needs nothing of the declared range: the body of an `if` that
@@ -86,10 +116,7 @@ def _unguarded_nodes(tree: ast.AST):
 
 
 def _guarded_bodies(node: ast.AST) -> set:
-    if isinstance(node, ast.If) and any(
-        "version" in (getattr(n, "id", None) or getattr(n, "attr", None) or "").lower()
-        for n in ast.walk(node.test)
-    ):
+    if _tests_version(node):
         # (both branches: the code chooses by version itself, and the branch for older JAX
         # is the one a floor must not be raised for)
         return set(node.body) | set(node.orelse)
@@ -97,6 +124,30 @@ def _guarded_bodies(node: ast.AST) -> set:
         _catches_missing_names(handler.type) for handler in node.handlers
     ):
         return set(node.body)
+    return _after_version_exit(node)
+
+
+def _tests_version(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and any(
+        "version" in (getattr(n, "id", None) or getattr(n, "attr", None) or "").lower()
+        for n in ast.walk(node.test)
+    )
+
+
+def _after_version_exit(node: ast.AST) -> set:
+    """The statements of a block after a version test that leaves it (`if module_version("jax")
+    < (0, 3, 17): raise RuntimeError(...)`, netket's nn/utils.py): they run only past the
+    test, which the code makes itself."""
+    body = getattr(node, "body", None)
+    if not isinstance(body, list):
+        return set()
+    for i, statement in enumerate(body):
+        if (
+            _tests_version(statement)
+            and statement.body
+            and isinstance(statement.body[-1], (ast.Raise, ast.Return))
+        ):
+            return set(body[i + 1 :])
     return set()
 
 

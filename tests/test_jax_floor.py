@@ -586,3 +586,94 @@ def test_a_floor_raised_in_an_extra_is_not_also_said_to_be_missing(tmp_path):
     assert "jax>=0.4.26" in (tmp_path / "setup.cfg").read_text(), res.output
     assert "raised the project's JAX floor" in res.output, res.output
     assert "does not declare jax" not in res.output, res.output
+
+
+def test_a_moved_module_newer_than_the_floor_is_imported_guarded(tmp_path):
+    """(netket@fae7c32) `jax.linear_util` moved to `jax.extend.linear_util`, first in JAX
+    0.4.16, on a `jax>=0.3.16` floor whose host_callback code needs nothing newer (its `call`
+    is the legacy branch of a version switch): each import of the module tries the new home
+    and falls back to the old one, which every JAX below 0.4.16 has, so neither the JAX floor
+    (to 0.4.16) nor the Python floor (3.7 -> 3.9, what JAX 0.4.16 requires) is raised. A use
+    past the code's own version check (`if module_version("jax") < (0, 3, 17): raise`) needs
+    nothing of the floor either, and the kept branch for JAX < 0.3.17 runs on the declared
+    floor (not "excluded by the project's floor (0.4.26)", the release the rewrite writes
+    for)."""
+    pyproject = (
+        '[project]\nname = "p"\nrequires-python = ">=3.7"\n'
+        'dependencies = ["jax>=0.3.16", "jaxlib>=0.3.15"]\n'
+    )
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    (tmp_path / "scan.py").write_text(
+        "import jax\nfrom jax import linear_util as lu\nimport jax.linear_util as lu2\n"
+        "from jax.linear_util import wrap_init\n\n\n"
+        "def wrapped(fun):\n    return lu.wrap_init(fun), lu2.wrap_init(fun), wrap_init(fun)\n"
+    )
+    (tmp_path / "switch.py").write_text(
+        "import jax\nfrom importlib.metadata import version\n\n\n"
+        "def module_version(name):\n    return tuple(map(int, version(name).split('.')[:3]))\n\n\n"
+        "def pure_callback(callback, shapes, *args):\n"
+        '    if module_version("jax") >= (0, 3, 17):\n'
+        "        return jax.pure_callback(callback, shapes, *args)\n"
+        "    else:\n"
+        "        from jax.experimental.host_callback import call\n\n"
+        "        return call(callback, *args, result_shape=shapes)\n\n\n"
+        "def numbers(f, x):\n"
+        '    if module_version("jax") < (0, 3, 17):\n'
+        '        raise RuntimeError("needs jax >= 0.3.17")\n'
+        "    return jax.pure_callback(f, x, x)\n"
+    )
+    first = run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "pyproject.toml").read_text() == pyproject, first.output
+    assert "HCB008" not in first.output and first.exit_code == 0, first.output
+    assert (tmp_path / "scan.py").read_text() == (
+        "import jax\n\n"
+        "try:\n    from jax.extend import linear_util as lu\n"
+        "except ImportError:\n    from jax import linear_util as lu\n\n"
+        "try:\n    import jax.extend.linear_util as lu2\n"
+        "except ImportError:\n    import jax.linear_util as lu2\n\n"
+        "try:\n    from jax.extend.linear_util import wrap_init\n"
+        "except ImportError:\n    from jax.linear_util import wrap_init\n\n\n"
+        "def wrapped(fun):\n    return lu.wrap_init(fun), lu2.wrap_init(fun), wrap_init(fun)\n"
+    ), first.output
+    assert "HCB014 [fixed] left as it is: this branch runs only on JAX < 0.3.17" in first.output
+    again = run(["--no-cache", "."], tmp_path)
+    assert "rewrote" not in again.output and again.exit_code == 0, again.output
+    # (a floor at the replacement's first release moves the import as before)
+    (tmp_path / "pyproject.toml").write_text(pyproject.replace("0.3.16", "0.4.16"))
+    (tmp_path / "scan.py").write_text("from jax import linear_util as lu\n")
+    run(["--no-cache", "."], tmp_path)
+    assert (tmp_path / "scan.py").read_text() == "from jax.extend import linear_util as lu\n"
+
+
+def test_an_ordered_io_callback_for_several_devices_needs_what_runs_there(tmp_path):
+    """(praxis with `several-devices = true`) A tap the project runs on several devices becomes
+    an ordered io_callback; io_callback exists from JAX 0.4.6, but on several devices an
+    ordered one is refused up to 0.4.20 and runs from 0.4.21 (measured): the floor rises to
+    0.4.21, said with the reason. Without the setting the tap is an ordered jax.debug.callback,
+    which the 0.4.6 floor has: nothing raised."""
+    (tmp_path / ".git").mkdir()
+    pyproject = '[project]\nname = "p"\ndependencies = ["jax>=0.4.6"]\n'
+    (tmp_path / "step.py").write_text(
+        "import jax\nfrom jax.experimental import host_callback as hcb\n\n\n"
+        "def step(x):\n    hcb.id_tap(lambda v, _: print(v), x)\n    return x\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(pyproject)
+    (tmp_path / "plain").mkdir()
+    for name in ("step.py", "pyproject.toml"):
+        (tmp_path / "plain" / name).write_text((tmp_path / name).read_text())
+    res = run(["--no-cache", "plain"], tmp_path)
+    assert "jax.debug.callback" in (tmp_path / "plain/step.py").read_text(), res.output
+    assert (tmp_path / "plain/pyproject.toml").read_text() == pyproject, res.output
+    (tmp_path / "pyproject.toml").write_text(
+        pyproject + "\n[tool.hcmigrate]\nseveral-devices = true\n"
+    )
+    res = run(["--no-cache", "step.py"], tmp_path)
+    assert "ordered=True" in (tmp_path / "step.py").read_text(), res.output
+    assert "io_callback" in (tmp_path / "step.py").read_text(), res.output
+    assert '"jax>=0.4.21"' in (tmp_path / "pyproject.toml").read_text(), res.output
+    assert (
+        "step.py:7 uses jax.experimental.io_callback(ordered=True) on several devices "
+        "(JAX >= 0.4.21)" in res.output
+    )
+    again = run(["--no-cache", "step.py"], tmp_path)
+    assert "HCB008" not in again.output and again.exit_code == 0, again.output

@@ -218,7 +218,7 @@ def _sites_beyond_the_projects_cap(code: str, diagnostics, options: Options) -> 
         options.jax_requirements, ".".join(map(str, NATIVE_OUTPUT_SINCE))
     ):
         return frozenset()
-    needs = needs_of(code)
+    needs = needs_of(code, options.several_devices)
     beyond = [
         use
         for use in needs.above((0,))

@@ -94,15 +94,16 @@ class CodeFacts:
 _IMPORTS_COMPAT = re.compile(r"^[ \t]*(?:from|import)[ \t]+hcmigrate_compat\b", re.MULTILINE)
 
 
-def code_facts(text: str, notebook: bool = False) -> CodeFacts:
+def code_facts(text: str, notebook: bool = False, several_devices: bool = False) -> CodeFacts:
     """The facts of one module's (or notebook's) text. A notebook's cells (magics do not
-    parse) only say whether they import the compat runtime."""
+    parse) only say whether they import the compat runtime. `several_devices`: the run's
+    several-devices setting (native_needs.needs_of)."""
     imports_compat = bool(_IMPORTS_COMPAT.search(text))
     if notebook:
         return CodeFacts(imports_compat=imports_compat)
     from hcmigrate.native_needs import needs_of
 
-    needs = needs_of(text)
+    needs = needs_of(text, several_devices)
     if not needs.uses:
         return CodeFacts(imports_compat=imports_compat)
     name, line, since = needs.above((0,))[0]
@@ -145,8 +146,10 @@ def plan_metadata(
     index: ProjectIndex,
     *,
     raise_floor: bool = True,
+    several_devices: bool = False,
 ) -> MetadataPlan:
-    """The metadata edits of the run whose files (as they are after it) are `files`."""
+    """The metadata edits of the run whose files (as they are after it) are `files`
+    (`several_devices`: the run's setting, for the files it did not write)."""
     by_project: dict[Project, list[CodeFile]] = {}
     for f in files:
         owner = index.owner(f.path)
@@ -155,7 +158,7 @@ def plan_metadata(
     plan = MetadataPlan()
     prefilter = _needs_prefilter() if by_project else None
     for project, owned in by_project.items():
-        done = _plan_project(project, owned, prefilter, raise_floor)
+        done = _plan_project(project, owned, prefilter, raise_floor, several_devices)
         if not any(f.facts is not None for f in owned):
             # (the run wrote none of this project's code: a floor its metadata cannot say is
             # told, not left as the run's manual work; its edits are still made, which
@@ -169,7 +172,7 @@ def plan_metadata(
     return plan
 
 
-def _facts(f: CodeFile, prefilter: re.Pattern) -> CodeFacts | None:
+def _facts(f: CodeFile, prefilter: re.Pattern, several_devices: bool) -> CodeFacts | None:
     if f.facts is not None:
         return f.facts
     try:
@@ -178,11 +181,15 @@ def _facts(f: CodeFile, prefilter: re.Pattern) -> CodeFacts | None:
         return None
     if not prefilter.search(data):
         return None
-    return code_facts(data.decode("utf-8", "replace"), f.path.suffix == ".ipynb")
+    return code_facts(data.decode("utf-8", "replace"), f.path.suffix == ".ipynb", several_devices)
 
 
 def _plan_project(
-    project: Project, files: list[CodeFile], prefilter: re.Pattern, raise_floor: bool
+    project: Project,
+    files: list[CodeFile],
+    prefilter: re.Pattern,
+    raise_floor: bool,
+    several_devices: bool = False,
 ) -> ProjectMetadata:
     from hcmigrate.projects.compat_dependency import declare_compat
     from hcmigrate.projects.constraints import jax_caps
@@ -195,7 +202,7 @@ def _plan_project(
     other_needs = []  # (role, path, line, name, since): docs and tests
     imports_compat = False
     for f in files:
-        facts = _facts(f, prefilter)
+        facts = _facts(f, prefilter, several_devices)
         if facts is None or not facts.says_anything:
             continue
         role = role_of(project, f.path)
@@ -210,16 +217,16 @@ def _plan_project(
     if why is not None and raise_floor:
         need_text = _dotted(map(str, need))
         justification = f"{shown_path(why[0])}:{why[1]} uses {why[2]} (JAX >= {need_text})"
-        raised = plan_raise(project.root, need)
-        declared = declared_jax_floor(project.root)
+        raised = plan_raise(project.metadata_root, need)
+        declared = declared_jax_floor(project.metadata_root)
         if declared is None or declared[0] < need:
-            for path, form in unread_jax_declarations(project.root):
+            for path, form in unread_jax_declarations(project.metadata_root):
                 out.findings.append(
                     f"{shown_path(path)}: HCB008 [manual] declares its requirements in a form "
                     f"hcmigrate does not read, {form}: if jax is there, raise it to >= "
                     f"{need_text} by hand ({justification})"
                 )
-        caps = [c for c in jax_caps(project.root) if not c.allows(need_text)]
+        caps = [c for c in jax_caps(project.metadata_root) if not c.allows(need_text)]
         if raised is not None and caps:
             for cap in caps:
                 out.findings.append(
@@ -250,13 +257,13 @@ def _plan_project(
                         f"{r.said(c, written, justification)}"
                     )
                 )
-    declared = declared_jax_floor(project.root)
+    declared = declared_jax_floor(project.metadata_root)
     # (a floor the run raised where the project declares jax, an extra's included, is said)
     if declared is None and why is not None and not out.findings and not raised_jax:
         need_text = _dotted(map(str, need))
         listed = (
             "lists jax without a floor"
-            if _lists_jax(project.root)
+            if _lists_jax(project.metadata_root)
             else "does not declare jax (an optional dependency, or its users' choice)"
         )
         out.notes.append(
@@ -272,7 +279,7 @@ def _plan_project(
                 "ship: the floor is not raised for them"
             )
     if imports_compat:
-        declaration = declare_compat(project.root, overlay)
+        declaration = declare_compat(project.metadata_root, overlay)
         if declaration is not None and declaration.problem is not None:
             out.findings.append(declaration.message(False))
         elif declaration is not None:
@@ -283,10 +290,10 @@ def _plan_project(
             )
     out.refused = _refusal(project, out)
     for lock, command in _LOCKS:
-        edited = project.root / "pyproject.toml" in out.edits
-        if edited and out.refused is None and (project.root / lock).is_file():
+        edited = project.metadata_root / "pyproject.toml" in out.edits
+        if edited and out.refused is None and (project.metadata_root / lock).is_file():
             out.notes.append(
-                f"{shown_path(project.root / lock)}: note: pyproject.toml's requirements "
+                f"{shown_path(project.metadata_root / lock)}: note: pyproject.toml's requirements "
                 f"changed: run `{command}` to bring the lock up to date"
             )
     return out
@@ -318,7 +325,7 @@ def _refusal(project: Project, out: ProjectMetadata) -> str | None:
 
     if not out.edits:
         return None
-    for path in sorted(set(metadata_files(project.root)) | set(out.edits)):
+    for path in sorted(set(metadata_files(project.metadata_root)) | set(out.edits)):
         if not path.exists() and not path.is_symlink():
             continue
         try:

@@ -3,7 +3,11 @@
 A file's project is the nearest folder above it with packaging metadata: a pyproject.toml that
 declares a build or a project (`[build-system]`, `[project]`, `[tool.poetry]`, ...), a
 setup.py, or a setup.cfg with `[metadata]` or `[options]`. Only where none is found, the
-nearest folder with requirements files (a folder of scripts) owns it. The search never goes
+nearest folder with requirements files (a folder of scripts) owns it. Between the two: a
+folder whose metadata lives in a subfolder beside its code (METADATA_FOLDERS: praxis's
+praxis/pip_package holds its setup.py, the requirements.in that setup.py reads and the
+requirements.txt its CI installs): the folder above that package is the project, its metadata
+read and edited in the subfolder. The search never goes
 above a VCS root (a folder with `.git`, `.hg`, `.svn` or `.jj`), and it never looks at the
 working folder or a `--config` file's folder unless the file is inside them: a run on
 `../target` edits nothing of the folder it was started from.
@@ -26,6 +30,10 @@ VCS_MARKERS = (".git", ".hg", ".svn", ".jj")
 _PACKAGING_TABLES = ("build-system", "project")
 _PACKAGING_TOOLS = ("poetry", "flit", "pdm", "hatch", "setuptools", "uv")
 _MAX_READ = 4 * 1024 * 1024
+# Subfolders that hold a package's metadata beside its code, where no folder above the code has
+# any: Google's pip_package layout (praxis, paxml: setup.py, requirements.in, the pip-compiled
+# requirements.txt that CI installs, and the script that copies setup.py to the root to build).
+METADATA_FOLDERS = ("pip_package",)
 
 
 def read_metadata(path: Path) -> str | None:
@@ -45,6 +53,8 @@ class Project:
     root: Path  # resolved
     packaging: bool  # found by packaging metadata (False: by requirements files only)
     vcs_root: Path | None = None
+    # the folder of its metadata where that is not the root (praxis/pip_package)
+    metadata: Path | None = None
     _facts: dict = field(default_factory=dict, repr=False)
 
     def __hash__(self) -> int:
@@ -52,6 +62,11 @@ class Project:
 
     def __eq__(self, other) -> bool:
         return isinstance(other, Project) and other.root == self.root
+
+    @property
+    def metadata_root(self) -> Path:
+        """Where its packaging metadata and requirements files are read and edited."""
+        return self.metadata or self.root
 
     def contains(self, path: Path) -> bool:
         try:
@@ -130,14 +145,24 @@ class ProjectIndex:
         for candidate in chain:
             if any(is_packaging_file(candidate / n) for n in PACKAGING_FILES):
                 return self._project(candidate, True, vcs)
+        for i, candidate in enumerate(chain):
+            for name in METADATA_FOLDERS:
+                beside = candidate / name
+                if any(is_packaging_file(beside / n) for n in PACKAGING_FILES):
+                    # (in a package, the project is the folder above it, where the build runs
+                    # setup.py and finds the package)
+                    package = (candidate / "__init__.py").is_file() and i + 1 < len(chain)
+                    return self._project(chain[i + 1] if package else candidate, True, vcs, beside)
         for candidate in chain:
             if _has_requirements(candidate):
                 return self._project(candidate, False, vcs)
         return None
 
-    def _project(self, root: Path, packaging: bool, vcs: Path | None) -> Project:
+    def _project(
+        self, root: Path, packaging: bool, vcs: Path | None, metadata: Path | None = None
+    ) -> Project:
         if root not in self._projects:
-            self._projects[root] = Project(root, packaging, vcs)
+            self._projects[root] = Project(root, packaging, vcs, metadata)
         return self._projects[root]
 
     def group(self, paths) -> dict[Project, list[Path]]:

@@ -84,7 +84,7 @@ def _shipped(project: Project) -> tuple[frozenset, frozenset] | None:
     """(top-level package names, top-level module file names) the project ships; None where
     it ships none that can be found."""
     root = project.root
-    listed = _listed_packages(root)
+    listed = _listed_packages(project.metadata_root)
     packages = set(listed) if listed else set()
     if not packages:
         for base in (root, root / "src"):
@@ -98,7 +98,7 @@ def _shipped(project: Project) -> tuple[frozenset, frozenset] | None:
                     and not child.name.startswith(".")
                 ):
                     packages.add(child.name)
-    modules = {f"{m}.py" for m in _py_modules(root)}
+    modules = {f"{m}.py" for m in _py_modules(project.metadata_root)}
     if not packages and not modules:
         return None
     return frozenset(packages), frozenset(modules - _NOT_SHIPPED_MODULES)

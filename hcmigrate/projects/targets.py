@@ -22,7 +22,7 @@ class JaxTarget:
 def jax_target(project: Project, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
     return project.fact(
         "jax_target",
-        lambda p: _jax_target(p.root, strategy=strategy, raise_jax_pin=raise_jax_pin),
+        lambda p: _jax_target(p.metadata_root, strategy=strategy, raise_jax_pin=raise_jax_pin),
     )
 
 
@@ -59,7 +59,7 @@ def _jax_target(root: Path, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
 
 def jax_requirements(project: Project) -> tuple[str, ...]:
     """The project's declared `jax` requirements and the constraints that cap it (texts)."""
-    return project.fact("jax_requirements", lambda p: _jax_requirements(p.root))
+    return project.fact("jax_requirements", lambda p: _jax_requirements(p.metadata_root))
 
 
 def _jax_requirements(root: Path) -> tuple[str, ...]:

@@ -12,7 +12,14 @@ import re
 import libcst as cst
 
 from hcmigrate.diagnostics import Level
-from hcmigrate.jax_removals import IMPORTED_WITH_JAX, RemovedApi, version
+from hcmigrate.jax_removals import (
+    IMPORTED_WITH_JAX,
+    Kind,
+    RemovedApi,
+    guard_of,
+    replacement_first,
+    version,
+)
 from hcmigrate.removed_api_scan import ROOT
 from hcmigrate.rules.context import REMOVE_STATEMENT, RemovedApiSite, RuleContext
 from hcmigrate.rules.nodes import dotted, dotted_name, parse
@@ -216,6 +223,8 @@ def rewrite_import(site: RemovedApiSite, ctx: RuleContext):
         return None
     moves, guarded = found
     node = site.updated
+    if isinstance(node, cst.Import) and guarded:
+        return _guarded_statement(site, ctx, node, guarded)
     if isinstance(node, cst.Import):
         new_names = [moves.get(id(a), a) for a in node.names]
         # (`import jax.config` -> `import jax` beside the module's own `import jax`: a second
@@ -264,35 +273,66 @@ def rewrite_import(site: RemovedApiSite, ctx: RuleContext):
     return result
 
 
+def _guarded_statement(site: RemovedApiSite, ctx: RuleContext, node: cst.Import, guarded: dict):
+    """`import jax.linear_util as lu, numpy as np` where the project's floor predates
+    `jax.extend.linear_util`: the guarded import of each moved module before the statement,
+    which keeps its other names (or goes)."""
+    for alias in node.names:
+        if id(alias) in guarded:
+            ctx.insert_before(site.original, guarded[id(alias)])
+    kept = [a for a in node.names if id(a) not in guarded]
+    if not kept:
+        ctx.replace_statement(site.original)
+        return node
+    last = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return node.with_changes(names=[*kept[:-1], last])
+
+
 def guarded_import(row: RemovedApi, module: str, alias: cst.ImportAlias, newest: str | None):
     """`from module import <alias>` guarded: it tries `newest` (a dotted name; None: the name
-    as imported) and, where that import fails, falls back to the removed spelling (row.guard
-    "old") or binds None ("none"). Also what scripts/measure_jax_removals.py runs on real JAX."""
+    as imported) and, where that import fails, falls back to the removed spelling (guard
+    "old", jax_removals.guard_of) or binds None ("none"). `module` None: `import <alias>`
+    (a module bound by its `as` name), which tries `import <newest> as ...`. Also what
+    scripts/measure_jax_removals.py runs on real JAX."""
     name = dotted_name(alias.name) or ""
-    bound = alias.asname.name.value if alias.asname else name
-    imported = f"from {module} import {name}" + (f" as {bound}" if bound != name else "")
-    tried = imported
-    if newest is not None:
-        new_module, _, new_name = newest.rpartition(".")
-        tried = f"from {new_module} import {new_name}" + (
-            f" as {bound}" if bound != new_name else ""
-        )
-    fallback = imported if row.guard == "old" else f"{bound} = None"
+    if module is None:
+        bound = alias.asname.name.value if alias.asname else name
+        imported = f"import {name} as {bound}"
+        tried = f"import {newest} as {bound}" if newest is not None else imported
+    else:
+        bound = alias.asname.name.value if alias.asname else name
+        imported = f"from {module} import {name}" + (f" as {bound}" if bound != name else "")
+        tried = imported
+        if newest is not None:
+            new_module, _, new_name = newest.rpartition(".")
+            tried = f"from {new_module} import {new_name}" + (
+                f" as {bound}" if bound != new_name else ""
+            )
+    fallback = imported if guard_of(row) == "old" else f"{bound} = None"
     return cst.parse_statement(f"try:\n    {tried}\nexcept ImportError:\n    {fallback}\n")
 
 
 def _guard_for(row: RemovedApi, real: str, ctx: RuleContext) -> str | None:
     """The name a guarded import of `real` tries first ("": the name as imported); None where
-    no guarded import is written (the row has no guard, or one spelling serves the range)."""
-    if row.guard is None or real != row.name:
+    no guarded import is written (the row has no guard, or one spelling serves the range).
+    What decides is the floor the project declares, not the one the run may raise it to: only
+    what the host_callback rewrite needs raises the floor (netket: `from jax import
+    linear_util as lu` on a jax>=0.3.16 floor is guarded, not a raise to 0.4.16 and of its
+    Python floor to 3.9). With no floor known, the name moves (the floor it then needs is
+    said). A moved module's names are guarded as the module is (`from jax.linear_util import
+    wrap_init`)."""
+    guard = guard_of(row)
+    inside = row.kind is Kind.MODULE and real.startswith(row.name + ".")
+    if guard is None or not (real == row.name or inside):
         return None
-    if row.guard == "none":  # (None from the release that removed it, whatever the range)
-        return ""
-    if row.replacement and row.replacement_since:
-        if ctx.target_at_least(version(row.replacement_since)):
-            return None  # (the replacement alone serves the range: moved as usual)
-        return row.replacement
-    return None
+    if guard == "none":  # (None from the release that removed it, whatever the range)
+        return "" if real == row.name else None
+    first = replacement_first(row)
+    if not row.replacement or first is None or ctx.target_jax is None:
+        return None  # (no floor known: moved to the replacement, which says what it needs)
+    if ctx.declared_at_least(first):
+        return None  # (the replacement alone serves the range: moved as usual)
+    return row.replacement + real[len(row.name) :]
 
 
 def _moves(site: RemovedApiSite, ctx: RuleContext) -> tuple[dict, dict] | None:
@@ -303,12 +343,17 @@ def _moves(site: RemovedApiSite, ctx: RuleContext) -> tuple[dict, dict] | None:
     guarded: dict = {}
     for alias, row, real in site.aliases:
         rule = RULES[row.rule]
-        newest = _guard_for(row, real, ctx) if isinstance(site.original, cst.ImportFrom) else None
+        # (`import jax.linear_util as lu` is guarded as `from jax import linear_util as lu`
+        # is; `import jax.linear_util` binds `jax`, whose uses are renamed)
+        guardable = isinstance(site.original, cst.ImportFrom) or (
+            alias.asname is not None and row.kind is Kind.MODULE
+        )
+        newest = _guard_for(row, real, ctx) if guardable else None
         if newest is not None:
-            module = real.rpartition(".")[0]
+            module = real.rpartition(".")[0] if isinstance(site.original, cst.ImportFrom) else None
             guarded[id(alias)] = guarded_import(row, module, alias, newest or None)
             bound = alias.asname.name.value if alias.asname else real.rpartition(".")[2]
-            if row.guard == "old":
+            if guard_of(row) == "old":
                 ctx.report(rule, alias, f"import of `{real}` -> guarded: `{newest}`, else `{real}`")
             else:
                 ctx.report(

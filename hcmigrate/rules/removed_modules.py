@@ -56,6 +56,27 @@ config.update("jax_debug_nans", True)
 """,
                 diagnostics=(),
             ),
+            Example(
+                title="the project allows jax 0.3.16, older than jax.extend.linear_util (0.4.16): "
+                "a guarded import, no floor to raise",
+                before="""\
+from jax import linear_util as lu
+
+f = lu.wrap_init(abs)
+""",
+                after="""\
+try:
+    from jax.extend import linear_util as lu
+except ImportError:
+    from jax import linear_util as lu
+
+f = lu.wrap_init(abs)
+""",
+                diagnostics=(
+                    "1:17 JAX105 [fixed] import of `jax.linear_util` -> guarded: `jax.extend.linear_util`, else `jax.linear_util`",
+                ),
+                options={"target_jax": (0, 3, 16)},
+            ),
         ),
     )
 )

@@ -120,7 +120,9 @@ def report_old_target(site: ModuleSite, ctx: ReportContext) -> None:
         or any(d.code == TARGET_TOO_OLD.code for d in site.diagnostics)
     ):
         return
-    needs = needs_of(site.code if site.code is not None else site.text)
+    needs = needs_of(
+        site.code if site.code is not None else site.text, site.options.several_devices
+    )
     above = needs.above(target)
     if not above or not (
         any(d.code in MODERN_API_CODES for d in site.diagnostics)
