@@ -544,9 +544,33 @@ def _project_metadata(
                 f"{shown_path(kept[0])}: HCB008 [manual] the project's JAX floor is not raised "
                 f"to {'.'.join(map(str, NATIVE_OUTPUT_SINCE))} for the native rewrite: {kept[1]}"
             )
+    extra += _branches_the_raised_floor_excludes(metadata, plan, result_of)
     outcome.lines += extra
     outcome.manual += len(extra)
     return outcome
+
+
+def _branches_the_raised_floor_excludes(metadata, plan, result_of) -> list[str]:
+    """HCB014 for each branch kept for old JAX (left as it is: its module's `fixed` HCB014,
+    judged on the declared floor) that the floor this run raises its project to keeps out:
+    its host_callback code never runs, and the number is the floor the run ends with."""
+    import dataclasses
+
+    from hcmigrate.diagnostics import Level
+    from hcmigrate.rules.version_guard import branch_bound, excluded_by, never_runs_message
+
+    raised = {p.project: p.raised_floor for p in metadata.projects if p.raised_floor}
+    lines = []
+    for i, res in sorted(result_of.items()):
+        floor = raised.get(plan.projects.owner(plan.targets[i].path)) if raised else None
+        for d in res.diagnostics if floor else ():
+            kept = branch_bound(d.message) if d.code == "HCB014" else None
+            if kept is not None and excluded_by(floor, *kept):
+                shown = ("<= " if kept[1] else "< ") + ".".join(map(str, kept[0]))
+                message = never_runs_message(shown, floor, "the project's floor this run raises")
+                said = dataclasses.replace(d, message=message, level=Level.MANUAL)
+                lines.append(said.format(res.display))
+    return lines
 
 
 def _exit_code(mode: str, summary: Summary) -> int:

@@ -160,10 +160,13 @@ NATIVE_OUTPUT_SINCE = (0, 4, 26)
 # module the run points at hcmigrate_compat needs it, as a module written with jax.tree.map
 # needs 0.4.25 (hcmigrate.native_needs), and the project's floor rises to it with the rest.
 COMPAT_PACKAGE_JAX_FLOOR = (0, 4, 26)
+# The oldest JAX release whose sources were read for NATIVE_SINCE (and JAX_RELEASE_REQUIRES).
+OLDEST_MEASURED_JAX = (0, 3, 13)
 # The first JAX release that has each name the native rewrite writes (measured on the
 # releases' own sources, 0.3.13 to 0.4.35: scripts/measure_native_since.py; 0.3.13, the oldest
-# measured, reads "0.3.13 or older"). The replacement spellings the JAX-removals rules write
-# come from their table (hcmigrate.jax_removals, `replacement_since`): jax.tree.map, 0.4.25.
+# measured, reads "0.3.13 or older": such a name raises no floor and is no HCB008 reason, a
+# project floor below it is not known to lack it (jax 0.3.2 exports ShapeDtypeStruct)). The
+# replacement spellings the JAX-removals rules write come from their table (hcmigrate.jax_removals, `replacement_since`): jax.tree.map, 0.4.25.
 # What a written module needs is the newest of what it uses (hcmigrate.native_needs): HCB008
 # and the raised floor (hcmigrate.projects.floors) read it. (Behaviour was measured on jax 0.4.30 and
 # the current JAX; older releases were read for the names only.)

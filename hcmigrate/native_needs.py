@@ -1,19 +1,25 @@
 """The oldest JAX a module's code runs on, computed from what it is written with: each name the
 native rewrite writes (facts.NATIVE_SINCE, facts.NATIVE_KEYWORD_SINCE) and each replacement
 spelling of the JAX-removals table (jax_removals, `replacement_since`), resolved through the
-module's own imports. HCB008 and the raised floor (hcmigrate.projects.floors) read it, on the code
-as written, so a second run gives the same answer as the first.
+module's own imports. HCB008 and the raised floor (hcmigrate.projects.floors) read it: on a
+module the run rewrites, for the names the rewrite added (written_needs: the project's own uses
+need nothing of the run); on a module the run leaves, on the code as written (a tree migrated
+already; the project's floor reads what changed since the last commit there, so that a rerun
+completes an interrupted run: hcmigrate.projects.metadata_plan). A name first seen in the oldest release measured
+(facts.OLDEST_MEASURED_JAX: "that old or older") needs nothing.
 """
 
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 
 from hcmigrate.facts import (
     COMPAT_PACKAGE_JAX_FLOOR,
     NATIVE_KEYWORD_SINCE,
     NATIVE_SINCE,
+    OLDEST_MEASURED_JAX,
     ORDERED_IO_SEVERAL_DEVICES_SINCE,
     SHARDED_PROGRAM_APIS,
 )
@@ -65,7 +71,7 @@ def needs_of(code: str, several_devices: bool = False) -> Needs:
             needs.add("hcmigrate_compat", node.lineno, COMPAT_PACKAGE_JAX_FLOOR)
         if isinstance(node, (ast.Attribute, ast.Name)):
             dotted = _dotted(node, aliases)
-            if dotted in SINCE:
+            if dotted in SINCE and SINCE[dotted] > OLDEST_MEASURED_JAX:
                 needs.add(dotted, node.lineno, SINCE[dotted])
         if isinstance(node, ast.Call):
             callee = _dotted(node.func, aliases)
@@ -95,6 +101,31 @@ def _names_sharded_programs(tree: ast.AST) -> bool:
         for n in ast.walk(tree)
         if isinstance(n, (ast.Name, ast.Attribute))
     )
+
+
+def written_needs(original: str, code: str, several_devices: bool = False) -> Needs:
+    """What `code`, the rewrite of `original`, needs for what the rewrite wrote: the uses of
+    each name beyond those the original has (its own uses, and its other names, need nothing
+    of the run), those on lines the rewrite wrote first."""
+    from hcmigrate.codemod.line_diff import opcodes
+
+    if original == code:
+        return Needs()
+    before = Counter(name for name, _, _ in needs_of(original, several_devices).uses)
+    after = needs_of(code, several_devices)
+    added = Counter(name for name, _, _ in after.uses) - before
+    out = Needs()
+    if not added:
+        return out
+    kept = set()  # (the lines of `code` the rewrite kept as they were, 1-based)
+    for tag, _, _, j1, j2 in opcodes(original.splitlines(), code.splitlines()):
+        if tag == "equal":
+            kept.update(range(j1 + 1, j2 + 1))
+    for name, count in added.items():
+        uses = sorted((u for u in after.uses if u[0] == name), key=lambda u: (u[1] in kept, u[1]))
+        for use in sorted(uses[:count], key=lambda u: u[1]):
+            out.add(*use)
+    return out
 
 
 # A use the code itself guards needs nothing of the declared range: the body of an `if` that

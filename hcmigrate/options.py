@@ -27,6 +27,10 @@ class Options:
     # written that way (`jax.tree_util.tree_map`, clip bounds by position), so that only what
     # the host_callback rewrite needs raises the floor. None: as `target_jax`.
     declared_jax: tuple[int, ...] | None = None
+    # The highest JAX to which the run raises the project's floor where the written code needs
+    # it (hcmigrate.projects.targets.JaxTarget.raisable_to): a module that needs no more is no
+    # HCB008 of its own, the project's metadata line says the raise. None: not raised.
+    floor_raisable_to: tuple[int, ...] | None = None
     # The project's own `jax` requirements and constraints (PEP 508 texts, caps included:
     # `jax>=0.4.25,<0.5`): an API removed in a release none of them admits is not removed for
     # this project, and its import is left as it is (hcmigrate.projects.targets.jax_requirements)

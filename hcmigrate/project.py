@@ -207,6 +207,7 @@ def _with_project_options(
     for note in [target.note] if target.note and target.note not in notes else []:
         notes.append(note)
     problems.extend(p for p in target.problems if p not in problems)
+    options = dataclasses.replace(options, floor_raisable_to=target.raisable_to)
     if target.raise_to is not None:
         return dataclasses.replace(
             options, target_jax=target.raise_to, declared_jax=target.declared

@@ -203,8 +203,10 @@ def _finish(task: Task, src: fileio.SourceFile, outcome: Outcome, res: FileResul
     if new_text is None:
         return res
     res.status = CHANGED
-    # (its project's metadata reads it)
-    res.code_facts = code_facts(new_text, task.notebook, task.options.several_devices)
+    # (its project's metadata reads it: what the run wrote into it)
+    res.code_facts = code_facts(
+        new_text, task.notebook, task.options.several_devices, original=src.text
+    )
     if task.mode != "check":
         new_text = laid_out(task, src.text, new_text)
     try:

@@ -271,10 +271,12 @@ def test_a_floor_that_cannot_be_raised_alone_stays_manual(tmp_path, name, text, 
     # code's own floor; the native target, 0.4.26, is out of reach)
     capped = "for the native rewrite" in (reason or "")
     assert (tmp_path / name).read_text() == (text.replace("0.3.13", "0.3.17") if capped else text)
+    # (the module asks for the raise where the run does not make it; never beside the raise)
     assert (
         "step.py:6:1: HCB008 [manual] the rewritten code needs JAX >= 0.3.17 (jax.effects_barrier, jax.debug.callback); "
-        "the target JAX is 0.3.13"
-    ) in res.output
+        "the target JAX is 0.3.13" in res.output
+    ) != capped, res.output
+    assert ("HCB008 [fixed] raised the project's JAX floor" in res.output) == capped
     assert "jax.numpy.trapz(x)" in (tmp_path / "step.py").read_text()
     assert "JAX106 [manual] `jax.numpy.trapz` is gone from JAX" in res.output, res.output
     assert [line for line in _floor_lines(res.output) if "[manual]" in line] == (
@@ -677,3 +679,45 @@ def test_an_ordered_io_callback_for_several_devices_needs_what_runs_there(tmp_pa
     )
     again = run(["--no-cache", "step.py"], tmp_path)
     assert "HCB008" not in again.output and again.exit_code == 0, again.output
+
+
+def _committed(root, files: dict[str, str]) -> None:
+    import subprocess
+
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "before"]):
+        subprocess.run(
+            ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=root, check=True
+        )
+
+
+def test_only_what_the_run_writes_raises_the_floor(tmp_path):
+    """A project capped below the native target (`jax>=0.3.2,<0.4`, netket's older trees):
+    the floor rises to what the rewrite writes (jax.debug.callback, 0.3.17), not to the
+    project's own uses (jax.Array, 0.3.18, in the rewritten module), and names first seen in
+    the oldest release measured (jax.ShapeDtypeStruct, jax.dtypes.canonicalize_dtype: "0.3.13
+    or older"; jax 0.3.2 has ShapeDtypeStruct) need nothing; no module asks for the raise the
+    run makes; a second run says and changes nothing."""
+    files = {
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.3.2,<0.4"]\n',
+        "p/__init__.py": "",
+        "p/tap.py": "import jax\nfrom jax.experimental import host_callback as hcb\n\n\n"
+        "def step(x: jax.Array):\n    hcb.id_tap(lambda v, _: print(v), x)\n"
+        "    return jax.ShapeDtypeStruct(x.shape, x.dtype)\n",
+        "p/shapes.py": "import jax\n\n\ndef shape_of(x):\n    return jax.ShapeDtypeStruct"
+        "(x.shape, jax.dtypes.canonicalize_dtype(x.dtype))\n",
+    }
+    _committed(tmp_path, files)
+    res = run(["--no-cache", "."], tmp_path)
+    assert "jax.debug.callback" in (tmp_path / "p/tap.py").read_text(), res.output
+    assert _floor_lines(res.output) == [
+        "pyproject.toml:3:18: HCB008 [fixed] raised the project's JAX floor `jax>=0.3.2,<0.4` "
+        "-> `jax>=0.3.17,<0.4`: p/tap.py:6 uses jax.debug.callback (JAX >= 0.3.17)"
+    ], res.output
+    assert "HCB008 [manual]" not in res.output, res.output
+    raised = (tmp_path / "pyproject.toml").read_text()
+    again = run(["--no-cache", "."], tmp_path)
+    assert "HCB008" not in again.output, again.output
+    assert (tmp_path / "pyproject.toml").read_text() == raised

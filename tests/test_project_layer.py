@@ -730,3 +730,35 @@ def test_the_compat_dependency_joins_a_setup_py_list_with_f_string_items(tmp_pat
     written = (tmp_path / "setup.py").read_text()
     assert '        "tqdm",\n        "hcmigrate-compat",\n    ],\n' in written
     compile(written, "setup.py", "exec")
+
+
+@pytest.mark.parametrize("git", [True, False], ids=["committed", "no-git"])
+def test_a_module_the_run_leaves_raises_the_floor_for_what_was_written_since_the_last_commit(
+    tmp_path, git
+):
+    """The project's own code raises no floor: in a git work tree, a module the run leaves
+    counts only for what changed since the last commit (what an interrupted run wrote). Out of
+    one nothing tells the project's own uses apart, and what the module uses counts."""
+    files = {
+        "pyproject.toml": '[project]\nname = "p"\ndependencies = ["jax>=0.3.2"]\n',
+        "p/__init__.py": "",
+        "p/tap.py": "from jax.experimental import host_callback as hcb\n\n\n"
+        "def step(x):\n    hcb.id_tap(lambda v, _: print(v), x)\n    return x\n",
+        "p/own.py": "import jax\n\n\ndef is_array(x):\n    return isinstance(x, jax.Array)\n",
+    }
+    _write(tmp_path, files)
+    if git:
+        _git(tmp_path, "init", "-q")
+        _git(tmp_path, "add", "-A")
+        _git(tmp_path, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "before")
+    res = run(["--no-cache", "."], tmp_path)
+    need, why = (
+        ("0.3.17", "uses jax.debug.callback") if git else ("0.3.18", "p/own.py:5 uses jax.Array")
+    )
+    assert f"jax>={need}" in (tmp_path / "pyproject.toml").read_text(), res.output
+    assert f"{why} (JAX >= {need})" in res.output
+    if git:  # (an interrupted run: the code written, the metadata edit lost)
+        (tmp_path / "pyproject.toml").write_text(files["pyproject.toml"])
+        again = run(["--no-cache", "."], tmp_path)
+        assert "jax>=0.3.17" in (tmp_path / "pyproject.toml").read_text(), again.output
+        assert "uses jax.debug.callback (JAX >= 0.3.17)" in again.output

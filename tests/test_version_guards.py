@@ -190,3 +190,40 @@ def test_a_removed_api_in_a_branch_for_old_jax_is_left_as_it_is(legacy_python, t
     )
     assert legacy.returncode == 0 and current.returncode == 0, legacy.stderr + current.stderr
     assert legacy.stdout == current.stdout == "4.5 [1]\n"
+
+
+@pytest.mark.parametrize("bound, dead", [("0.3.17", True), ("0.3.18", False)])
+def test_the_floor_a_branch_is_judged_on_is_the_one_the_run_ends_with(tmp_path, bound, dead):
+    """A project at `jax>=0.3.16,<0.5` (netket@fae7c32): the run writes its code for 0.4.26
+    but raises the floor only to what the written code needs (jax.debug.callback, 0.3.17).
+    A branch kept for JAX < 0.3.17 never runs on that floor, and HCB014 says so with it (not
+    with 0.4.26); a branch for JAX < 0.3.18 still runs there, and is only left as it is."""
+    from cli_helpers import run
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\ndependencies = ["jax>=0.3.16,<0.5"]\n'
+    )
+    (tmp_path / "p/__init__.py").write_text("")
+    (tmp_path / "p/guard.py").write_text(_guarded(f'if jax.__version__ < "{bound}":'))
+    (tmp_path / "p/tap.py").write_text(
+        "from jax.experimental import host_callback as hcb\n\n\n"
+        f"def step(x):\n    {TAP}\n    return x\n"
+    )
+    res = run(["--no-cache", "."], tmp_path)
+    assert "jax>=0.3.17,<0.5" in (tmp_path / "pyproject.toml").read_text(), res.output
+    lines = [line for line in res.output.splitlines() if "HCB014" in line]
+    kept = (
+        f"p/guard.py:3:1: HCB014 [fixed] left as it is: this branch runs only on JAX < {bound}, "
+        "which has host_callback"
+    )
+    never = (
+        f"p/guard.py:3:1: HCB014 [manual] this branch runs only on JAX < {bound}, which the "
+        "project's floor this run raises (0.3.17) excludes: its host_callback code never runs; "
+        "remove the branch"
+    )
+    assert lines == ([kept, never] if dead else [kept]), res.output
+    again = run(["--no-cache", "."], tmp_path)  # (on the raised floor, the module says it)
+    assert [line for line in again.output.splitlines() if "HCB014" in line] == (
+        [never.replace("floor this run raises", "floor")] if dead else [kept]
+    ), again.output

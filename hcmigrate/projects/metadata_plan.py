@@ -4,11 +4,12 @@ After the code is migrated, each project of the run is looked at with its code a
 the run (the text written, or that would be written; the file on disk otherwise), so a rerun
 after an interrupted run completes what is missing, and `--check` reports it:
 
-- its `jax` floor rises to the highest release that the APIs used by its distribution code need
-  (hcmigrate.native_needs), justified by that line; docs, examples, notebooks and tests never
-  raise it (what they need is said in a note). A cap on jax (an upper bound, a `-c` constraints
-  file, uv's `constraint-dependencies`) that excludes the floor needed is a manual finding, and
-  nothing is raised;
+- its `jax` floor rises to the highest release that the APIs written into its distribution code
+  need (hcmigrate.native_needs: by this run, or, in a file it leaves, since the last commit;
+  the project's own uses raise nothing), justified by that line; docs, examples, notebooks and
+  tests never raise it (what they need is said in a note). A cap on jax (an upper bound, a
+  `-c` constraints file, uv's `constraint-dependencies`) that excludes the floor needed is a
+  manual finding, and nothing is raised;
 - where its distribution code imports `hcmigrate_compat`, the project declares it
   (hcmigrate.projects.compat_dependency);
 - a project whose metadata cannot all be edited (a symlink, a file that cannot be written, a
@@ -60,6 +61,7 @@ class ProjectMetadata:
     findings: list[str] = field(default_factory=list)  # manual: left for a human
     notes: list[str] = field(default_factory=list)  # said, nothing to do
     refused: str | None = None  # one line: why none of its metadata is edited
+    raised_floor: tuple[int, ...] | None = None  # the JAX floor the run raises it to, if any
 
 
 @dataclass
@@ -94,16 +96,24 @@ class CodeFacts:
 _IMPORTS_COMPAT = re.compile(r"^[ \t]*(?:from|import)[ \t]+hcmigrate_compat\b", re.MULTILINE)
 
 
-def code_facts(text: str, notebook: bool = False, several_devices: bool = False) -> CodeFacts:
-    """The facts of one module's (or notebook's) text. A notebook's cells (magics do not
-    parse) only say whether they import the compat runtime. `several_devices`: the run's
-    several-devices setting (native_needs.needs_of)."""
+def code_facts(
+    text: str, notebook: bool = False, several_devices: bool = False, original: str | None = None
+) -> CodeFacts:
+    """The facts of one module's (or notebook's) text; of what the run wrote into it where
+    `original` is the text it rewrote (the project's own uses raise no floor:
+    native_needs.written_needs). A notebook's cells (magics do not parse) only say whether
+    they import the compat runtime. `several_devices`: the run's several-devices setting
+    (native_needs.needs_of)."""
     imports_compat = bool(_IMPORTS_COMPAT.search(text))
     if notebook:
         return CodeFacts(imports_compat=imports_compat)
-    from hcmigrate.native_needs import needs_of
+    from hcmigrate.native_needs import needs_of, written_needs
 
-    needs = needs_of(text, several_devices)
+    needs = (
+        needs_of(text, several_devices)
+        if original is None
+        else written_needs(original, text, several_devices)
+    )
     if not needs.uses:
         return CodeFacts(imports_compat=imports_compat)
     name, line, since = needs.above((0,))[0]
@@ -157,8 +167,9 @@ def plan_metadata(
             by_project.setdefault(owner, []).append(f)
     plan = MetadataPlan()
     prefilter = _needs_prefilter() if by_project else None
+    committed = _Committed()
     for project, owned in by_project.items():
-        done = _plan_project(project, owned, prefilter, raise_floor, several_devices)
+        done = _plan_project(project, owned, prefilter, raise_floor, committed, several_devices)
         if not any(f.facts is not None for f in owned):
             # (the run wrote none of this project's code: a floor its metadata cannot say is
             # told, not left as the run's manual work; its edits are still made, which
@@ -172,7 +183,13 @@ def plan_metadata(
     return plan
 
 
-def _facts(f: CodeFile, prefilter: re.Pattern, several_devices: bool) -> CodeFacts | None:
+def _facts(
+    f: CodeFile, prefilter: re.Pattern, committed: _Committed, several_devices: bool
+) -> CodeFacts | None:
+    """The facts of a file as it is after the run: what the run wrote into it (its CodeFacts),
+    else, for a file it leaves, what was written into it since the last commit (a rerun
+    completes what an interrupted run left; the project's own code raises no floor), or, out
+    of a git work tree, what it uses."""
     if f.facts is not None:
         return f.facts
     try:
@@ -181,7 +198,82 @@ def _facts(f: CodeFile, prefilter: re.Pattern, several_devices: bool) -> CodeFac
         return None
     if not prefilter.search(data):
         return None
-    return code_facts(data.decode("utf-8", "replace"), f.path.suffix == ".ipynb", several_devices)
+    text = data.decode("utf-8", "replace")
+    return code_facts(
+        text,
+        f.path.suffix == ".ipynb",
+        several_devices,
+        original=committed.original(f.path),
+    )
+
+
+class _Committed:
+    """The text each file had at the last commit of its git work tree (HEAD): a file the run
+    leaves was written by an earlier run only where it changed since (hcmigrate writes no
+    commit). Out of a git work tree (or without git, or a commit), nothing is known."""
+
+    def __init__(self) -> None:
+        self._trees: dict[Path, tuple[Path, frozenset[str], frozenset[str]] | None] = {}
+
+    def original(self, path: Path) -> str | None:
+        """`path`'s text at HEAD (its text now where it is unchanged), or None: unknown (not
+        tracked, or no git work tree)."""
+        path = Path(path).absolute()
+        tree = self._tree(path.parent)
+        if tree is None:
+            return None
+        top, tracked, changed = tree
+        try:
+            relative = path.resolve().relative_to(top).as_posix()
+        except ValueError:
+            return None
+        if relative not in tracked:
+            return None
+        if relative not in changed:
+            try:
+                return path.read_text("utf-8", "replace")
+            except OSError:
+                return None
+        shown = _git(top, "show", f"HEAD:{relative}")
+        return None if shown is None else shown.decode("utf-8", "replace")
+
+    def _tree(self, folder: Path):
+        if folder in self._trees:
+            return self._trees[folder]
+        found = None
+        top = _git(folder, "rev-parse", "--show-toplevel")
+        if top is not None:
+            root = Path(top.decode("utf-8", "replace").strip()).resolve()
+            if root in self._trees:
+                found = self._trees[root]
+            else:
+                tracked = _git(root, "ls-files", "-z")
+                changed = _git(root, "diff", "--name-only", "-z", "HEAD", "--")
+                if tracked is not None and changed is not None:
+                    found = (root, _names(tracked), _names(changed))
+                self._trees[root] = found
+        self._trees[folder] = found
+        return found
+
+
+def _names(output: bytes) -> frozenset[str]:
+    return frozenset(n.decode("utf-8", "surrogateescape") for n in output.split(b"\0") if n)
+
+
+def _git(folder: Path, *args: str) -> bytes | None:
+    """git's output in `folder`, or None where it fails (no work tree, no commit, no git)."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), *args],
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def _plan_project(
@@ -189,6 +281,7 @@ def _plan_project(
     files: list[CodeFile],
     prefilter: re.Pattern,
     raise_floor: bool,
+    committed: _Committed,
     several_devices: bool = False,
 ) -> ProjectMetadata:
     from hcmigrate.projects.compat_dependency import declare_compat
@@ -202,7 +295,7 @@ def _plan_project(
     other_needs = []  # (role, path, line, name, since): docs and tests
     imports_compat = False
     for f in files:
-        facts = _facts(f, prefilter, several_devices)
+        facts = _facts(f, prefilter, committed, several_devices)
         if facts is None or not facts.says_anything:
             continue
         role = role_of(project, f.path)
@@ -289,6 +382,8 @@ def _plan_project(
                 lambda written, d=declaration: d.message(written)
             )
     out.refused = _refusal(project, out)
+    if raised_jax and out.refused is None:
+        out.raised_floor = need
     for lock, command in _LOCKS:
         edited = project.metadata_root / "pyproject.toml" in out.edits
         if edited and out.refused is None and (project.metadata_root / lock).is_file():

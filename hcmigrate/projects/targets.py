@@ -17,6 +17,9 @@ class JaxTarget:
     kept: tuple[Path, str] | None = None  # why the floor cannot be raised alone
     note: str | None = None  # where the target came from (-v)
     problems: list = field(default_factory=list)  # (path, reason): files that could not be read
+    # the highest JAX a written construct needs to which the run raises the project's floor
+    # where its code needs it (hcmigrate.projects.metadata_plan), caps and pins allowing
+    raisable_to: tuple[int, ...] | None = None
 
 
 def jax_target(project: Project, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
@@ -54,7 +57,28 @@ def _jax_target(root: Path, *, strategy: str, raise_jax_pin: bool) -> JaxTarget:
             raise_to = NATIVE_OUTPUT_SINCE
         elif isinstance(raised, Kept):
             kept = (raised.path, raised.reason)
-    return JaxTarget(declared, raise_to, kept, note, problems)
+    raisable_to = None
+    if raise_jax_pin and strategy == "native":
+        raisable_to = _raisable_to(root, declared)
+    return JaxTarget(declared, raise_to, kept, note, problems, raisable_to=raisable_to)
+
+
+def _raisable_to(root: Path, declared: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The highest release a construct the run writes needs (native_needs.SINCE) to which the
+    project's `jax` floor, now `declared`, can be raised: no cap excludes it and every
+    declaration can be raised to it (hcmigrate.projects.floors.plan_raise); None: none."""
+    from hcmigrate.facts import COMPAT_PACKAGE_JAX_FLOOR, NATIVE_KEYWORD_SINCE
+    from hcmigrate.native_needs import SINCE
+    from hcmigrate.projects.constraints import jax_caps
+    from hcmigrate.projects.floors import FloorRaise, plan_raise
+
+    releases = {*SINCE.values(), *NATIVE_KEYWORD_SINCE.values(), COMPAT_PACKAGE_JAX_FLOOR}
+    caps = jax_caps(root)
+    for release in sorted((r for r in releases if r > tuple(declared)), reverse=True):
+        text = ".".join(map(str, release))
+        if all(c.allows(text) for c in caps) and isinstance(plan_raise(root, release), FloorRaise):
+            return release
+    return None
 
 
 def jax_requirements(project: Project) -> tuple[str, ...]:

@@ -5,7 +5,10 @@ changed to the modern API and in each module that uses what the rewrite writes (
 migrated already, what `--check` sees on the migration's branch: the same answer as the run
 that migrated it). `--target-jax`, `[tool.hcmigrate] target-jax` or the lowest version the
 project's `jax` requirement allows set the target (hcmigrate.config.pinned_jax); when the run
-raises the project's floor (hcmigrate.projects.floors) it raises it to what the code needs.
+raises the project's floor (hcmigrate.projects.floors) it raises it to what the code needs, and
+a module that needs no more than the run can raise it to says nothing of its own (the metadata
+line does: Options.floor_raisable_to). In a module the run rewrites, only what the rewrite added
+counts (hcmigrate.native_needs.written_needs).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from hcmigrate.facts import (
     ORDERED_CALLBACK_NAMES,
     ORDERED_PRINT_NAMES,
 )
-from hcmigrate.native_needs import needs_of
+from hcmigrate.native_needs import needs_of, written_needs
 from hcmigrate.rules.context import ModernCallSite, ModuleSite, ReportContext, RuleContext
 from hcmigrate.rules.spec import Example, ModernCall, ModuleEnd, Rule, handles
 
@@ -120,10 +123,17 @@ def report_old_target(site: ModuleSite, ctx: ReportContext) -> None:
         or any(d.code == TARGET_TOO_OLD.code for d in site.diagnostics)
     ):
         return
-    needs = needs_of(
-        site.code if site.code is not None else site.text, site.options.several_devices
+    rewritten = site.code is not None and site.code != site.text
+    # (in a module the run rewrites, what the rewrite added: the project's own uses need
+    # nothing of the run; in one it leaves, what it uses)
+    several = site.options.several_devices
+    needs = (
+        written_needs(site.text, site.code, several) if rewritten else needs_of(site.text, several)
     )
     above = needs.above(target)
+    raisable = site.options.floor_raisable_to
+    if above and raisable is not None and above[0][2] <= raisable:
+        return  # (the run raises the project's floor to it: its metadata line says so)
     if not above or not (
         any(d.code in MODERN_API_CODES for d in site.diagnostics)
         or any(name.split("(")[0] in NATIVE_SINCE for name, _, _ in needs.uses)

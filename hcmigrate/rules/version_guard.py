@@ -7,10 +7,14 @@ there; rewriting it would change what that JAX runs (`grad` of an io_callback, w
 included (hcmigrate.codemod.version_guards), and says so: `fixed` where every JAX below the
 bound has host_callback, `manual` where the bound lets in releases whose host_callback is a
 stub (jax 0.4.35 on) or where the project's floor (`--target-jax`, its `jax` requirement)
-means the branch never runs.
+means the branch never runs. The floor is the one the project declares: where the run raises
+it (to what the written code of the whole project needs, known after every module), the
+project layer says that the raised floor excludes a branch (hcmigrate.cli, with branch_bound).
 """
 
 from __future__ import annotations
+
+import re
 
 from hcmigrate.diagnostics import Level
 from hcmigrate.facts import HOST_CALLBACK_STUB_SINCE
@@ -67,24 +71,18 @@ else:
 
 @handles(ModuleEnd(), reports=(LEGACY_BRANCH,))
 def report_kept_branches(site: ModuleSite, ctx: ReportContext) -> None:
-    # (the floor the project declares: where the run may raise it, the target is the release
-    # the rewrite writes for, not a floor; netket's jax>=0.3.16 keeps its 0.3.16 branch)
+    # (the declared floor: a target raised to what the rewrite writes for is not yet the
+    # project's floor, which rises only to what the written code needs)
     target = site.options.declared_jax or site.options.target_jax
     for branch, _ in site.kept_branches:
         line = branch.test_line  # (the guard)
         below = f"JAX {branch.shown_bound}"
-        never = target is not None and (
-            target > branch.bound if branch.inclusive else target >= branch.bound
-        )
+        never = target is not None and excluded_by(target, branch.bound, branch.inclusive)
         stub = branch.bound > HOST_CALLBACK_STUB_SINCE or (
             branch.bound == HOST_CALLBACK_STUB_SINCE and branch.inclusive
         )
         if never:
-            shown = ".".join(map(str, target))
-            message = (
-                f"this branch runs only on {below}, which the project's floor ({shown}) "
-                "excludes: its host_callback code never runs; remove the branch"
-            )
+            message = never_runs_message(branch.shown_bound, target, "the project's floor")
             ctx.report(LEGACY_BRANCH, None, message, level=Level.MANUAL, line=line)
         elif stub:
             stub_from = ".".join(map(str, HOST_CALLBACK_STUB_SINCE))
@@ -102,3 +100,29 @@ def report_kept_branches(site: ModuleSite, ctx: ReportContext) -> None:
                 f"left as it is: this branch runs only on {below}, which has host_callback",
                 line=line,
             )
+
+
+_KEPT_FOR = re.compile(
+    r"left as it is: this branch runs only on JAX (<=?) (\d+(?:\.\d+)*), which has"
+)
+
+
+def branch_bound(message: str) -> tuple[tuple[int, ...], bool] | None:
+    """(bound, inclusive) of the branch a `fixed` HCB014 message keeps for old JAX, else None."""
+    match = _KEPT_FOR.match(message)
+    if match is None:
+        return None
+    return tuple(int(p) for p in match.group(2).split(".")), match.group(1) == "<="
+
+
+def excluded_by(floor: tuple[int, ...], bound: tuple[int, ...], inclusive: bool) -> bool:
+    """Does a project floor `floor` keep out every JAX the branch runs on?"""
+    return tuple(floor) > bound if inclusive else tuple(floor) >= bound
+
+
+def never_runs_message(shown_bound: str, floor: tuple[int, ...], whose: str) -> str:
+    return (
+        f"this branch runs only on JAX {shown_bound}, which {whose} ("
+        f"{'.'.join(map(str, floor))}) excludes: its host_callback code never runs; remove "
+        "the branch"
+    )
