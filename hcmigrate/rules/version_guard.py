@@ -4,10 +4,10 @@
 `>=` test: the branch runs only on the JAX the project keeps it for, where host_callback is
 there; rewriting it would change what that JAX runs (`grad` of an io_callback, which jax
 0.4.30 refuses) and add imports every JAX loads. The codemod leaves the branch, imports
-included (hcmigrate.codemod.version_guards), and says so: `fixed` where every JAX below the
-bound has host_callback, `manual` where the bound lets in releases whose host_callback is a
-stub (jax 0.4.35 on) or where the project's floor (`--target-jax`, its `jax` requirement)
-means the branch never runs.
+included (hcmigrate.codemod.version_guards), and says so: a `note` (nothing rewritten,
+nothing to do) where every JAX below the bound has host_callback, `manual` where the bound
+lets in releases whose host_callback is a stub (jax 0.4.35 on) or where the project's floor
+(`--target-jax`, its `jax` requirement) means the branch never runs.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
 LEGACY_BRANCH = Rule(
     code="HCB014",
     name="legacy-jax-branch",
-    level=Level.FIXED,
+    level=Level.NOTE,
     legacy='if jax.__version__ < "0.4.26": hcb.id_tap(...)\nelse: io_callback(...)',
     modern="(left as it is)",
     summary="A branch that runs only below a JAX version keeps its host_callback code for that "
@@ -57,7 +57,7 @@ else:
         io_callback(print, None, x, ordered=True)
 """,
             diagnostics=(
-                "4:1 HCB014 [fixed] left as it is: this branch runs only on JAX < 0.4.26, "
+                "4:1 HCB014 [note] left as it is: this branch runs only on JAX < 0.4.26, "
                 "which has host_callback",
             ),
         ),
