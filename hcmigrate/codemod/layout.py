@@ -21,7 +21,12 @@ black kept on one line is spliced back with its own bytes (`cost[:,-1]`, `n-1` a
 spaced them). The header of a compound statement (`if`, `elif`, `for`, `while`, `with`) with a
 written line over the limit (a rename that made it longer) is laid out as black lays it out in
 the file. Where the project states no line length, a file whose own lines go past 88 (many of
-them) is held to its own longest code line, not reflowed at 88. In a file not laid out by
+them) is held to its own longest code line, not reflowed at 88, and one whose code keeps to 80
+(Google's style) is held to 80; lines a linter lets run long do not count there (ruff's E501,
+Google's pylintrc): a trailing pragma comment (`# pylint: disable=...`, `# pytype: ...`,
+`# noqa`, `# type: ignore`) is left out of its line's length, and a line with a URL or an
+import line is left out. A statement with a trailing pragma is never wrapped: the pragma
+covers only the line it ends. In a file not laid out by
 black, black's 4 columns a bracket become the file's own hanging indent (2 in a file whose
 lines after a bracket that ends a line are indented by 2; a file that shows none keeps 4, as
 Google's 2-space style does); black's layout is never taken for a file's style where its
@@ -142,6 +147,8 @@ def format_written_lines(
                 text, changed = realigned, True
         if old is not None and _renamed_only(old, text, line_length):
             continue  # (the file's own layout and quotes)
+        if _has_pragma(text):
+            continue  # (wrapped, its pragma would leave the line it silences)
         if (
             not black_style
             and yapf_style is None
@@ -155,7 +162,7 @@ def format_written_lines(
             black_style
             or yapf_style is not None
             or any(
-                i in written and len(lines[i - 1].rstrip("\r\n")) > line_length
+                i in written and len(line_without_pragma(lines[i - 1])) > line_length
                 for i in range(first, last + 1)
             )
         ):
@@ -337,8 +344,39 @@ def own_line_limit(source: str, line_length: int) -> int:
                 unsplittable.update(range(start[0], end[0] + 1))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         unsplittable = {i for i, line in enumerate(lines, 1) if line.lstrip().startswith("#")}
-    code = [line for i, line in enumerate(lines, 1) if i not in unsplittable]
+    code = [
+        line_without_pragma(line)
+        for i, line in enumerate(lines, 1)
+        if i not in unsplittable and not _long_by_exemption(line)
+    ]
     return _narrow_limit(code, line_length) or _file_limit(code, line_length)
+
+
+# A comment that speaks to a tool about its own line (pylint's and pytype's `disable=...`,
+# ruff's and flake8's `noqa`, `type: ignore`): ruff's E501 leaves it out of the line's length,
+# and it covers only the line it ends, so a statement that has one is never wrapped.
+_PRAGMA = re.compile(
+    r"\s#\s*(?:noqa\b|type:|pylint:|pytype:|pyright:|mypy:|nosec\b|ruff:|flake8:|isort:)"
+)
+# Lines a linter lets run long (ruff's E501; Google's pylintrc `ignore-long-lines`): one with a
+# URL, an import line.
+_EXEMPT = re.compile(r"https?://\S|^\s*(?:from\s+\S+\s+)?import\s+\S")
+
+
+def line_without_pragma(line: str) -> str:
+    """`line` without its trailing pragma comment (and newline), as ruff's E501 measures it."""
+    line = line.rstrip("\r\n")
+    found = _PRAGMA.search(line)
+    return line[: found.start()].rstrip() if found else line
+
+
+def _long_by_exemption(line: str) -> bool:
+    """Is `line` one a linter lets run past the limit (a URL, an import)?"""
+    return _EXEMPT.search(line) is not None
+
+
+def _has_pragma(text: str) -> bool:
+    return any(_PRAGMA.search(line) for line in text.splitlines())
 
 
 # A file written to 80 (Google's style) or 79 columns (PEP 8) where the project states no
@@ -455,7 +493,7 @@ def _statement_spans(
     spans = []
     for node in _statements_on(tree, written):
         first, last = node.lineno, node.end_lineno or node.lineno
-        if first == last and len(lines[first - 1].rstrip("\r\n")) <= line_length:
+        if first == last and len(line_without_pragma(lines[first - 1])) <= line_length:
             continue
         before = lines[first - 1][: node.col_offset]
         after = lines[last - 1].encode()[node.end_col_offset :].decode(errors="replace")
