@@ -171,6 +171,51 @@ class _Reindent(cst.CSTTransformer):
         return updated.with_changes(indent=self.unit)
 
 
+# A guarded import the rules write (hcmigrate.rules.removed_api_rewrite._guarded_use), one name:
+# `try: from jax.extend.core import Var / except ImportError: from jax.core import Var`.
+_GUARDED_IMPORT = re.compile(
+    r"try:\n(?P<indent>[ \t]+)from (?P<new>[\w.]+) import (?P<names>[\w ,]+)\n"
+    r"except ImportError:\n(?P=indent)from (?P<old>[\w.]+) import (?P=names)\n\Z"
+)
+
+
+def _isort_key(name: str) -> str:
+    """isort's order of the names of one import (order_by_type, case-insensitive): constants,
+    classes, then the rest."""
+    bare = name.split(" as ")[0].strip()
+    kind = "A" if bare.isupper() and len(bare) > 1 else "B" if bare[:1].isupper() else "C"
+    return kind + bare.lower()
+
+
+def merged_guarded_imports(helpers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`helpers` ((name, source) pairs) with the guarded imports from one pair of modules
+    joined into one `try:`/`except ImportError:` that binds all their names, where the first
+    of them stood (kfac's tag_graph_matcher.py: six blocks of five lines became one)."""
+    out: list[tuple[str, str]] = []
+    groups: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+    for name, source in helpers:
+        found = _GUARDED_IMPORT.match(source)
+        if found is None:
+            out.append((name, source))
+            continue
+        key = (found["new"], found["old"], found["indent"])
+        names = [n.strip() for n in found["names"].split(",")]
+        if key in groups:
+            groups[key][1].extend(names)
+            continue
+        groups[key] = (len(out), names)
+        out.append((name, source))
+    for (new, old, indent), (at, names) in groups.items():
+        if len(names) > 1:
+            joined = ", ".join(sorted(dict.fromkeys(names), key=_isort_key))
+            out[at] = (
+                out[at][0],
+                f"try:\n{indent}from {new} import {joined}\n"
+                f"except ImportError:\n{indent}from {old} import {joined}\n",
+            )
+    return out
+
+
 def add_helpers(
     module: cst.Module, helpers: list[tuple[str, str]], indent: str = "    "
 ) -> cst.Module:

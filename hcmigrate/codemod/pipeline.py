@@ -36,6 +36,7 @@ from hcmigrate.codemod.layout import format_written_lines
 from hcmigrate.codemod.line_diff import source_line
 from hcmigrate.codemod.module_helpers import (
     add_helpers,
+    merged_guarded_imports,
     indent_unit,
     shared_imports,
     space_new_guarded_imports,
@@ -346,7 +347,7 @@ def _with_imports_and_helpers(cleaned: cst.Module, ctx: ModuleContext, style, te
     imports = [*ctx.imports, *ctx.helper_imports(own), *shared.values()]
     with_imports = add_imports(cleaned, imports, style)
     indent = indent_unit(text)
-    helped = add_helpers(with_imports, ctx.helper_definitions(own), indent)
+    helped = add_helpers(with_imports, merged_guarded_imports(ctx.helper_definitions(own)), indent)
     spaced = space_new_guarded_imports(
         helped, ctx.resolver.index.module, ctx.options.import_style.lines_after_imports
     )
