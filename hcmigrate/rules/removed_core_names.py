@@ -77,6 +77,8 @@ double_p = Primitive("double")
                 before="""\
 import jax
 
+# Types for annotation
+Var = jax.core.Var
 double_p = jax.core.Primitive("double")
 
 
@@ -92,6 +94,7 @@ except ImportError:
     from jax.core import Literal, Primitive, Var
 
 
+# Types for annotation
 double_p = Primitive("double")
 
 
@@ -99,9 +102,10 @@ def is_var(v):
     return isinstance(v, Var) and not isinstance(v, Literal)
 """,
                 diagnostics=(
-                    "3:12 JAX107 [fixed] `jax.core.Primitive` -> `Primitive`, a guarded import: `jax.extend.core.Primitive`, else `jax.core.Primitive`",
-                    "7:26 JAX107 [fixed] `jax.core.Var` -> `Var`, a guarded import: `jax.extend.core.Var`, else `jax.core.Var`",
-                    "7:62 JAX107 [fixed] `jax.core.Literal` -> `Literal`, a guarded import: `jax.extend.core.Literal`, else `jax.core.Literal`",
+                    "4:7 JAX107 [fixed] `jax.core.Var` -> `Var`, a guarded import: `jax.extend.core.Var`, else `jax.core.Var`",
+                    "5:12 JAX107 [fixed] `jax.core.Primitive` -> `Primitive`, a guarded import: `jax.extend.core.Primitive`, else `jax.core.Primitive`",
+                    "9:26 JAX107 [fixed] `jax.core.Var` -> `Var`, a guarded import: `jax.extend.core.Var`, else `jax.core.Var`",
+                    "9:62 JAX107 [fixed] `jax.core.Literal` -> `Literal`, a guarded import: `jax.extend.core.Literal`, else `jax.core.Literal`",
                 ),
                 options={"target_jax": (0, 4, 14)},
             ),
