@@ -858,3 +858,18 @@ def test_a_written_guard_after_imports_follows_the_projects_lines_after_imports(
     spaced = migrate_source(text, options).code
     assert spaced == "import jax.experimental.pjit\n\n\n" + guard + tail, spaced
     assert migrate_source(spaced, options).code == spaced
+
+
+def test_an_alias_of_a_guarded_name_goes_only_where_nothing_else_binds_the_name():
+    """kfac: `Var = jax.core.Var` at a floor below jax.extend.core: the guarded import binds
+    `Var` and the alias goes; where a function also binds `Var` (a parameter), the alias
+    stays, beside a guarded import of a fresh name."""
+    text = "import jax\n\n# Types\nVar = jax.core.Var\nVars = list[Var]\n"
+    result = migrate_source(text, Options(target_jax=(0, 4, 14)))
+    assert result.code == (
+        "import jax\n\ntry:\n    from jax.extend.core import Var\nexcept ImportError:\n"
+        "    from jax.core import Var\n\n# Types\nVars = list[Var]\n"
+    ), result.code
+    shadowed = text + "\n\ndef f(Var):\n    return Var\n"
+    kept = migrate_source(shadowed, Options(target_jax=(0, 4, 14))).code
+    assert "Var = Var_1\n" in kept and "import Var as Var_1\n" in kept, kept
