@@ -551,7 +551,7 @@ def _project_metadata(
 
 
 def _branches_the_raised_floor_excludes(metadata, plan, result_of) -> list[str]:
-    """HCB014 for each branch kept for old JAX (left as it is: its module's `fixed` HCB014,
+    """HCB014 for each branch kept for old JAX (left as it is: its module's HCB014 note,
     judged on the declared floor) that the floor this run raises its project to keeps out:
     its host_callback code never runs, and the number is the floor the run ends with."""
     import dataclasses

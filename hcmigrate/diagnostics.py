@@ -13,6 +13,9 @@ class Level(str, enum.Enum):
     FIXED_WITH_NOTE = "fixed-with-behaviour-note"  # rewritten; a documented difference remains
     COMPAT_FALLBACK = "compat-fallback"  # pointed at the compat runtime (legacy semantics kept)
     MANUAL = "manual"  # left alone; a human must decide
+    # information only: nothing was rewritten and nothing needs doing (a branch kept for old
+    # JAX, the random stream's flag); never counted as fixed, never fails a run on its own
+    NOTE = "note"
 
     @property
     def needs_human(self) -> bool:

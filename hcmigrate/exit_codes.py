@@ -10,7 +10,8 @@ from enum import IntEnum
 
 class ExitCode(IntEnum):
     OK = 0  # nothing to do, or everything done
-    # --check: a file would change; any mode: sites left for a human (`manual` findings)
+    # --check: a file would change; any mode: sites left for a human (`manual` findings;
+    # a `note` never is one)
     FINDINGS = 1
     # usage or configuration error; a file that could not be processed (the others still
     # were); input or output that could not be read or written (standard output on a full

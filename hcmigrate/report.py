@@ -11,6 +11,8 @@ from hcmigrate.results import CHANGED, FAILED, SKIPPED, UNCHANGED, FileResult
 
 FORMATS = ("text", "json", "sarif", "github")
 LEVEL_ORDER = [Level.FIXED, Level.FIXED_WITH_NOTE, Level.COMPAT_FALLBACK, Level.MANUAL]
+# (`note` sites are information, not sites migrated: the summary counts them on their own)
+JSON_LEVELS = [*LEVEL_ORDER, Level.NOTE]
 
 
 def all_rules() -> list:
@@ -116,7 +118,7 @@ class Summary:
             "files_unchanged": self.unchanged,
             "files_failed": self.failed,
             "files_skipped": self.skipped,
-            "sites": {lvl.value: self.sites.get(lvl, 0) for lvl in LEVEL_ORDER},
+            "sites": {lvl.value: self.sites.get(lvl, 0) for lvl in JSON_LEVELS},
         }
 
     def text(self, mode: str) -> str:
@@ -128,6 +130,9 @@ class Summary:
         if self.skipped:
             files += f", {self.skipped} skipped"
         sites = ", ".join(f"{self.sites.get(lvl, 0)} {lvl.value}" for lvl in LEVEL_ORDER)
+        notes = self.sites.get(Level.NOTE, 0)
+        if notes:
+            sites += f"; {notes} note{'s' if notes != 1 else ''}"
         by_hand = (
             f"; {self.files_by_hand} by hand in the project's files" if self.files_by_hand else ""
         )
@@ -187,6 +192,7 @@ _SARIF_LEVEL = {
     Level.FIXED_WITH_NOTE: "warning",
     Level.COMPAT_FALLBACK: "warning",
     Level.MANUAL: "error",
+    Level.NOTE: "note",
 }
 
 
@@ -276,6 +282,7 @@ _GH_LEVEL = {
     Level.FIXED_WITH_NOTE: "warning",
     Level.COMPAT_FALLBACK: "warning",
     Level.MANUAL: "error",
+    Level.NOTE: "notice",
 }
 
 

@@ -61,8 +61,10 @@ def rules_page(rules: Registry) -> str:
         "",
         "Levels: `fixed` (rewritten, nothing observable changes), `fixed-with-behaviour-note`",
         "(rewritten, a documented difference remains), `compat-fallback` (pointed at the compat",
-        "runtime, legacy semantics kept), `manual` (left for a human). `--select`/`--ignore` take",
-        "codes or prefixes; `# noqa: HCBxxx` and `# hcmigrate: ignore` keep a line as it is.",
+        "runtime, legacy semantics kept), `manual` (left for a human), `note` (information only:",
+        "nothing rewritten and nothing to do; never counted as fixed, never fails a run).",
+        "`--select`/`--ignore` take codes or prefixes; `# noqa: HCBxxx` and `# hcmigrate: ignore`",
+        "keep a line as it is.",
         "",
         *(
             f"- [{r.code} {r.name}](#{r.code.lower()}-{r.name}) ({r.level.value})"

@@ -55,8 +55,8 @@ def test_each_call_of_jax_s_solve_gets_the_note_and_numpy_s_none():
     assert result.code == text
     found = [(d.line, d.col, d.code, d.level.value) for d in result.diagnostics]
     assert found == [
-        (8, 12, "JAX115", "fixed-with-behaviour-note"),
-        (8, 37, "JAX115", "fixed-with-behaviour-note"),
-        (8, 79, "JAX115", "fixed-with-behaviour-note"),
+        (8, 12, "JAX115", "manual"),
+        (8, 37, "JAX115", "manual"),
+        (8, 79, "JAX115", "manual"),
     ]
     assert "`jnp.linalg.solve(a, b[..., None])[..., 0]`" in result.diagnostics[0].message

@@ -234,6 +234,65 @@ def test_statistics_and_summary(tree):
     assert "sites: 1 fixed, 1 fixed-with-behaviour-note, 0 compat-fallback, 1 manual" in res.stdout
 
 
+# A branch kept for old JAX (HCB014) and a random draw (JAX110): nothing to rewrite, nothing
+# to do: `note`s. A `jnp.linalg.solve` (JAX115) may raise on current JAX: `manual`.
+NOTES_ONLY = """\
+import jax
+
+if jax.__version__ < "0.4.26":
+    from jax.experimental import host_callback as hcb
+
+    def log(x):
+        hcb.id_tap(lambda v, _: print(v), x)
+
+key = jax.random.PRNGKey(0)
+x = jax.random.normal(key, (3,))
+"""
+SOLVE = "import jax.numpy as jnp\n\nx = jnp.linalg.solve(a, b)\n"
+
+
+@pytest.mark.parametrize("mode", [[], ["--check"], ["--diff"]])
+def test_notes_are_never_fixes_nor_findings(tmp_path, mode):
+    """A run that rewrites nothing and finds nothing to do exits 0 in every mode, counts no
+    site as fixed and names its notes apart, in text, JSON, SARIF and GitHub output."""
+    (tmp_path / "n.py").write_text(NOTES_ONLY)
+    res = run([*mode, "-j1", "n.py"], cwd=tmp_path)
+    assert res.exit_code == 0, res.output
+    assert "n.py:3:1: HCB014 [note] left as it is" in res.output
+    assert "n.py:9:7: JAX110 [note] the project draws random numbers" in res.output
+    assert (
+        "0 unchanged" not in res.output
+        and "1 unchanged, 0 failed; sites: 0 fixed, 0 fixed-with-behaviour-note, "
+        "0 compat-fallback, 0 manual; 2 notes"
+        in res.output
+    )
+    assert (tmp_path / "n.py").read_text() == NOTES_ONLY
+    data = json.loads(run([*mode, "-j1", "--output-format", "json", "n.py"], cwd=tmp_path).stdout)
+    assert data["summary"]["sites"] == {
+        "fixed": 0,
+        "fixed-with-behaviour-note": 0,
+        "compat-fallback": 0,
+        "manual": 0,
+        "note": 2,
+    }
+    assert {d["level"] for d in data["files"][0]["diagnostics"]} == {"note"}
+    sarif = json.loads(run([*mode, "-j1", "--output-format", "sarif", "n.py"], cwd=tmp_path).stdout)
+    assert {r["level"] for r in sarif["runs"][0]["results"]} == {"note"}
+    github = run([*mode, "-j1", "--output-format", "github", "n.py"], cwd=tmp_path).stdout
+    assert github.startswith("::notice file=n.py,line=3,col=1,title=HCB014 note::"), github
+
+
+def test_a_changed_call_left_as_it_is_is_manual_not_fixed(tmp_path):
+    """JAX115: nothing rewritten, and the call may raise on current JAX: a human checks it."""
+    (tmp_path / "s.py").write_text(SOLVE)
+    res = run(["--check", "-j1", "s.py"], cwd=tmp_path)
+    assert res.exit_code == 1, res.output
+    assert "s.py:3:5: JAX115 [manual] `jnp.linalg.solve(a, b)`: left as it is" in res.stdout
+    assert "sites: 0 fixed, 0 fixed-with-behaviour-note, 0 compat-fallback, 1 manual" in (
+        res.output
+    )
+
+
 def test_quiet_and_verbose(tree):
     res = run(["-q", "--check", "-j1", "pkg"], cwd=tree)
     assert res.exit_code == 1 and res.stdout == ""

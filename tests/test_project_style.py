@@ -484,3 +484,53 @@ def test_a_file_kept_at_80_columns_gets_its_new_lines_at_80(tmp_path):
     root = _project(tmp_path / "q", {"src/stylelib/short.py": short})
     _migrate(root)
     assert max(len(line) for line in (root / "src/stylelib/short.py").read_text().splitlines()) > 80
+
+
+def test_pragma_url_and_import_lines_do_not_widen_a_file_kept_at_80(tmp_path):
+    """praxis: a Google-style module within 80 columns but for lines ruff's E501 (and Google's
+    pylintrc) lets run long: a trailing `# pylint: disable=...` or `# pytype: disable=...`, a
+    URL, an import. Its new lines are kept within 80 all the same (issue 37)."""
+    lines = _google_module().splitlines()
+    long = [
+        "from jax.experimental.array_serialization.serialization import GlobalAsyncCheckpointManager",
+        "# See https://github.com/tensorflow/tensorflow/blob/v2.9.1/tensorflow/python/training/x.py",
+        "def HParamsLanguageModeling(cls):  # pylint: disable=invalid-name,too-many-arguments-here",
+        "  return cls  # pytype: disable=wrong-arg-types  # jax-ndarray, a note of some length here",
+        "LONG_ONE = scaled_update_number_1(1, 2, 3)  # noqa: E501  (a pragma that runs past 80)",
+    ]
+    text = "\n".join(lines[:3] + long[:1] + lines[3:] + ["", ""] + long[1:]) + "\n"
+    assert max(len(line) for line in text.splitlines()) > 80
+    root = _project(tmp_path / "p", {"src/stylelib/google.py": text})
+    _migrate(root)
+    written = (root / "src/stylelib/google.py").read_text()
+    assert "jax.debug.callback(" in written, written
+    new = [line for line in written.splitlines() if line not in text.splitlines()]
+    assert new and max(len(line) for line in new) <= 80, written
+
+
+def test_a_statement_with_a_trailing_pragma_is_not_wrapped_away_from_it(tmp_path):
+    """praxis py_utils.py: `flat_pytrees.append(jax.tree_map(...))  # pylint: disable=
+    cell-var-from-loop` grew past 80 with the rename. Wrapped, the pragma would end the
+    closing bracket's line, not the line it silences: the statement stays on its line."""
+    lines = _google_module().splitlines()
+    pragma = "  # pylint: disable=cell-var-from-loop"
+    body = [
+        "",
+        "",
+        "def unstack(tree, axis, n):",
+        "  flat_pytrees = []",
+        "  for i in range(n):",
+        "    flat_pytrees.append(jax.tree_map(lambda x: x.take(i, axis), tree))" + pragma,
+        "  return flat_pytrees",
+    ]
+    text = "\n".join(lines + body) + "\n"
+    # (a floor below jax.tree.map's: the rename is jax.tree_util.tree_map, 82 columns)
+    floor = PYPROJECT.replace("jax>=0.4.30", "jax>=0.4.20")
+    root = _project(tmp_path / "p", {"pyproject.toml": floor, "src/stylelib/google.py": text})
+    _migrate(root)
+    written = (root / "src/stylelib/google.py").read_text()
+    assert (
+        "    flat_pytrees.append(jax.tree_util.tree_map(lambda x: x.take(i, axis), tree))"
+        + pragma
+        + "\n"
+    ) in written, written

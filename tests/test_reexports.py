@@ -127,3 +127,54 @@ def test_an_importer_taking_other_names_of_a_module_whose_legacy_import_binds_ja
         if " HCB006 " in line
     )
     assert reported == ["name.py", "sibling.py", "whole.py"], result.output
+
+
+def test_a_published_id_print_becomes_a_native_definition_of_the_same_name(tmp_path: Path):
+    """econpizza: `tools.py` renames id_print to `jax_print` for model files the run does not
+    see (`from econpizza.tools import percentile, jax_print`, in YAML). The import goes and a
+    native `jax_print` takes its place: the module imports on current JAX, and the name prints
+    legacy's text and returns its argument, under jit too (issue 37)."""
+    import subprocess
+    import sys
+
+    _write(tmp_path, "econ/__init__.py", "")
+    _write(
+        tmp_path,
+        "econ/tools.py",
+        '"""Tools."""\n\nimport jax.numpy as jnp\n'
+        "from jax.experimental.host_callback import id_print as jax_print\n\n\n"
+        "def percentile(x):\n    return jnp.sort(x)\n",
+    )
+    result = CliRunner().invoke(cli, ["-j", "1", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "tools.py:4:1: HCB005 [fixed-with-behaviour-note] jax_print (legacy id_print" in (
+        result.output
+    )
+    tools = (tmp_path / "econ/tools.py").read_text()
+    assert (
+        "import id_print" not in tools and "def jax_print(arg, *, result=None, **kwargs):" in tools
+    )
+    model = (
+        "import jax\nimport jax.numpy as jnp\nfrom econ.tools import percentile, jax_print\n\n"
+        "y = jax.jit(lambda x: jax_print(x * 2, what='y') + 1)(jnp.arange(3.0))\n"
+        "print(jax_print(jnp.float32(2.0), result=7))\nprint(y)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", model], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    # (legacy jax 0.4.30 printed the same: `what: y`, numpy's text, the value returned)
+    assert ran.stdout == "what: y\n[0. 2. 4.]\n2.\n7\n[1. 3. 5.]\n", ran.stdout
+
+
+def test_a_published_id_tap_is_left_saying_a_replacement_is_needed():
+    """No native definition keeps id_tap's behaviour everywhere: the finding asks for a
+    replacement under that name, not for its removal (importers would break)."""
+    from hcmigrate import migrate_source
+
+    text = "from jax.experimental.host_callback import id_tap as log_tap\n"
+    result = migrate_source(text)
+    assert result.code == text
+    (finding,) = result.diagnostics
+    assert finding.level.value == "manual"
+    assert "it needs a replacement under that name" in finding.message
+    assert "remove it once" not in finding.message

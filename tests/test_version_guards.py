@@ -30,7 +30,7 @@ def _guarded(test: str, legacy_first: bool = True, header: str = "import jax\n")
 
 
 KEPT = {
-    "a string below 0.4.26": (_guarded('if jax.__version__ < "0.4.26":'), Level.FIXED, "< 0.4.26"),
+    "a string below 0.4.26": (_guarded('if jax.__version__ < "0.4.26":'), Level.NOTE, "< 0.4.26"),
     "packaging, below 0.5": (
         _guarded(
             'if version.parse(jax.__version__) < version.parse("0.5"):',
@@ -45,29 +45,29 @@ KEPT = {
             legacy_first=False,
             header="import jax\nfrom packaging.version import Version\n",
         ),
-        Level.FIXED,
+        Level.NOTE,
         "< 0.4.26",
     ),
     "a flag tested later": (
         _guarded(
             "if OLD_JAX:", header="import jax\n\nOLD_JAX = jax.__version_info__ < (0, 4, 30)\n"
         ),
-        Level.FIXED,
+        Level.NOTE,
         "< 0.4.30",
     ),
     "not a flag of new JAX": (
         _guarded("if not NEW_JAX:", header='import jax\n\nNEW_JAX = jax.__version__ >= "0.4.26"\n'),
-        Level.FIXED,
+        Level.NOTE,
         "< 0.4.26",
     ),
     "the version imported": (
         _guarded('if jv < "0.4.20":', header="from jax import __version__ as jv\n"),
-        Level.FIXED,
+        Level.NOTE,
         "< 0.4.20",
     ),
     "an alias, at or below": (
         _guarded('if jx.__version__ <= "0.4.33":', header="import jax as jx\n"),
-        Level.FIXED,
+        Level.NOTE,
         "<= 0.4.33",
     ),
     "a tuple of the parts": (
@@ -75,7 +75,7 @@ KEPT = {
             "if JAX_VERSION < (0, 4, 26):",
             header='import jax\n\nJAX_VERSION = tuple(map(int, jax.__version__.split(".")[:3]))\n',
         ),
-        Level.FIXED,
+        Level.NOTE,
         "< 0.4.26",
     ),
 }
@@ -100,7 +100,7 @@ def test_a_branch_the_projects_floor_excludes_is_reported_dead():
     assert dead.level is Level.MANUAL
     assert "the project's floor (0.4.30) excludes" in dead.message
     at_bound = migrate_source(source, Options(target_jax=(0, 4, 25)))
-    assert [d.level for d in at_bound.diagnostics if d.code == "HCB014"] == [Level.FIXED]
+    assert [d.level for d in at_bound.diagnostics if d.code == "HCB014"] == [Level.NOTE]
 
 
 LOOK_ALIKES = {
@@ -214,7 +214,7 @@ def test_the_floor_a_branch_is_judged_on_is_the_one_the_run_ends_with(tmp_path, 
     assert "jax>=0.3.17,<0.5" in (tmp_path / "pyproject.toml").read_text(), res.output
     lines = [line for line in res.output.splitlines() if "HCB014" in line]
     kept = (
-        f"p/guard.py:3:1: HCB014 [fixed] left as it is: this branch runs only on JAX < {bound}, "
+        f"p/guard.py:3:1: HCB014 [note] left as it is: this branch runs only on JAX < {bound}, "
         "which has host_callback"
     )
     never = (

@@ -29,6 +29,7 @@ from hcmigrate.codemod.comments import comments_lost
 from hcmigrate.codemod.context_parts import NamesContext, StatementsContext
 from hcmigrate.codemod.hoisting import Hoisting, LambdaDefs
 from hcmigrate.codemod.import_names import ImportNames
+from hcmigrate.codemod.module_helpers import HelperDef
 from hcmigrate.codemod.node_index import NodeIndex
 from hcmigrate.codemod.numpy_args import callee, called_with_numpy, without_result
 from hcmigrate.codemod.plan import Plan, is_pure
@@ -111,6 +112,7 @@ class ModuleContext(NamesContext, StatementsContext):
         self._record: SiteRecord | None = None  # the site being rewritten
         self._site: cst.CSTNode | None = None  # (positions of nodes a rule built)
         self._module_imports: list[Import] = []
+        self._module_helpers: list[str] = []  # (helpers the import clean-up asked for)
         self._module_diagnostics: list[Diagnostic] = []
         self._names: set[str] | None = None
         self._next_suffix: dict[str, int] = {}  # base of a fresh name -> the suffix to try next
@@ -206,8 +208,23 @@ class ModuleContext(NamesContext, StatementsContext):
 
     @property
     def helpers(self) -> list[str]:
-        """The module helpers the kept rewrites call."""
-        return [h for r in self._records if not r.retracted for h in r.helpers]
+        """The module helpers the kept rewrites call (and the import clean-up's definitions)."""
+        return [
+            *(h for r in self._records if not r.retracted for h in r.helpers),
+            *self._module_helpers,
+        ]
+
+    def define_after_imports(self, key: str, name: str, source: str, imports=()) -> None:
+        """A module-level definition of `name` (`source`, a HelperDef template), written after
+        the module's imports as the helpers are: the import clean-up's native definition of a
+        name other modules import from here."""
+        self.module_bindings[key] = (name, HelperDef(name, source, tuple(imports)))
+        self._module_helpers.append(key)
+
+    def use_module_helper(self, key: str) -> str:
+        """The name of the module helper `key`, written with the module (no site owns it)."""
+        self._module_helpers.append(key)
+        return self._helper(key).name
 
     def note_rebuilt(self, original: cst.CSTNode, result) -> None:
         """What the rewrite rebuilt from `original` (the clean-up finds the imports through it)."""

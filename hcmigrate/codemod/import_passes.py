@@ -40,6 +40,14 @@ class ImportRulesContext:
         self.star_names_still_used = usage.star_names_still_used
         self.qualified = ctx.resolver.qualified
         self.import_module = ctx.import_module
+        self.options = ctx.options
+        self.define_after_imports = ctx.define_after_imports
+        self.use_module_helper = ctx.use_module_helper
+
+    def at_module_level(self, node: cst.CSTNode) -> bool:
+        """Is the import statement `node` a statement of the module itself (not in a block)?"""
+        line = self._ctx.resolver.parent(node)
+        return line is not None and isinstance(self._ctx.resolver.parent(line), cst.Module)
 
     def report(
         self, rule: Rule, node: cst.CSTNode | None, message: str, level: Level | None = None

@@ -171,6 +171,126 @@ class _Reindent(cst.CSTTransformer):
         return updated.with_changes(indent=self.unit)
 
 
+# A guarded import the rules write (hcmigrate.rules.removed_api_rewrite._guarded_use), one name:
+# `try: from jax.extend.core import Var / except ImportError: from jax.core import Var`.
+_GUARDED_IMPORT = re.compile(
+    r"try:\n(?P<indent>[ \t]+)from (?P<new>[\w.]+) import (?P<names>[\w ,]+)\n"
+    r"except ImportError:\n(?P=indent)from (?P<old>[\w.]+) import (?P=names)\n\Z"
+)
+
+
+def _isort_key(name: str) -> str:
+    """isort's order of the names of one import (order_by_type, case-insensitive): constants,
+    classes, then the rest."""
+    bare = name.split(" as ")[0].strip()
+    kind = "A" if bare.isupper() and len(bare) > 1 else "B" if bare[:1].isupper() else "C"
+    return kind + bare.lower()
+
+
+def merged_guarded_imports(helpers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`helpers` ((name, source) pairs) with the guarded imports from one pair of modules
+    joined into one `try:`/`except ImportError:` that binds all their names, where the first
+    of them stood (kfac's tag_graph_matcher.py: six blocks of five lines became one)."""
+    out: list[tuple[str, str]] = []
+    groups: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+    for name, source in helpers:
+        found = _GUARDED_IMPORT.match(source)
+        if found is None:
+            out.append((name, source))
+            continue
+        key = (found["new"], found["old"], found["indent"])
+        names = [n.strip() for n in found["names"].split(",")]
+        if key in groups:
+            groups[key][1].extend(names)
+            continue
+        groups[key] = (len(out), names)
+        out.append((name, source))
+    for (new, old, indent), (at, names) in groups.items():
+        if len(names) > 1:
+            joined = ", ".join(sorted(dict.fromkeys(names), key=_isort_key))
+            out[at] = (
+                out[at][0],
+                f"try:\n{indent}from {new} import {joined}\n"
+                f"except ImportError:\n{indent}from {old} import {joined}\n",
+            )
+    return out
+
+
+def _bindings_of(text: str, name: str) -> int:
+    """How many times the module `text` binds `name`, anywhere (assignments, parameters,
+    imports, definitions, `global`/`nonlocal`, `except ... as`)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):  # (a notebook's top-level await: say it is bound again)
+        return 2
+    count = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            count += node.id == name
+        elif isinstance(node, ast.arg):
+            count += node.arg == name
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            count += node.name == name
+        elif isinstance(node, ast.alias):
+            count += (node.asname or node.name.split(".")[0]) == name
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            count += name in node.names
+        elif isinstance(node, ast.ExceptHandler):
+            count += node.name == name
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)):
+            count += node.name == name
+    return count
+
+
+class _Renamed(cst.CSTTransformer):
+    def __init__(self, names: dict[str, str]):
+        self._names = names
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        new = self._names.get(updated_node.value)
+        return updated_node if new is None else updated_node.with_changes(value=new)
+
+
+def aliases_bound_by_guarded_imports(
+    module: cst.Module, guarded: dict[str, str], text: str
+) -> tuple[cst.Module, dict[str, str]]:
+    """kfac: `Var = jax.core.Var` became `Var = Var_1` beside a guarded import binding
+    `Var_1`. Where the module binds `Var` nowhere else, the guarded import binds `Var` itself
+    and the alias goes (its comment lines stay, above the next statement). `guarded`: the
+    name each guarded import binds -> the name it imports (`Var_1` -> `Var`); `text`: the
+    module before the rewrite. The module, and the names so replaced (`Var_1` -> `Var`)."""
+    body = list(module.body)
+    renames: dict[str, str] = {}
+    for i, statement in enumerate(body):
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            continue
+        assign = statement.body[0]
+        if (
+            not isinstance(assign, cst.Assign)
+            or len(assign.targets) != 1
+            or not isinstance(assign.targets[0].target, cst.Name)
+            or not isinstance(assign.value, cst.Name)
+            or statement.trailing_whitespace.comment is not None
+        ):
+            continue
+        target, value = assign.targets[0].target.value, assign.value.value
+        if guarded.get(value) != target or value in renames or _bindings_of(text, target) != 1:
+            continue
+        renames[value] = target
+        body[i] = None
+        following = next((j for j in range(i + 1, len(body)) if body[j] is not None), None)
+        if following is not None and any(line.comment for line in statement.leading_lines):
+            body[following] = body[following].with_changes(
+                leading_lines=[*statement.leading_lines, *body[following].leading_lines]
+            )
+    if not renames:
+        return module, {}
+    kept = module.with_changes(body=[s for s in body if s is not None])
+    return kept.visit(_Renamed(renames)), renames
+
+
 def add_helpers(
     module: cst.Module, helpers: list[tuple[str, str]], indent: str = "    "
 ) -> cst.Module:

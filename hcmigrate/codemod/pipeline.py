@@ -36,6 +36,8 @@ from hcmigrate.codemod.layout import format_written_lines
 from hcmigrate.codemod.line_diff import source_line
 from hcmigrate.codemod.module_helpers import (
     add_helpers,
+    aliases_bound_by_guarded_imports,
+    merged_guarded_imports,
     indent_unit,
     shared_imports,
     space_new_guarded_imports,
@@ -346,11 +348,33 @@ def _with_imports_and_helpers(cleaned: cst.Module, ctx: ModuleContext, style, te
     imports = [*ctx.imports, *ctx.helper_imports(own), *shared.values()]
     with_imports = add_imports(cleaned, imports, style)
     indent = indent_unit(text)
-    helped = add_helpers(with_imports, ctx.helper_definitions(own), indent)
+    definitions = ctx.helper_definitions(own)
+    # (`Var = jax.core.Var` -> `Var = Var_1`: the guarded import binds `Var` and the alias goes)
+    guarded = {
+        chosen: key.rsplit(".", 1)[1]
+        for key, (chosen, _) in ctx.module_bindings.items()
+        if key.startswith("guarded:") and key in own and chosen != key.rsplit(".", 1)[1]
+    }
+    diagnostics = ctx.diagnostics
+    if guarded:
+        with_imports, renames = aliases_bound_by_guarded_imports(with_imports, guarded, text)
+        for chosen, name in renames.items():
+            definitions = [
+                (name, source.replace(f"{name} as {chosen}", name))
+                if helper == chosen
+                # (another helper's text never names a guarded import's fresh name)
+                else (helper, source)
+                for helper, source in definitions
+            ]
+            diagnostics = [
+                replace(d, message=d.message.replace(f"`{chosen}`", f"`{name}`"))
+                for d in diagnostics
+            ]
+    helped = add_helpers(with_imports, merged_guarded_imports(definitions), indent)
     spaced = space_new_guarded_imports(
         helped, ctx.resolver.index.module, ctx.options.import_style.lines_after_imports
     )
-    return _no_blank_lines_at_top(spaced), ctx.diagnostics
+    return _no_blank_lines_at_top(spaced), diagnostics
 
 
 def _no_blank_lines_at_top(module: cst.Module) -> cst.Module:

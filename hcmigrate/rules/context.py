@@ -194,6 +194,19 @@ class ImportContext(ReportContext, Protocol):
     def import_module(self, module: str) -> None:
         """Add `import module` to the module."""
 
+    options: Options
+
+    def at_module_level(self, node: cst.CSTNode) -> bool:
+        """Is the import statement `node` a statement of the module itself (not in a block)?"""
+
+    def use_module_helper(self, key: str) -> str:
+        """The name of the module helper `key` (hcmigrate.codemod.module_helpers), written
+        with the module."""
+
+    def define_after_imports(self, key: str, name: str, source: str, imports=()) -> None:
+        """Write `source` (a module helper's template: `{jax}` the module's name of jax, for
+        (placeholder, module, alias) in `imports`), defining `name`, after the imports."""
+
 
 class RuleContext(Protocol):
     """What a rule may ask about the module and do to it, while it rewrites one site."""

@@ -3,7 +3,8 @@
 HCB001: with the native strategy, an import of host_callback that nothing uses any more is
 removed (a guarded `try: import ... / except ImportError: hcb = None` goes as a whole).
 HCB005/HCB007: an import other modules rely on, or a star import still used, is left as it is
-(a manual finding: the native strategy writes no compat import). HCB006: a module that imports re-exported legacy names and in which no
+(a manual finding: the native strategy writes no compat import), except `id_print`, which
+becomes a native definition of the same name (its import goes). HCB006: a module that imports re-exported legacy names and in which no
 rule found a site is reported. HCB701: with `--strategy compat`, every import (and full dotted use)
 is pointed at `hcmigrate_compat.host_callback`, one line per import, nothing else changes.
 """
@@ -56,8 +57,8 @@ REEXPORT_KEPT = Rule(
     name="reexported-import-kept",
     level=Level.MANUAL,
     legacy='from jax.experimental.host_callback import id_tap  # and `__all__ = ["id_tap"]`',
-    modern="(left as it is: removed by hand once no module imports it, or the compat strategy)",
-    summary="A legacy name the module publishes (`__all__`, its namespace, a public rename) is left as it is, not removed, so that importers outside the migrated tree are not broken silently; a name only modules of the run take goes with their rewrite.",
+    modern="id_print: a native `def` of the same name; others left as they are (a replacement by hand, or the compat strategy)",
+    summary="A legacy name the module publishes (`__all__`, its namespace, a public rename) is not removed, so that importers outside the migrated tree are not broken silently: `id_print` becomes a native definition of the same name that prints legacy's text and returns its argument; another name is left as it is for a replacement under that name. A name only modules of the run take goes with their rewrite.",
     examples=(
         Example(
             title="`mypkg.taps` publishes `id_tap` in its `__all__`",
@@ -72,7 +73,7 @@ from jax.experimental.host_callback import id_tap
 __all__ = ["id_tap"]
 """,
             diagnostics=(
-                '1:1 HCB005 [manual] id_tap published by this module (its `__all__`): left as it is (it fails on JAX >= 0.8); remove it once no module imports it from here, or keep it on the compat runtime (`strategy = "compat"`)',
+                '1:1 HCB005 [manual] id_tap published by this module (its `__all__`): left as it is (it fails on JAX >= 0.8, and so does every module that imports this one): it needs a replacement under that name for the modules that import it from here, a definition of your own on native JAX (hcmigrate has none that keeps legacy\'s behaviour), or keep it on the compat runtime (`strategy = "compat"`)',
             ),
             options={
                 "reexports": (("mypkg.taps.id_tap", "jax.experimental.host_callback.id_tap"),),
@@ -85,30 +86,70 @@ __all__ = ["id_tap"]
 from jax.experimental.host_callback import id_print as jax_print
 """,
             after="""\
-from jax.experimental.host_callback import id_print as jax_print
+import functools
+
+import jax
+import numpy as np
+
+
+def _print_like_id_print(value, /, **header):
+    \"\"\"Print as the removed `id_print` did: sorted `k: v` keywords, the value
+    in numpy's text, `( a b )`, `[ a b ]`, `{ k=v }`, wrapped at 80.\"\"\"
+
+    def text(v, column, indent):  # (`v`'s text from `column`, column after)
+        if not isinstance(v, (tuple, list, dict)):
+            shown = np.array2string(v) if isinstance(v, np.ndarray) else str(v)
+            return shown, column + len(shown)
+        is_dict = isinstance(v, dict)
+        ends = "{}" if is_dict else "()" if isinstance(v, tuple) else "[]"
+        pairs = sorted(v.items()) if is_dict else enumerate(v)
+        items = [(f"{k}=" if is_dict else "", e) for k, e in pairs]
+        flat = " ".join(key + text(e, -float("inf"), 0)[0] for key, e in items)
+        if column + len(flat) + 4 <= 80:
+            return f"{ends[0]} {flat} {ends[1]}", column + len(flat) + 4
+        shown, column = ends[0] + " ", column + 2
+        for n, (key, e) in enumerate(items):
+            if n:
+                shown, column = shown + "\\n" + " " * (indent + 2), indent + 2
+            part, column = text(e, column + len(key), indent + 2)
+            shown += key + part
+        return shown + " " + ends[1], column + 2
+
+    if header:
+        print(" ".join(f"{k}: {v}" for k, v in sorted(header.items())))
+    print(text(jax.tree_util.tree_map(np.asarray, value), 0, 0)[0])
+
+
+def jax_print(arg, *, result=None, **kwargs):
+    \"\"\"host_callback's `id_print`, gone from JAX: prints `arg` as it did (the
+    keywords as a `k: v` header) and returns `arg`, or `result` where given.\"\"\"
+    jax.debug.callback(
+        functools.partial(_print_like_id_print, **kwargs), arg, ordered=True
+    )
+    return arg if result is None else result
 """,
             diagnostics=(
-                '1:1 HCB005 [manual] jax_print renamed here and not used here: a name for other modules to import (remove it by hand if none does): left as it is (it fails on JAX >= 0.8); remove it once no module imports it from here, or keep it on the compat runtime (`strategy = "compat"`)',
+                "1:1 HCB005 [fixed-with-behaviour-note] jax_print (legacy id_print, a name for other modules to import from here) -> a native definition of jax_print: it prints legacy's text through jax.debug.callback(_print_like_id_print, ..., ordered=True) and returns its argument (or `result=`): under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices); legacy's `output_stream=`, `threshold=` and `tap_with_device=` are not kept (they print as header keywords)",
             ),
         ),
         Example(
             title="a module whose namespace code run with `exec` reads",
             before="""\
-from jax.experimental.host_callback import id_print
+from jax.experimental.host_callback import id_tap
 
 
 def run(code):
     exec(code, globals())
 """,
             after="""\
-from jax.experimental.host_callback import id_print
+from jax.experimental.host_callback import id_tap
 
 
 def run(code):
     exec(code, globals())
 """,
             diagnostics=(
-                '1:1 HCB005 [manual] id_print in the namespace this module hands out (`globals()`): left as it is (it fails on JAX >= 0.8); remove it once no module imports it from here, or keep it on the compat runtime (`strategy = "compat"`)',
+                '1:1 HCB005 [manual] id_tap in the namespace this module hands out (`globals()`): left as it is (it fails on JAX >= 0.8, and so does every module that imports this one): it needs a replacement under that name for the modules that import it from here, a definition of your own on native JAX (hcmigrate has none that keeps legacy\'s behaviour), or keep it on the compat runtime (`strategy = "compat"`)',
             ),
         ),
     ),
@@ -338,7 +379,11 @@ def clean_up(site: ImportSite, ctx: ImportContext):
         )
         return None
     if exported:
-        # Other modules import these names from here: keep them importable.
+        # Other modules import these names from here: keep them importable, by a native
+        # definition of the same name where one keeps legacy's behaviour (id_print).
+        native = _native_id_print(original, exported, ctx)
+        if native is not None:
+            return native
         if legacy_aliases(original):
             if all(bound in ctx.published_here for bound in exported):
                 how = "published by this module (its `__all__`)"
@@ -352,9 +397,11 @@ def clean_up(site: ImportSite, ctx: ImportContext):
             ctx.report(
                 REEXPORT_KEPT,
                 original,
-                f"{', '.join(sorted(exported))} {how}: left as it is (it fails on JAX >= 0.8); "
-                "remove it once no module imports it from here, or keep it on the compat "
-                'runtime (`strategy = "compat"`)',
+                f"{', '.join(sorted(exported))} {how}: left as it is (it fails on JAX >= 0.8, "
+                "and so does every module that imports this one): it needs a replacement "
+                "under that name for the modules that import it from here, a definition of "
+                "your own on native JAX (hcmigrate has none that keeps legacy's behaviour), "
+                'or keep it on the compat runtime (`strategy = "compat"`)',
             )
             return None
         return None
@@ -384,6 +431,65 @@ def clean_up(site: ImportSite, ctx: ImportContext):
             return updated.with_changes(names=[cst.ImportAlias(name=cst.Name("jax"))])
         return cst.RemovalSentinel.REMOVE
     return updated.with_changes(names=keep)
+
+
+# The native `id_print` written in place of an import of it that other modules take from
+# here: `{name}` and `{printer}` filled in by the rule, `{jax}`/`{functools}` by the module's
+# spellings (a module helper's template).
+_ID_PRINT_DEFINITION = '''\
+def {name}(arg, *, result=None, **kwargs):
+    """host_callback's `id_print`, gone from JAX: prints `arg` as it did (the
+    keywords as a `k: v` header) and returns `arg`, or `result` where given."""
+    {{jax}}.debug.callback(
+        {{functools}}.partial({printer}, **kwargs), arg, ordered=True
+    )
+    return arg if result is None else result
+'''
+
+
+def _native_id_print(original, exported: list[str], ctx: ImportContext):
+    """`from jax.experimental.host_callback import id_print as jax_print`, a name other modules
+    import from here: the import goes and a function of that name, on native JAX, prints as
+    legacy did (the id_print rule's spelling) and returns its argument. None (the finding
+    instead) for any other import: another legacy name, several names, one in a block, the
+    compat strategy or several devices (where the print would be an io_callback)."""
+    if (
+        not isinstance(original, cst.ImportFrom)
+        or isinstance(original.names, cst.ImportStar)
+        or len(original.names) != 1
+        or original.relative
+        or original.module is None
+        or spelled_module(original) != LEGACY_MODULE
+        or ctx.options.strategy == "compat"
+        or ctx.options.several_devices
+        or not ctx.at_module_level(original)
+    ):
+        return None
+    (alias,) = original.names
+    name = alias.asname.name.value if alias.asname else alias.evaluated_name
+    if alias.evaluated_name != "id_print" or exported != [name]:
+        return None
+    if ctx.suppressed(original, REEXPORT_KEPT.code):
+        return None
+    printer = ctx.use_module_helper("id_print")
+    ctx.define_after_imports(
+        f"native:{name}",
+        name,
+        _ID_PRINT_DEFINITION.format(name=name, printer=printer),
+        (("jax", "jax", None), ("functools", "functools", None)),
+    )
+    ctx.report(
+        REEXPORT_KEPT,
+        original,
+        f"{name} (legacy id_print, a name for other modules to import from here) -> a native "
+        f"definition of {name}: it prints legacy's text through jax.debug.callback({printer}, "
+        "..., ordered=True) and returns its argument (or `result=`): under vmap it runs once "
+        "per element (legacy: once, with the whole batch); it fails on more than one device "
+        "(pmap, sharded jit: see several-devices); legacy's `output_stream=`, `threshold=` "
+        "and `tap_with_device=` are not kept (they print as header keywords)",
+        level=Level.FIXED_WITH_NOTE,
+    )
+    return cst.RemovalSentinel.REMOVE
 
 
 def _star(original: cst.ImportFrom, updated: cst.ImportFrom, ctx: ImportContext):

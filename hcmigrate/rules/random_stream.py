@@ -19,8 +19,8 @@ RANDOM_STREAM = Rule(
     code="JAX110",
     name="random-stream-changed",
     # Nothing to change for the module to run on current JAX (so not `manual`, which fails
-    # the run); what differs is its numbers: a behaviour note.
-    level=Level.FIXED_WITH_NOTE,
+    # the run), and nothing was rewritten (so not a fix): what differs is its numbers, a note.
+    level=Level.NOTE,
     legacy="jax.random.normal(jax.random.PRNGKey(0), (3,))",
     modern="(reported: the flag that restores the old numbers)",
     summary="A module that draws random numbers gets other numbers from jax 0.5.0 on; the "
@@ -74,7 +74,7 @@ jax.debug.callback(_print_like_id_print, x, ordered=True)
 """,
             diagnostics=(
                 "2:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
-                '4:7 JAX110 [fixed-with-behaviour-note] the project draws random numbers (said once a run): from JAX 0.5.0 they differ for the same key; jax.config.update("jax_threefry_partitionable", False) right after `import jax` restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable became True)',
+                '4:7 JAX110 [note] the project draws random numbers (said once a run): from JAX 0.5.0 they differ for the same key; jax.config.update("jax_threefry_partitionable", False) right after `import jax` restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable became True)',
                 "6:1 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(_print_like_id_print, ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
             ),
         ),

@@ -43,7 +43,7 @@ def draw(key: jax.Array, n: int):
                 diagnostics=(
                     "4:15 JAX104 [fixed-with-behaviour-note] `jax.random.PRNGKeyArray` -> `jax.Array`: isinstance now holds for every value of the wider type",
                     "5:28 JAX104 [fixed-with-behaviour-note] `jax.random.KeyArray` -> `jax.Array`: isinstance now holds for every value of the wider type",
-                    '6:12 JAX110 [fixed-with-behaviour-note] the project draws random numbers (said once a run): from JAX 0.5.0 they differ for the same key; jax.config.update("jax_threefry_partitionable", False) right after `import jax` restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable became True)',
+                    '6:12 JAX110 [note] the project draws random numbers (said once a run): from JAX 0.5.0 they differ for the same key; jax.config.update("jax_threefry_partitionable", False) right after `import jax` restores the random numbers of jax < 0.5.0 (the default of jax_threefry_partitionable became True)',
                 ),
             ),
         ),

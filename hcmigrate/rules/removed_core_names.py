@@ -73,6 +73,43 @@ double_p = Primitive("double")
                 options={"target_jax": (0, 4, 14)},
             ),
             Example(
+                title="several names used from `jax.core`: one guarded import binds them all",
+                before="""\
+import jax
+
+# Types for annotation
+Var = jax.core.Var
+double_p = jax.core.Primitive("double")
+
+
+def is_var(v):
+    return isinstance(v, jax.core.Var) and not isinstance(v, jax.core.Literal)
+""",
+                after="""\
+import jax
+
+try:
+    from jax.extend.core import Literal, Primitive, Var
+except ImportError:
+    from jax.core import Literal, Primitive, Var
+
+
+# Types for annotation
+double_p = Primitive("double")
+
+
+def is_var(v):
+    return isinstance(v, Var) and not isinstance(v, Literal)
+""",
+                diagnostics=(
+                    "4:7 JAX107 [fixed] `jax.core.Var` -> `Var`, a guarded import: `jax.extend.core.Var`, else `jax.core.Var`",
+                    "5:12 JAX107 [fixed] `jax.core.Primitive` -> `Primitive`, a guarded import: `jax.extend.core.Primitive`, else `jax.core.Primitive`",
+                    "9:26 JAX107 [fixed] `jax.core.Var` -> `Var`, a guarded import: `jax.extend.core.Var`, else `jax.core.Var`",
+                    "9:62 JAX107 [fixed] `jax.core.Literal` -> `Literal`, a guarded import: `jax.extend.core.Literal`, else `jax.core.Literal`",
+                ),
+                options={"target_jax": (0, 4, 14)},
+            ),
+            Example(
                 title="the project allows jax 0.4.30, which has no jax.typeof",
                 before="""\
 import jax

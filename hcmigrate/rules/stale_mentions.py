@@ -21,7 +21,7 @@ from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
 STALE_MENTION = Rule(
     code="HCB010",
     name="stale-mention-of-removed-api",
-    level=Level.FIXED_WITH_NOTE,
+    level=Level.NOTE,  # (prose: nothing rewritten, the run does not fail on it)
     legacy='"""Prints through host_callback.id_print."""  (above a rewritten site)',
     modern="(reported: the text is left for its author)",
     summary="A docstring or comment at a rewritten site that still names the removed API is "
@@ -54,7 +54,7 @@ def show(x):
             diagnostics=(
                 "1:1 HCB001 [fixed] import of host_callback removed: its uses were rewritten",
                 "6:12 HCB201 [fixed-with-behaviour-note] id_print -> jax.debug.callback(lambda v: print(...), ..., ordered=True), printing legacy's text: under vmap it runs once per element (legacy: once, with the whole batch); it fails on more than one device (pmap, sharded jit: see several-devices)",
-                "5:1 HCB010 [fixed-with-behaviour-note] the docstring of `show` still names the removed host_callback API (`host_callback.id_print`), which the rewrite at line 6 replaced: update its text by hand",
+                "5:1 HCB010 [note] the docstring of `show` still names the removed host_callback API (`host_callback.id_print`), which the rewrite at line 6 replaced: update its text by hand",
             ),
         ),
     ),

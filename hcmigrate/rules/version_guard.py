@@ -4,12 +4,13 @@
 `>=` test: the branch runs only on the JAX the project keeps it for, where host_callback is
 there; rewriting it would change what that JAX runs (`grad` of an io_callback, which jax
 0.4.30 refuses) and add imports every JAX loads. The codemod leaves the branch, imports
-included (hcmigrate.codemod.version_guards), and says so: `fixed` where every JAX below the
-bound has host_callback, `manual` where the bound lets in releases whose host_callback is a
-stub (jax 0.4.35 on) or where the project's floor (`--target-jax`, its `jax` requirement)
-means the branch never runs. The floor is the one the project declares: where the run raises
-it (to what the written code of the whole project needs, known after every module), the
-project layer says that the raised floor excludes a branch (hcmigrate.cli, with branch_bound).
+included (hcmigrate.codemod.version_guards), and says so: a `note` (nothing rewritten,
+nothing to do) where every JAX below the bound has host_callback, `manual` where the bound
+lets in releases whose host_callback is a stub (jax 0.4.35 on) or where the project's floor
+(`--target-jax`, its `jax` requirement) means the branch never runs. The floor is the one the
+project declares: where the run raises it (to what the written code of the whole project
+needs, known after every module), the project layer says that the raised floor excludes a
+branch (hcmigrate.cli, with branch_bound).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from hcmigrate.rules.spec import Example, ModuleEnd, Rule, handles
 LEGACY_BRANCH = Rule(
     code="HCB014",
     name="legacy-jax-branch",
-    level=Level.FIXED,
+    level=Level.NOTE,
     legacy='if jax.__version__ < "0.4.26": hcb.id_tap(...)\nelse: io_callback(...)',
     modern="(left as it is)",
     summary="A branch that runs only below a JAX version keeps its host_callback code for that "
@@ -61,7 +62,7 @@ else:
         io_callback(print, None, x, ordered=True)
 """,
             diagnostics=(
-                "4:1 HCB014 [fixed] left as it is: this branch runs only on JAX < 0.4.26, "
+                "4:1 HCB014 [note] left as it is: this branch runs only on JAX < 0.4.26, "
                 "which has host_callback",
             ),
         ),
@@ -108,7 +109,7 @@ _KEPT_FOR = re.compile(
 
 
 def branch_bound(message: str) -> tuple[tuple[int, ...], bool] | None:
-    """(bound, inclusive) of the branch a `fixed` HCB014 message keeps for old JAX, else None."""
+    """(bound, inclusive) of the branch an HCB014 note keeps for old JAX, else None."""
     match = _KEPT_FOR.match(message)
     if match is None:
         return None
