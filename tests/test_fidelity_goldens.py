@@ -68,6 +68,7 @@ j01_tree_clip_round j02_core_primitive j03_random_stream c08_x64_environ_scalar_
 c11_import_groups c10_id_print_kinds c10_id_print_io_chain c12_host_check_on_devices
 j04_jaxpr_internals c08_x64_package_init c13_sharded_decode_loop
 c14_host_scalars_and_buffers c15_version_guarded_branch c16_pmap_of_another_function
+econpizza_model_context
 """.split()
 
 
@@ -92,7 +93,6 @@ NOT_EQUIVALENT = {
     "c05_tap_reads_transforms": "crashes",
     "c06_names_other_modules": "crashes",
     "f_tap_factories": "crashes",
-    "econpizza_model_context": "crashes",
     "saxml_stream_done": "crashes",
     "c05_device_index_signature": "crashes",
     "c09_callback_exception_handler": "crashes",
@@ -198,7 +198,9 @@ def test_migrated_programs_do_what_legacy_did_on_the_oldest_supported_jax(fideli
     # (jax 0.6.2 still has the legacy module: c11_guarded_import's guard lets its tap run; an
     # ordered io_callback under pmap fails there: t_pmap's device taps need jax 0.8, which
     # the migration of a project on jax 0.6 would not write: HCB102, manual)
-    runs_there = ("c11_guarded_import",)
+    # (c06's module that publishes `id_tap` keeps its host_callback import, a manual finding:
+    # jax 0.6.2 still has the module, so the program runs there as legacy did)
+    runs_there = ("c11_guarded_import", "c06_names_other_modules")
     not_equivalent = {k: v for k, v in NOT_EQUIVALENT.items() if k not in runs_there}
     not_equivalent["t_pmap"] = "crashes"
     python = fidelity_reports["oldest_python"]
