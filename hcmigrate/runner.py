@@ -96,10 +96,11 @@ def git_quoted(name: bytes) -> bytes:
     return bytes(out + b'"')
 
 
-def patch_diff(old: bytes, new: bytes, name: str) -> bytes:
+def patch_diff(old: bytes | None, new: bytes, name: str) -> bytes:
     """A unified diff of a file's bytes that `git apply` and `patch -p1` apply: lines are the
     file's own bytes (its encoding, BOM and line endings), cut at LF only; `name` is written as
-    the file system spells it, quoted as git quotes it (git_quoted)."""
+    the file system spells it, quoted as git quotes it (git_quoted). `old` None: the patch
+    creates the file (`--- /dev/null`)."""
     import difflib
 
     raw = os.fsencode(name)
@@ -107,9 +108,9 @@ def patch_diff(old: bytes, new: bytes, name: str) -> bytes:
     end = b"\t" if b" " in raw else b""
     lines = difflib.diff_bytes(
         difflib.unified_diff,
-        patch_lines(old),
+        [] if old is None else patch_lines(old),
         patch_lines(new),
-        git_quoted(b"a/" + raw) + end,
+        b"/dev/null" if old is None else git_quoted(b"a/" + raw) + end,
         git_quoted(b"b/" + raw) + end,
         lineterm=b"\n",
     )
@@ -425,22 +426,7 @@ def adds_definition(item: tuple[Task, str]) -> bool:
 def new_file_patch(new: bytes, name: str) -> bytes:
     """A patch that creates the file `name` with the bytes `new` (`--- /dev/null`), which
     `git apply` and `patch -p1` apply as patch_diff's patches are."""
-    import difflib
-
-    raw = os.fsencode(name)
-    end = b"\t" if b" " in raw else b""
-    lines = difflib.diff_bytes(
-        difflib.unified_diff,
-        [],
-        patch_lines(new),
-        b"/dev/null",
-        git_quoted(b"b/" + raw) + end,
-        lineterm=b"\n",
-    )
-    out = []
-    for line in lines:
-        out.append(line if line.endswith(b"\n") else line + b"\n\\ No newline at end of file\n")
-    return b"".join(out)
+    return patch_diff(None, new, name)
 
 
 def _outcome_of_pair(item: tuple[Task, str]) -> Outcome:
