@@ -286,3 +286,18 @@ def test_a_platform_run_lists_the_cpu_too():
     assert with_cpu("tpu, cpu") == "tpu,cpu"
     assert with_cpu("cpu") == "cpu"
     assert subprocess_env("cuda")["JAX_PLATFORMS"] == "cuda,cpu"
+
+
+def test_a_value_whose_getattr_raises_keyerror_is_recorded_without_breaking_the_program(
+    legacy_python,
+):
+    """A result shape (and result) whose `__getattr__` raises KeyError, not AttributeError,
+    for a name it lacks (EvoX's `State`): `hasattr` does not catch that, and the recorder's
+    look for `.shape` failed the program on both sides, so a test that went from pass to fail
+    read "ok". The recorder never raises into the program: both sides run, the calls compare."""
+    res = hcmigrate_verify(
+        REPO / "fixtures" / "verify" / "getattr_raises_keyerror.py", "--reference", "legacy"
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "EQUIVALENT: 2 host call(s)" in res.stdout, res.stdout
+    assert "KeyError" not in res.stdout + res.stderr

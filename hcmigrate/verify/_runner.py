@@ -162,7 +162,27 @@ class _Tee:
 # Values -> JSON-able records (numpy values; jax.Array is converted with np.asarray).
 
 
+def _has(x, name: str) -> bool:
+    """hasattr that no user object can break: a `__getattr__` that raises anything but
+    AttributeError (EvoX's `State` raises KeyError) means "no", never an error in the program
+    being recorded (the recorder must not change what the program does)."""
+    try:
+        getattr(x, name)
+    except Exception:
+        return False
+    return True
+
+
 def encode(x, depth: int = 0):
+    """`x` as a JSON-able record. Never raises: a value that cannot be read is recorded as an
+    object (its type and why), and the program goes on as it would without the recorder."""
+    try:
+        return _encode(x, depth)
+    except Exception as e:
+        return {"k": "object", "t": type(x).__qualname__, "repr": f"<{type(e).__name__}>"}
+
+
+def _encode(x, depth: int = 0):
     np = sys.modules.get("numpy")  # a value can only be a numpy one if the program imported it
 
     if depth > 50:
@@ -213,7 +233,7 @@ def encode(x, depth: int = 0):
             return {"k": "pytree", "t": tname, "items": [encode(v, depth + 1) for v in leaves]}
     except Exception:
         pass
-    if np is not None and hasattr(x, "__array__") and hasattr(x, "shape") and hasattr(x, "dtype"):
+    if np is not None and _has(x, "__array__") and _has(x, "shape") and _has(x, "dtype"):
         try:
             return _encode_array(np.asarray(x))
         except Exception:
@@ -229,8 +249,8 @@ def _is_jax_array(x) -> bool:
     mod = type(x).__module__ or ""
     return (
         (mod.startswith("jax") or mod.startswith("jaxlib"))
-        and hasattr(x, "shape")
-        and hasattr(x, "dtype")
+        and _has(x, "shape")
+        and _has(x, "dtype")
     )
 
 
@@ -269,7 +289,15 @@ def _encode_array(a):
 
 
 def encode_spec(s, depth: int = 0):
-    """A result-shape description (legacy result_shape / modern result_shape_dtypes)."""
+    """A result-shape description (legacy result_shape / modern result_shape_dtypes). Never
+    raises: what cannot be read is recorded as an object (its type and why)."""
+    try:
+        return _encode_spec(s, depth)
+    except Exception as e:
+        return {"k": "object", "t": type(s).__qualname__, "repr": f"<{type(e).__name__}>"}
+
+
+def _encode_spec(s, depth: int = 0):
     import numpy as np
 
     if s is None:
@@ -287,7 +315,7 @@ def encode_spec(s, depth: int = 0):
             "k": "dict",
             "items": [[str(k), encode_spec(s[k], depth + 1)] for k in sorted(s, key=str)],
         }
-    if hasattr(s, "shape") and hasattr(s, "dtype"):
+    if _has(s, "shape") and _has(s, "dtype"):
         return {
             "k": "spec",
             "shape": [int(d) for d in s.shape],
