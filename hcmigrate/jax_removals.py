@@ -19,6 +19,8 @@ replacement spelling (None: every release the table covers).
 
 from __future__ import annotations
 
+import functools
+
 import enum
 from dataclasses import dataclass, replace
 
@@ -676,6 +678,18 @@ REMOVED_APIS = tuple(
 )
 
 BY_KEY: dict[str, RemovedApi] = {row.key: row for row in REMOVED_APIS}
+
+
+@functools.cache
+def module_names() -> frozenset[str]:
+    """Every JAX module the table's rows live in (and their parent packages): what a name
+    bound to a module by assignment may stand for (hcmigrate.codemod.scopes)."""
+    found = set()
+    for row in REMOVED_APIS:
+        parts = row.name.split(".")
+        for n in range(1, len(parts)):
+            found.add(".".join(parts[:n]))
+    return frozenset(n for n in found if n.split(".")[-1].islower() or n == "jax")
 
 
 def lookup(dotted: str) -> RemovedApi | None:

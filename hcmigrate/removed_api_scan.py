@@ -45,6 +45,7 @@ _IMPORT = re.compile(
     rb"(?m)^[ \t]*(?:from[ \t]+(\.*[\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n\\]*(?:\\\r?\n[^\n\\]*)*)"
 )
 _ALIAS = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
+_MODULE_ALIAS = re.compile(rb"(?m)^(\w+)[ \t]*=[ \t]*([A-Za-z_][\w.]*)[ \t]*(?:#[^\n]*)?$")
 _STAR_IMPORT = re.compile(rb"(?m)^[ \t]*from[ \t]+(jax(?:[ \t]*\.[ \t]*\w+)*)[ \t]+import[ \t]+\*")
 
 
@@ -67,6 +68,13 @@ def import_bindings(data: bytes) -> list[tuple[str, str, bool]]:
             else:
                 real_bound = (alias or name).decode()
             found.append((real, real_bound, bool(module)))
+    # `jnp = jax.numpy` at the module's top level: the name stands for the module it is given
+    # (hcmigrate.codemod.scopes follows the same assignments)
+    bound = {b: r for r, b, _ in found}
+    for name, value in _MODULE_ALIAS.findall(data):
+        root, _, rest = value.decode().partition(".")
+        if root in bound:
+            found.append((f"{bound[root]}.{rest}" if rest else bound[root], name.decode(), False))
     return found
 
 

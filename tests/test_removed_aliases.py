@@ -223,3 +223,36 @@ def test_keywords_bound_by_functools_partial_are_renamed_or_reported():
     old = migrate_source(text, Options(target_jax=(0, 4, 26)))
     assert old.code == text
     assert [(d.code, d.level.value) for d in old.diagnostics] == [("JAX102", "manual")] * 2
+
+
+MODULE_BOUND_BY_ASSIGNMENT = """\
+import jax
+
+jnp = jax.numpy
+lax = jax.lax
+
+
+def f(x):
+    ok = isinstance(x, jnp.DeviceArray)
+    return ok, jnp.clip(x, a_min=0.5), lax.clamp(0.0, x, 1.0)
+"""
+
+
+def test_a_module_bound_by_assignment_is_followed_like_an_import():
+    """(PennyLane 0.26: `jnp = jax.numpy`, then `jnp.DeviceArray`) A JAX module given to a
+    name at the module's top level is that module for the removed-API rules, as `import
+    jax.numpy as jnp` would be: its removed names are rewritten, and the result runs on current
+    JAX. A name bound twice is left alone (which value it holds is not known)."""
+    result = migrate_source(MODULE_BOUND_BY_ASSIGNMENT)
+    assert "isinstance(x, jax.Array)" in result.code, result.code
+    assert "jnp.clip(x, 0.5)" in result.code, result.code
+    run_there = subprocess.run(
+        [sys.executable, "-c", result.code + "\nprint(f(jax.numpy.arange(3.0))[0])\n"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
+    assert run_there.returncode == 0 and run_there.stdout == "True\n", run_there.stderr
+    rebound = MODULE_BOUND_BY_ASSIGNMENT.replace("lax = jax.lax\n", "lax = jax.lax\njnp = None\n")
+    assert migrate_source(rebound).code == rebound

@@ -145,6 +145,9 @@ class RemovedApis:
                     roots.add(binding.key.split(".", 1)[0])
                 elif any(m == real or m.startswith(real + ".") for m in behaviour):
                     roots.add(binding.key.split(".", 1)[0])
+        for binding in self._resolver.scopes.module_aliases:  # (`jnp = jax.numpy`)
+            if self.may_use or any(m.startswith(binding.real + ".") for m in behaviour):
+                roots.add(binding.key)
         return roots
 
     # ---------------------------------------------------------------- which nodes to walk

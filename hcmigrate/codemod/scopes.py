@@ -162,6 +162,40 @@ class ScopeAnalysis:
         self._referents: dict[int, tuple[str, list, float]] = {}
         self.tree = tree or ast.parse(text)  # (also read by the layout and module-end rules)
         _Walk(self).body(self.tree.body, self.module)
+        # `jnp = jax.numpy`: bindings that stand for a JAX module as an import would
+        self.module_aliases: list[Binding] = []
+        self._module_aliases()
+
+    def _module_aliases(self) -> None:
+        """`jnp = jax.numpy` at module level, the name's one binding in the module: the name
+        stands for the module as `import jax.numpy as jnp` would make it (issue 36: removed
+        names reached through a module bound by assignment). Only JAX modules the removal
+        table names (and their parents): a function bound so (`clip = jnp.clip`) is followed
+        by hcmigrate.codemod.removed_aliases, which tells certain calls from possible ones."""
+        from hcmigrate.jax_removals import module_names
+
+        modules = module_names()
+        for statement in self.tree.body:
+            if not (
+                type(statement) is ast.Assign
+                and len(statement.targets) == 1
+                and type(statement.targets[0]) is ast.Name
+            ):
+                continue
+            value = _dotted(statement.value)
+            bindings = self.module.bindings.get(statement.targets[0].id, [])
+            if value is None or len(bindings) != 1:
+                continue
+            root = statement.value
+            while type(root) is ast.Attribute:
+                root = root.value
+            names = self.qualified_names(self.offset(root), value)
+            if len(names) != 1:
+                continue
+            (name,) = names
+            if name.source == IMPORT and name.name in modules:
+                bindings[0].kind, bindings[0].real = IMPORT, name.name
+                self.module_aliases.append(bindings[0])
 
     # ---------------------------------------------------------------- offsets
     def offset(self, node: ast.AST) -> int:
@@ -212,6 +246,18 @@ class ScopeAnalysis:
         """Every binding `key` may refer to from the scope of the name at `offset`."""
         scope = self.scope_at.get(offset)
         return scope.resolve(key) if scope is not None else []
+
+
+def _dotted(node: ast.AST) -> str | None:
+    """`a.b.c` of a Name/Attribute chain, else None."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
 
 
 class _Walk:
