@@ -204,7 +204,8 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         mechanical=False,
         rule="JAX113",
         advice="NamedSharding(Mesh(devices, names), PartitionSpec(...)); .replicate() is "
-        "NamedSharding(mesh, PartitionSpec())",
+        "NamedSharding(mesh, PartitionSpec()); .replicate(axis) is the same NamedSharding with "
+        "None at that axis of the PartitionSpec (keepdims=False: a mesh without that axis)",
     ),
     RemovedApi(
         "jax.numpy.round_",
