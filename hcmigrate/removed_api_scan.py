@@ -45,6 +45,9 @@ _IMPORT = re.compile(
     rb"(?m)^[ \t]*(?:from[ \t]+(\.*[\w.]+)[ \t]+)?import[ \t]+(\([^)]*\)|[^\n\\]*(?:\\\r?\n[^\n\\]*)*)"
 )
 _ALIAS = re.compile(rb"([\w.]+)(?:\s+as\s+(\w+))?")
+_IMPORTORSKIP = re.compile(
+    rb"""(?m)^(\w+)[ \t]*=[ \t]*(?:pytest\.)?importorskip\([ \t]*["']([\w.]+)["']"""
+)
 _MODULE_ALIAS = re.compile(rb"(?m)^(\w+)[ \t]*=[ \t]*([A-Za-z_][\w.]*)[ \t]*(?:#[^\n]*)?$")
 _STAR_IMPORT = re.compile(rb"(?m)^[ \t]*from[ \t]+(jax(?:[ \t]*\.[ \t]*\w+)*)[ \t]+import[ \t]+\*")
 
@@ -71,6 +74,10 @@ def import_bindings(data: bytes) -> list[tuple[str, str, bool]]:
     # `jnp = jax.numpy` at the module's top level: the name stands for the module it is given
     # (hcmigrate.codemod.scopes follows the same assignments)
     bound = {b: r for r, b, _ in found}
+    for name, value in _IMPORTORSKIP.findall(data):  # (`jax = pytest.importorskip("jax")`)
+        if value.split(b".", 1)[0] in (b"jax", b"jaxlib"):
+            found.append((value.decode(), name.decode(), False))
+            bound[name.decode()] = value.decode()
     for name, value in _MODULE_ALIAS.findall(data):
         root, _, rest = value.decode().partition(".")
         if root in bound:

@@ -256,3 +256,29 @@ def test_a_module_bound_by_assignment_is_followed_like_an_import():
     assert run_there.returncode == 0 and run_there.stdout == "True\n", run_there.stderr
     rebound = MODULE_BOUND_BY_ASSIGNMENT.replace("lax = jax.lax\n", "lax = jax.lax\njnp = None\n")
     assert migrate_source(rebound).code == rebound
+
+
+def test_a_test_module_importing_jax_with_importorskip_keeps_skipping(tmp_path):
+    """(PennyLane's tests: `jax = pytest.importorskip("jax")`, `jnp = jax.numpy`) The module
+    `importorskip` returns is that module for the rules, and the rewrite's `jax.Array` uses
+    that binding: no `import jax` is added above it (which would fail where jax is missing
+    instead of skipping)."""
+    source = (
+        "import pytest\n\n"
+        'jax = pytest.importorskip("jax")\n'
+        "jnp = jax.numpy\n\n\n"
+        "def test_ones():\n"
+        "    assert isinstance(jnp.ones(2), jnp.DeviceArray)\n"
+    )
+    code = migrate_source(source).code
+    assert code == source.replace("jnp.DeviceArray", "jax.Array"), code
+    (tmp_path / "test_ones.py").write_text(code)
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_ones.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr

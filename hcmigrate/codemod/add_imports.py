@@ -34,9 +34,17 @@ Needed = tuple[str, "str | None", "str | None"]
 
 def _binds(statement: cst.BaseStatement, needed: Needed) -> bool:
     module, name, alias = needed
+    text = getattr(statement, "text", None)  # (partial_parse's VerbatimStatement)
+    if isinstance(text, str) and "importorskip" in text and name is None:
+        try:
+            statement = cst.parse_statement(text)
+        except cst.ParserSyntaxError:
+            return False
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
+        if name is None and _imports_or_skips(small, module, alias or module):
+            return True
         if isinstance(small, cst.Import) and name is None:
             if any(
                 dotted_name(a.name) == module and (a.evaluated_alias == alias) for a in small.names
@@ -50,6 +58,25 @@ def _binds(statement: cst.BaseStatement, needed: Needed) -> bool:
                 ):
                     return True
     return False
+
+
+def _imports_or_skips(small: cst.BaseSmallStatement, module: str, local: str) -> bool:
+    """`local = pytest.importorskip("module")`: a test module's import of an optional package
+    (an `import` written above it would fail where the package is missing, not skip)."""
+    if not (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == local
+        and isinstance(small.value, cst.Call)
+        and small.value.args
+        and isinstance(small.value.args[0].value, cst.SimpleString)
+    ):
+        return False
+    func = dotted_name(small.value.func) or ""
+    return func.rsplit(".", 1)[-1] == "importorskip" and (
+        small.value.args[0].value.evaluated_value == module
+    )
 
 
 def _is_import_line(statement: cst.BaseStatement) -> bool:

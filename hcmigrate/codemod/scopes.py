@@ -175,6 +175,10 @@ class ScopeAnalysis:
         from hcmigrate.jax_removals import module_names
 
         modules = module_names()
+
+        def is_jax_module(name: str) -> bool:
+            return name in modules
+
         for statement in self.tree.body:
             if not (
                 type(statement) is ast.Assign
@@ -182,9 +186,17 @@ class ScopeAnalysis:
                 and type(statement.targets[0]) is ast.Name
             ):
                 continue
-            value = _dotted(statement.value)
             bindings = self.module.bindings.get(statement.targets[0].id, [])
-            if value is None or len(bindings) != 1:
+            if len(bindings) != 1:
+                continue
+            skipped = self._importorskip(statement.value)
+            if skipped is not None:  # (`jax = pytest.importorskip("jax")`: the module itself)
+                if is_jax_module(skipped):
+                    bindings[0].kind, bindings[0].real = IMPORT, skipped
+                    self.module_aliases.append(bindings[0])
+                continue
+            value = _dotted(statement.value)
+            if value is None:
                 continue
             root = statement.value
             while type(root) is ast.Attribute:
@@ -193,9 +205,27 @@ class ScopeAnalysis:
             if len(names) != 1:
                 continue
             (name,) = names
-            if name.source == IMPORT and name.name in modules:
+            if name.source == IMPORT and (name.name in modules or is_jax_module(name.name)):
                 bindings[0].kind, bindings[0].real = IMPORT, name.name
                 self.module_aliases.append(bindings[0])
+
+    def _importorskip(self, value: ast.AST) -> str | None:
+        """The module `pytest.importorskip("m")` returns, where `value` is that call."""
+        if not (
+            type(value) is ast.Call
+            and value.args
+            and type(value.args[0]) is ast.Constant
+            and isinstance(value.args[0].value, str)
+            and _dotted(value.func) is not None
+        ):
+            return None
+        root = value.func
+        while type(root) is ast.Attribute:
+            root = root.value
+        names = self.qualified_names(self.offset(root), _dotted(value.func))
+        if {n.name for n in names} == {"pytest.importorskip"}:
+            return value.args[0].value
+        return None
 
     # ---------------------------------------------------------------- offsets
     def offset(self, node: ast.AST) -> int:
