@@ -353,6 +353,14 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         rule="JAX105",
     ),
     RemovedApi(
+        "jax.ad",
+        Kind.MODULE,
+        removed_in="0.4.16",
+        replacement="jax.interpreters.ad",
+        rule="JAX105",
+        advice="jax.ad.JVPTracer is jax.interpreters.ad.JVPTracer",
+    ),
+    RemovedApi(
         "jax.abstract_arrays",
         Kind.MODULE,
         removed_in="0.4.17",
@@ -497,6 +505,35 @@ REMOVED_APIS: tuple[RemovedApi, ...] = (
         advice="JAX internal with no successor: jax.pmap now traces to a `jit` equation "
         "holding a `shard_map` one, no primitive of its own; import it guarded (`except "
         "ImportError: xla_pmap_p = None`) or stop matching on it",
+    ),
+    # JAX internals of the transformations (PennyLane 0.26's math/utils.py tests
+    # `isinstance(x, batching.BatchTracer)`): the tracer and trace classes moved into
+    # jax._src with no public home; `jax.core.Tracer` is the public "is a tracer" test
+    _manual(
+        "jax.interpreters.batching.BatchTracer",
+        "0.9.0",
+        "JAX internal with no public home: code tests `isinstance(x, BatchTracer)` to detect "
+        "tracing under jax.vmap, which no public API tells; `isinstance(x, jax.core.Tracer)` "
+        "tells whether x is traced at all (any transformation)",
+        deprecated_in="0.7.1",
+    ),
+    _manual(
+        "jax.interpreters.batching.BatchTrace",
+        "0.9.0",
+        "JAX internal with no public home: rewrite the code that needs it (jax.vmap, or "
+        "jax.custom_batching.custom_vmap for a custom batching rule)",
+        deprecated_in="0.7.1",
+    ),
+    *(
+        _manual(
+            f"jax.interpreters.partial_eval.{n}",
+            "0.9.0",
+            "JAX internal with no public home: rewrite the code that needs it (jax.make_jaxpr "
+            "traces a function to a jaxpr; `isinstance(x, jax.core.Tracer)` tells whether x "
+            "is traced)",
+            deprecated_in="0.7.2",
+        )
+        for n in ("JaxprTrace", "DynamicJaxprTrace")
     ),
     RemovedApi(
         "jax.random.shuffle",

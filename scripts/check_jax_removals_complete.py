@@ -73,7 +73,8 @@ NOT_ROWS: dict[str, str] = {
 }
 # Prefixes of JAX internals (no public API: JAX's own modules' helpers) the table leaves to
 # verify's "not in current JAX" report; the ones host_callback-era projects were seen to use
-# are rows (JAX107, JAX111).
+# are rows (JAX107, JAX111; the tracer and trace classes of jax.interpreters.batching and
+# .partial_eval, JAX109).
 NOT_ROW_PREFIXES = (
     "jax.core.",
     "jax.interpreters.",

@@ -323,6 +323,41 @@ def test_removed_primitives_are_moved_or_reported(text, after, diagnostics):
     assert [d.brief() for d in result.diagnostics] == diagnostics
 
 
+def test_batch_tracer_is_reported_where_it_is_tested():
+    """PennyLane 0.26's math/utils.py tests `isinstance(x, batching.BatchTracer)` to detect
+    jax.vmap tracing: gone from jax.interpreters.batching, with no public home (issue 36)."""
+    text = (
+        "from jax.interpreters import batching\n\n\n"
+        "def is_batched(x):\n"
+        "    return isinstance(x, batching.BatchTracer)\n"
+    )
+    result = migrate_source(text, NEWEST)
+    assert result.code == text
+    [brief] = [d.brief() for d in result.diagnostics]
+    assert brief.startswith(
+        "5:26 JAX109 [manual] `jax.interpreters.batching.BatchTracer` was removed in JAX 0.9.0: "
+        "JAX internal with no public home"
+    )
+    assert "isinstance(x, jax.core.Tracer)" in brief
+
+
+def test_jax_ad_jvp_tracer_is_renamed_and_runs_on_every_version(legacy_python):
+    """PennyLane 0.26 (and equinox) test `isinstance(x, jax.ad.JVPTracer)`: `jax.ad` is gone
+    from every release the table covers; `jax.interpreters.ad.JVPTracer` is there on each."""
+    text = (
+        "import jax\n\n"
+        "print(isinstance(1.0, (jax.ad.JVPTracer, jax.core.Tracer)), jax.ad.JVPTracer.__name__)\n"
+    )
+    result = migrate_source(text, Options(target_jax=(0, 4, 30)))
+    assert "jax.ad." not in result.code
+    assert [d.brief() for d in result.diagnostics] == [
+        "3:24 JAX105 [fixed] `jax.ad` -> `jax.interpreters.ad`",
+        "3:61 JAX105 [fixed] `jax.ad` -> `jax.interpreters.ad`",
+    ]
+    for python in (str(legacy_python), sys.executable):
+        assert _printed(python, result.code) == "False JVPTracer\n"
+
+
 def test_moved_closed_call_p_runs_on_every_version(legacy_python):
     """`jax.extend.core.primitives.closed_call_p` names the same primitive on jax 0.4.30 and
     on the current JAX, where `jax.core.closed_call_p` is gone."""
