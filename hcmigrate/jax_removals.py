@@ -164,6 +164,10 @@ IMPORTED_WITH_JAX = (
     "jax.sharding",
     "jax.core",
     "jax.dtypes",
+    # (`jax.ad.JVPTracer` -> `jax.interpreters.ad.JVPTracer`: no import to add, which in a
+    # module that imports jax only inside a function would make jax a hard dependency)
+    "jax.interpreters",
+    "jax.interpreters.ad",
 )
 
 # Filled in by the measurement where the reference page gives no version: a row whose version

@@ -908,3 +908,17 @@ def test_an_alias_of_a_guarded_name_goes_only_where_nothing_else_binds_the_name(
     shadowed = text + "\n\ndef f(Var):\n    return Var\n"
     kept = migrate_source(shadowed, Options(target_jax=(0, 4, 14))).code
     assert "Var = Var_1\n" in kept and "import Var as Var_1\n" in kept, kept
+
+
+def test_a_module_importing_jax_in_a_function_gets_no_import_at_its_top():
+    """(PennyLane's math/utils.py, where jax is optional: `import jax` inside `is_abstract`)
+    `jax.ad.JVPTracer` -> `jax.interpreters.ad.JVPTracer`, which `import jax` loads: nothing is
+    imported at the module's top, which would make jax a hard dependency of the library."""
+    source = (
+        '"""Optional JAX support."""\n\n\n'
+        "def is_abstract(tensor):\n"
+        "    import jax\n\n"
+        "    return isinstance(tensor, jax.ad.JVPTracer)\n"
+    )
+    code = migrate_source(source).code
+    assert code == source.replace("jax.ad.JVPTracer", "jax.interpreters.ad.JVPTracer"), code
