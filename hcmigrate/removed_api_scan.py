@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from hcmigrate.jax_removals import Kind, RemovedApi
+from hcmigrate.jax_removals import Kind, RemovedApi, module_names
 
 ROOT = "jax"
 # JAX's distributions: the table's rows are names of either (`jaxlib.xla_extension`)
@@ -78,10 +78,12 @@ def import_bindings(data: bytes) -> list[tuple[str, str, bool]]:
         if value.split(b".", 1)[0] in (b"jax", b"jaxlib"):
             found.append((value.decode(), name.decode(), False))
             bound[name.decode()] = value.decode()
+    modules = module_names()
     for name, value in _MODULE_ALIAS.findall(data):
         root, _, rest = value.decode().partition(".")
-        if root in bound:
-            found.append((f"{bound[root]}.{rest}" if rest else bound[root], name.decode(), False))
+        real = (f"{bound[root]}.{rest}" if rest else bound[root]) if root in bound else None
+        if real in modules:  # (a module: `clip = jnp.clip` is hcmigrate.codemod.removed_aliases')
+            found.append((real, name.decode(), False))
     return found
 
 
@@ -130,6 +132,10 @@ class RemovedApiScan:
                 words.add(last)
             elif row.kind is Kind.METHOD:
                 words.add("." + last + ("()" if is_call(row) else ""))
+            elif row.kind is Kind.MODULE and not only_imported(row):
+                # (a module is used as `jax.ad.JVPTracer`: the dot after keeps `.ad` from
+                # matching every `.add(` of a module)
+                words.add("." + last + ".")
             elif not only_imported(row):
                 words.add("." + last)
         words.update(row.name.rsplit(".", 1)[1] + "." for row in self.behaviour)
