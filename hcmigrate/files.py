@@ -21,6 +21,7 @@ import codecs
 import errno
 import hashlib
 import io
+import functools
 import os
 import re
 import signal
@@ -282,6 +283,24 @@ def remove_stale_temp_files(paths) -> list[str]:
 _STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
+def _stop_signals_held(write):
+    """`write` with the stop signals held back from the temporary file's creation to its
+    end (renamed into place or removed): an interruption lands after it, so a run stopped by
+    Ctrl-C leaves no temporary file (a -j2 run interrupted between `mkstemp` and the `try`
+    that removes it left one) and every file wholly old or new."""
+
+    @functools.wraps(write)
+    def held(*args, **kwargs):
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            return write(*args, **kwargs)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+
+    return held
+
+
+@_stop_signals_held
 def write_atomic(source: SourceFile, new_text: str) -> None:
     """Replace `source.path` with `new_text` if the file did not change meanwhile.
 
@@ -320,6 +339,7 @@ def write_atomic(source: SourceFile, new_text: str) -> None:
         raise
 
 
+@_stop_signals_held
 def create_atomic(path: Path, data: bytes, like: Path | None = None) -> None:
     """Create the file `path` with `data`, never over anything by that name (FileExistsError).
     The bytes go to a temporary file in the same folder first (flushed to disk), which is then
