@@ -175,10 +175,6 @@ class ScopeAnalysis:
         from hcmigrate.jax_removals import module_names
 
         modules = module_names()
-
-        def is_jax_module(name: str) -> bool:
-            return name in modules
-
         for statement in self.tree.body:
             if not (
                 type(statement) is ast.Assign
@@ -189,25 +185,25 @@ class ScopeAnalysis:
             bindings = self.module.bindings.get(statement.targets[0].id, [])
             if len(bindings) != 1:
                 continue
-            skipped = self._importorskip(statement.value)
-            if skipped is not None:  # (`jax = pytest.importorskip("jax")`: the module itself)
-                if is_jax_module(skipped):
-                    bindings[0].kind, bindings[0].real = IMPORT, skipped
-                    self.module_aliases.append(bindings[0])
-                continue
-            value = _dotted(statement.value)
-            if value is None:
-                continue
-            root = statement.value
-            while type(root) is ast.Attribute:
-                root = root.value
-            names = self.qualified_names(self.offset(root), value)
-            if len(names) != 1:
-                continue
-            (name,) = names
-            if name.source == IMPORT and (name.name in modules or is_jax_module(name.name)):
-                bindings[0].kind, bindings[0].real = IMPORT, name.name
+            # (`jax = pytest.importorskip("jax")`: the module itself; `jnp = jax.numpy`)
+            module = self._importorskip(statement.value) or self._import_named(statement.value)
+            if module in modules:
+                bindings[0].kind, bindings[0].real = IMPORT, module
                 self.module_aliases.append(bindings[0])
+
+    def _import_named(self, value: ast.AST) -> str | None:
+        """What the dotted name `value` stands for through one import (None: not that)."""
+        dotted = _dotted(value)
+        if dotted is None:
+            return None
+        root = value
+        while type(root) is ast.Attribute:
+            root = root.value
+        names = self.qualified_names(self.offset(root), dotted)
+        if len(names) != 1:
+            return None
+        (name,) = names
+        return name.name if name.source == IMPORT else None
 
     def _importorskip(self, value: ast.AST) -> str | None:
         """The module `pytest.importorskip("m")` returns, where `value` is that call."""
@@ -216,14 +212,9 @@ class ScopeAnalysis:
             and value.args
             and type(value.args[0]) is ast.Constant
             and isinstance(value.args[0].value, str)
-            and _dotted(value.func) is not None
         ):
             return None
-        root = value.func
-        while type(root) is ast.Attribute:
-            root = root.value
-        names = self.qualified_names(self.offset(root), _dotted(value.func))
-        if {n.name for n in names} == {"pytest.importorskip"}:
+        if self._import_named(value.func) == "pytest.importorskip":
             return value.args[0].value
         return None
 
