@@ -75,7 +75,7 @@ def import_bindings(data: bytes) -> list[tuple[str, str, bool]]:
     # (hcmigrate.codemod.scopes follows the same assignments)
     bound = {b: r for r, b, _ in found}
     for name, value in _IMPORTORSKIP.findall(data):  # (`jax = pytest.importorskip("jax")`)
-        if value.split(b".", 1)[0] in (b"jax", b"jaxlib"):
+        if is_jax(value.decode()):
             found.append((value.decode(), name.decode(), False))
             bound[name.decode()] = value.decode()
     modules = module_names()
